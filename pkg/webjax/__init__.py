@@ -1,0 +1,51 @@
+"""webjax: JAX for the browser, in Python.
+
+    import webjax as jax
+    import webjax.numpy as jnp
+
+Public modules only re-export from `webjax._src`.
+"""
+
+from webjax._src.api import (
+    available_backends,
+    block_until_ready,
+    default_backend,
+    default_device,
+    device_count,
+    device_put,
+    devices,
+    install_as_jax,
+    local_device_count,
+    local_devices,
+)
+from webjax._src.array import Array
+from webjax._src.config import config
+from webjax._src.core import ShapedArray
+from webjax._src.runtime.backend import Device
+
+from webjax import dtypes, lax, numpy, profiler, tree, tree_util  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "Device",
+    "ShapedArray",
+    "available_backends",
+    "block_until_ready",
+    "config",
+    "default_backend",
+    "default_device",
+    "device_count",
+    "device_put",
+    "devices",
+    "dtypes",
+    "install_as_jax",
+    "lax",
+    "local_device_count",
+    "local_devices",
+    "numpy",
+    "profiler",
+    "tree",
+    "tree_util",
+]

@@ -1,0 +1,103 @@
+"""Top-level API: devices, device placement, and the `jax` module alias."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from . import backends  # noqa: F401  (registers the backends)
+from .lowering import default_device as _current_default_device
+from .lowering import using_device
+from .runtime import backend as rt
+from .runtime.backend import Device
+
+
+def devices(backend: str | None = None) -> list[Device]:
+    """Devices of `backend` (default: the default backend), like `jax.devices()`."""
+    platform = backend if backend is not None else rt.default_platform()
+    return [rt.device(platform)]
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
+    return devices(backend)
+
+
+def device_count(backend: str | None = None) -> int:
+    return len(devices(backend))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    return device_count(backend)
+
+
+def default_backend() -> str:
+    return _current_default_device().platform
+
+
+def available_backends() -> list[str]:
+    """Every platform this host can run, best first (webjax-specific)."""
+    return rt.available_platforms()
+
+
+def default_device(device: Device | str | None) -> using_device:
+    """Context manager placing new arrays on `device` (a Device or a platform name)."""
+    return using_device(device)
+
+
+def device_put(x: Any, device: Device | str | None = None, *, donate: bool = False,
+               may_alias: Any = None) -> Any:  # fmt: skip
+    from . import lazy
+    from . import array as array_mod
+    from .array import Array
+    from .numpy.creation import asarray
+    from .tree_util import tree_map
+
+    if isinstance(device, str):
+        device = rt.device(device)
+    target = device or _current_default_device()
+
+    def put(leaf: Any) -> Any:
+        if isinstance(leaf, Array):
+            if leaf.device == target:
+                return leaf
+            lb = leaf._buffer()
+            if lb is None:
+                return Array(leaf.aval, target, None)
+            moved = array_mod.from_host_bytes(lazy.read_bytes(lb), leaf.shape, leaf.dtype, target)
+            moved.aval = leaf.aval
+            return moved
+        with using_device(target):
+            return asarray(leaf)
+
+    return tree_map(put, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    from .tree_util import tree_leaves
+
+    for leaf in tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x
+
+
+_JAX_MODULES = {
+    "jax": "webjax",
+    "jax.numpy": "webjax.numpy",
+    "jax.lax": "webjax.lax",
+    "jax.tree_util": "webjax.tree_util",
+    "jax.tree": "webjax.tree",
+    "jax.dtypes": "webjax.dtypes",
+    "jax.profiler": "webjax.profiler",
+}
+
+
+def install_as_jax() -> None:
+    """Register webjax under the `jax` module names so unmodified JAX programs import it."""
+    import importlib
+
+    for alias, real in _JAX_MODULES.items():
+        try:
+            sys.modules[alias] = importlib.import_module(real)
+        except ImportError:  # a module a later issue adds
+            continue

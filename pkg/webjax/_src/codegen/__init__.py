@@ -1,0 +1,1 @@
+"""Codegens: kernel IR -> source or binary, one module per target language."""

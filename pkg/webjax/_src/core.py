@@ -1,0 +1,308 @@
+"""The tracing core: primitives, abstract values, traces and tracers.
+
+Dispatch is context based, as in JAX today and Autodidax2: one *current trace* (a context
+variable) receives every `bind`. The eval trace at the bottom runs primitives' `impl`; a
+transformation installs its own trace for the duration of a call and lifts foreign values into
+its tracers. The core knows nothing of kernels or devices: the layers above register rules.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import math
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from . import dtypes
+from .dtypes import DType
+
+
+# ---- errors (JAX's names) -------------------------------------------------------------------
+class ConcretizationTypeError(TypeError):
+    pass
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    pass
+
+
+class TracerIntegerConversionError(TypeError):
+    pass
+
+
+class TracerArrayConversionError(TypeError):
+    pass
+
+
+class UnexpectedTracerError(Exception):
+    pass
+
+
+# ---- abstract values ------------------------------------------------------------------------
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and JAX's weak_type flag."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+    array_abstraction_level = 1
+
+    def __init__(self, shape: Sequence[int], dtype: DType, weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtypes.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def update(self, shape: Any = None, dtype: Any = None, weak_type: Any = None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype is other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        name = _SHORT.get(self.dtype.name, self.dtype.name) if short_dtypes else self.dtype.name
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short(False)}{weak})"
+
+
+_SHORT = {
+    "float32": "f32",
+    "float64": "f64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "int32": "i32",
+    "int64": "i64",
+    "int16": "i16",
+    "int8": "i8",
+    "uint32": "u32",
+    "uint64": "u64",
+    "uint16": "u16",
+    "uint8": "u8",
+    "bool": "bool",
+}
+
+# Maps Python/host types to functions giving their abstract value; the array layer adds its own.
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
+
+
+def _scalar_aval(x: Any) -> ShapedArray:
+    return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=type(x) is not builtins.bool)
+
+
+for _t in (builtins.bool, builtins.int, builtins.float):
+    pytype_aval_mappings[_t] = _scalar_aval
+
+
+def get_aval(x: Any) -> ShapedArray:
+    if isinstance(x, Tracer):
+        return x.aval
+    fn = pytype_aval_mappings.get(type(x))
+    if fn is not None:
+        return fn(x)
+    for t in type(x).__mro__[1:]:
+        fn = pytype_aval_mappings.get(t)
+        if fn is not None:
+            return fn(x)
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+
+
+def is_valid_jaxtype(x: Any) -> bool:
+    try:
+        get_aval(x)
+    except TypeError:
+        return False
+    return True
+
+
+# ---- primitives -----------------------------------------------------------------------------
+class Primitive:
+    """A named operation. Rules live in tables keyed by the primitive (see the interpreters)."""
+
+    multiple_results = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.impl: Callable[..., Any] | None = None
+        self.abstract_eval: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        return find_cur_trace().process_primitive(self, args, params)
+
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.abstract_eval = rule
+        return rule
+
+    def impl_or_raise(self) -> Callable[..., Any]:
+        if self.impl is None:
+            raise NotImplementedError(f"primitive '{self.name}' has no evaluation rule yet")
+        return self.impl
+
+
+# ---- traces ---------------------------------------------------------------------------------
+class Trace:
+    """Receives primitive applications while it is the current trace."""
+
+    def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict) -> Any:
+        raise NotImplementedError
+
+
+class EvalTrace(Trace):
+    """The bottom trace: evaluate primitives on concrete values."""
+
+    def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict) -> Any:
+        for a in args:
+            if isinstance(a, Tracer):
+                raise UnexpectedTracerError(
+                    f"Encountered an unexpected tracer ({a.aval.str_short()}) outside the "
+                    f"transformation that created it, while evaluating '{primitive.name}'. "
+                    "A traced value leaked out of a jit, grad or vmap scope."
+                )
+        return primitive.impl_or_raise()(*args, **params)
+
+
+eval_trace = EvalTrace()
+_current_trace: list[Trace] = [eval_trace]
+
+
+def find_cur_trace() -> Trace:
+    return _current_trace[-1]
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace) -> Iterator[None]:
+    _current_trace.append(trace)
+    try:
+        yield
+    finally:
+        _current_trace.pop()
+
+
+class Tracer:
+    """A value standing for an array inside a transformation. Subclasses set `aval`."""
+
+    __array_priority__ = 1000
+    __slots__ = ("_trace",)
+    aval: ShapedArray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __bool__(self) -> bool:
+        raise TracerBoolConversionError(
+            f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}. "
+            "The truth value of a traced value depends on its runtime value; use "
+            "jax.lax.cond or jnp.where for value-dependent control flow."
+        )
+
+    def _concrete_error(self, what: str, exc: type = ConcretizationTypeError) -> Exception:
+        return exc(
+            f"Abstract tracer value encountered where concrete value is expected: {what} of "
+            f"a traced array with shape {self.aval.str_short()}. The problem arose with the "
+            f"`{what}` function. Mark the argument static or avoid needing its value."
+        )
+
+    def __int__(self) -> int:
+        raise self._concrete_error("int")
+
+    def __float__(self) -> float:
+        raise self._concrete_error("float")
+
+    def __index__(self) -> int:
+        raise self._concrete_error("__index__", TracerIntegerConversionError)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TracerArrayConversionError(
+            f"The numpy.ndarray conversion method __array__() was called on traced array with "
+            f"shape {self.aval.str_short()}. Traced values have no concrete data."
+        )
+
+    def tolist(self) -> Any:
+        raise self._concrete_error("tolist")
+
+    def item(self) -> Any:
+        raise self._concrete_error("item")
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: {type(self).__name__}")
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))  # type: ignore[index]
+
+
+def concrete_or_error(fn: Callable[[Any], Any], x: Any, context: str = "") -> Any:
+    """Apply `fn` to a concrete value, or raise JAX's ConcretizationTypeError for a tracer."""
+    if isinstance(x, Tracer):
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {context}"
+        )
+    return fn(x)
+
+
+def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
+    if isinstance(shape, (int,)) or hasattr(shape, "__index__") and not hasattr(shape, "__len__"):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+            + (f" {context}" if context else "")
+        ) from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"negative dimensions are not allowed, got shape {out}")
+    return out

@@ -1,0 +1,279 @@
+"""Dtypes without NumPy, and JAX's type-promotion lattice with weak types.
+
+A `DType` is a small immutable value (name, kind, itemsize). It compares equal to its name and,
+when NumPy is installed, to the equivalent NumPy dtype, so `x.dtype == np.float32` works as in
+JAX. Promotion follows JAX's lattice (jax/_src/dtypes.py): Python scalars are *weak* and take
+the other operand's type (`int32_array + 2.5 -> float32`, `uint8_array * 2 -> uint8`).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from . import config
+
+
+class DType:
+    """An array element type. Interned: one object per name."""
+
+    __slots__ = ("name", "kind", "itemsize")
+    _by_name: dict[str, DType] = {}
+
+    name: str
+    kind: str  # 'b' bool, 'i' signed int, 'u' unsigned int, 'f' float
+    itemsize: int
+
+    def __new__(cls, name: str, kind: str, itemsize: int) -> DType:
+        self = object.__new__(cls)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "itemsize", itemsize)
+        cls._by_name[name] = self
+        return self
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("DType is immutable")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dtype, (self.name,))
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    @property
+    def type(self) -> ScalarType:
+        return _SCALAR_TYPES[self.name]
+
+    def __repr__(self) -> str:
+        return f"dtype('{self.name}')"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self is other
+        try:
+            return dtype(other) is self
+        except (TypeError, ValueError):
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+
+bool_ = DType("bool", "b", 1)
+int8 = DType("int8", "i", 1)
+int16 = DType("int16", "i", 2)
+int32 = DType("int32", "i", 4)
+int64 = DType("int64", "i", 8)
+uint8 = DType("uint8", "u", 1)
+uint16 = DType("uint16", "u", 2)
+uint32 = DType("uint32", "u", 4)
+uint64 = DType("uint64", "u", 8)
+float16 = DType("float16", "f", 2)
+bfloat16 = DType("bfloat16", "f", 2)
+float32 = DType("float32", "f", 4)
+float64 = DType("float64", "f", 8)
+
+_ALIASES = {
+    "bool_": "bool",
+    "?": "bool",
+    "b1": "bool",
+    "i1": "int8",
+    "i2": "int16",
+    "i4": "int32",
+    "i8": "int64",
+    "u1": "uint8",
+    "u2": "uint16",
+    "u4": "uint32",
+    "u8": "uint64",
+    "f2": "float16",
+    "f4": "float32",
+    "f8": "float64",
+    "float": "float64",
+    "int": "int64",
+    "half": "float16",
+    "single": "float32",
+    "double": "float64",
+}
+
+
+class ScalarType:
+    """`jnp.float32` and friends: usable as a dtype and callable like JAX's scalar types."""
+
+    def __init__(self, dt: DType) -> None:
+        self.dtype = dt
+        self.__name__ = dt.name if dt.name != "bool" else "bool_"
+
+    def __repr__(self) -> str:
+        return f"<class 'webjax.numpy.{self.__name__}'>"
+
+    def __call__(self, x: Any = 0) -> Any:
+        from .numpy import asarray  # the scalar types are a numpy-layer convenience
+
+        return asarray(x, dtype=self.dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ScalarType):
+            return other.dtype is self.dtype
+        return self.dtype == other
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+
+_SCALAR_TYPES = {d.name: ScalarType(d) for d in list(DType._by_name.values())}
+
+
+def dtype(x: Any) -> DType:
+    """Resolve anything dtype-like (DType, scalar type, name, Python type, NumPy dtype)."""
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, ScalarType):
+        return x.dtype
+    if isinstance(x, str):
+        name = _ALIASES.get(x, x)
+        if name in DType._by_name:
+            return DType._by_name[name]
+        raise TypeError(f"data type {x!r} not understood")
+    if x is builtins.bool:
+        return bool_
+    if x is builtins.int:
+        return int64 if config.x64_enabled() else int32
+    if x is builtins.float:
+        return float64 if config.x64_enabled() else float32
+    if x is None:
+        return default_float()
+    # NumPy dtypes and scalar types, or objects with a .dtype (arrays).
+    name = getattr(x, "name", None)
+    if isinstance(name, str) and name in DType._by_name:
+        return DType._by_name[name]
+    inner = getattr(x, "dtype", None)
+    if inner is not None and inner is not x:
+        return dtype(inner)
+    if isinstance(x, type) and getattr(x, "__module__", "") == "numpy":
+        import numpy as np
+
+        return dtype(np.dtype(x))
+    raise TypeError(f"data type {x!r} not understood")
+
+
+def default_int() -> DType:
+    return int64 if config.x64_enabled() else int32
+
+
+def default_float() -> DType:
+    return float64 if config.x64_enabled() else float32
+
+
+def canonicalize(dt: DType) -> DType:
+    """Map 64-bit types to 32-bit ones unless x64 is enabled (JAX's canonicalize_dtype)."""
+    if config.x64_enabled():
+        return dt
+    return {int64: int32, uint64: uint32, float64: float32}.get(dt, dt)
+
+
+def is_float(dt: DType) -> bool:
+    return dt.kind == "f"
+
+
+def is_int(dt: DType) -> bool:
+    return dt.kind in "iu"
+
+
+def is_unsigned(dt: DType) -> bool:
+    return dt.kind == "u"
+
+
+# ---- promotion lattice ------------------------------------------------------------------------
+# Nodes are DTypes plus the two weak pseudo-types. An edge a -> b means b can hold a.
+_I_WEAK = "int*"
+_F_WEAK = "float*"
+_LATTICE: dict[Any, list[Any]] = {
+    bool_: [_I_WEAK],
+    _I_WEAK: [uint8, int8],
+    uint8: [uint16, int16],
+    uint16: [uint32, int32],
+    uint32: [uint64, int64],
+    uint64: [_F_WEAK],
+    int8: [int16],
+    int16: [int32],
+    int32: [int64],
+    int64: [_F_WEAK],
+    _F_WEAK: [float16, bfloat16],
+    float16: [float32],
+    bfloat16: [float32],
+    float32: [float64],
+    float64: [],
+}
+
+
+def _upper_bounds(node: Any) -> set[Any]:
+    seen = {node}
+    todo = [node]
+    while todo:
+        for nxt in _LATTICE[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+_UB = {n: _upper_bounds(n) for n in _LATTICE}
+_ORDER = list(_LATTICE)
+
+
+def _lub(a: Any, b: Any) -> Any:
+    common = _UB[a] & _UB[b]
+    # The least upper bound is the common bound that every other common bound lies above.
+    for n in _ORDER:
+        if n in common and common <= _UB[n]:
+            return n
+    raise TypeError(f"no common type for {a} and {b}")
+
+
+def _node(dt: DType, weak: bool) -> Any:
+    if weak and dt.kind in "iu":
+        return _I_WEAK
+    if weak and dt.kind == "f":
+        return _F_WEAK
+    return dt
+
+
+def result_type(*args: tuple[DType, bool]) -> tuple[DType, bool]:
+    """Promote (dtype, weak_type) pairs; returns the canonical result dtype and its weakness."""
+    node = _node(*args[0])
+    for a in args[1:]:
+        node = _lub(node, _node(*a))
+    if node == _I_WEAK:
+        return default_int(), True
+    if node == _F_WEAK:
+        return default_float(), True
+    weak = all(w for _, w in args) and node is not bool_
+    return canonicalize(node), weak
+
+
+def python_scalar_dtype(x: Any) -> DType:
+    if isinstance(x, builtins.bool):
+        return bool_
+    if isinstance(x, builtins.int):
+        return default_int()
+    if isinstance(x, builtins.float):
+        return default_float()
+    if isinstance(x, complex):
+        raise TypeError("complex numbers are not supported by webjax yet")
+    raise TypeError(f"{type(x).__name__} is not a valid JAX scalar type")
+
+
+def iinfo_bounds(dt: DType) -> tuple[int, int]:
+    if dt.kind == "u":
+        return 0, (1 << dt.bits) - 1
+    if dt.kind == "i":
+        return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+    raise TypeError(f"{dt} is not an integer type")

@@ -1,0 +1,1 @@
+"""The kernel IR: scalar expressions (exp), the op catalogue (ops), kernels (kernel)."""

@@ -1,0 +1,1 @@
+"""lax: primitives and their user functions."""

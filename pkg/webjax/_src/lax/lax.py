@@ -1,0 +1,443 @@
+"""lax: the primitive catalogue (JAX's names and params) and its user-facing functions.
+
+Each primitive is declared with its shape/dtype rule right here; the evaluation rule is
+registered by the lowering layer and the transformation rules by the interpreters, each in a
+table keyed by the primitive.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .. import core, dtypes
+from ..core import Primitive, ShapedArray
+from ..dtypes import DType
+
+# ---- elementwise primitives ------------------------------------------------------------------
+# name -> (allowed operand kinds). 'f' float, 'i' int, 'u' unsigned, 'b' bool.
+_NUM = "fiu"
+_INT = "iub"
+UNARY_PRIMS: dict[str, str] = {
+    "neg": _NUM, "sign": _NUM, "floor": "f", "ceil": "f", "round": "f", "is_finite": "f",
+    "exp": "f", "exp2": "f", "log": "f", "log1p": "f", "expm1": "f", "tanh": "f",
+    "logistic": "f", "sin": "f", "cos": "f", "tan": "f", "asin": "f", "acos": "f", "atan": "f",
+    "sinh": "f", "cosh": "f", "asinh": "f", "acosh": "f", "atanh": "f", "sqrt": "f",
+    "rsqrt": "f", "cbrt": "f", "abs": _NUM, "not": _INT, "erf": "f", "erfc": "f",
+    "erf_inv": "f", "lgamma": "f", "digamma": "f", "population_count": "iu", "clz": "iu",
+}  # fmt: skip
+BINARY_PRIMS: dict[str, str] = {
+    "add": _NUM, "sub": _NUM, "mul": _NUM, "div": _NUM, "rem": _NUM, "pow": "f",
+    "max": _NUM + "b", "min": _NUM + "b", "atan2": "f", "nextafter": "f", "and": _INT,
+    "or": _INT, "xor": _INT, "shift_left": "iu", "shift_right_arithmetic": "iu",
+    "shift_right_logical": "iu", "eq": _NUM + "b", "ne": _NUM + "b", "lt": _NUM + "b",
+    "le": _NUM + "b", "gt": _NUM + "b", "ge": _NUM + "b",
+}  # fmt: skip
+COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+BOOL_OUT_UNARY = frozenset({"is_finite"})
+
+prims: dict[str, Primitive] = {}
+
+
+def _unary_abstract(name: str, kinds: str) -> Any:
+    def rule(x: ShapedArray) -> ShapedArray:
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
+        if name in BOOL_OUT_UNARY:
+            return ShapedArray(x.shape, dtypes.bool_)
+        return x
+
+    return rule
+
+
+def _binary_abstract(name: str, kinds: str) -> Any:
+    def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        if x.dtype is not y.dtype:
+            raise TypeError(
+                f"lax.{name} requires arguments to have the same dtypes, got "
+                f"{x.dtype.name}, {y.dtype.name}. (Tip: jnp.{_JNP.get(name, name)} is a similar "
+                "function that does automatic type promotion on inputs)."
+            )
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
+        shape = _broadcast_scalar_shapes(name, x.shape, y.shape)
+        if name in COMPARISONS:
+            return ShapedArray(shape, dtypes.bool_)
+        return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+
+    return rule
+
+
+_JNP = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "div": "divide"}
+
+
+def _broadcast_scalar_shapes(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple:
+    if a == b or not b:
+        return a
+    if not a:
+        return b
+    raise TypeError(f"{name} got incompatible shapes for broadcasting: {a}, {b}.")
+
+
+for _name, _kinds in UNARY_PRIMS.items():
+    prims[_name] = p = Primitive(_name)
+    p.def_abstract_eval(_unary_abstract(_name, _kinds))
+for _name, _kinds in BINARY_PRIMS.items():
+    prims[_name] = p = Primitive(_name)
+    p.def_abstract_eval(_binary_abstract(_name, _kinds))
+
+neg_p, add_p, sub_p, mul_p, div_p = (prims[n] for n in ("neg", "add", "sub", "mul", "div"))
+max_p, min_p = prims["max"], prims["min"]
+
+
+# ---- other primitives -------------------------------------------------------------------------
+def _prim(name: str) -> Primitive:
+    prims[name] = p = Primitive(name)
+    return p
+
+
+convert_element_type_p = _prim("convert_element_type")
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_abstract(x: ShapedArray, *, new_dtype: DType, weak_type: bool, sharding: Any = None):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+integer_pow_p = _prim("integer_pow")
+integer_pow_p.def_abstract_eval(lambda x, *, y: x)
+
+select_n_p = _prim("select_n")
+
+
+@select_n_p.def_abstract_eval
+def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    if which.dtype.kind not in "bi":
+        raise TypeError(f"select_n `which` must be boolean or int32, got {which.dtype.name}")
+    for c in cases[1:]:
+        if c.dtype is not cases[0].dtype or c.shape != cases[0].shape:
+            raise TypeError("select_n cases must have the same shapes and dtypes, got "
+                            f"{[c.str_short() for c in cases]}")  # fmt: skip
+    if which.shape and which.shape != cases[0].shape:
+        raise TypeError(
+            f"select_n `which` must be scalar or have the same shape as cases, got "
+            f"{which.shape} and {cases[0].shape}"
+        )
+    return cases[0].update(weak_type=all(c.weak_type for c in cases))
+
+
+iota_p = _prim("iota")
+
+
+@iota_p.def_abstract_eval
+def _iota_abstract(*, dtype: DType, shape: tuple[int, ...], dimension: int, sharding: Any = None):
+    return ShapedArray(shape, dtype)
+
+
+broadcast_in_dim_p = _prim("broadcast_in_dim")
+
+
+@broadcast_in_dim_p.def_abstract_eval
+def _bid_abstract(x: ShapedArray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...],
+                  sharding: Any = None) -> ShapedArray:  # fmt: skip
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; got "
+            f"broadcast_dimensions {broadcast_dimensions} for operand ndim {x.ndim}."
+        )
+    for j, d in enumerate(broadcast_dimensions):
+        if not 0 <= d < len(shape) or x.shape[j] not in (1, shape[d]):
+            raise TypeError(
+                f"broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
+                f"their corresponding dimensions in the target broadcast shape; got operand of "
+                f"shape {x.shape}, target broadcast shape {shape}, broadcast_dimensions "
+                f"{broadcast_dimensions}"
+            )
+    if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
+        raise TypeError(
+            f"broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+            f"broadcast_dimensions {broadcast_dimensions}"
+        )
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+reshape_p = _prim("reshape")
+
+
+@reshape_p.def_abstract_eval
+def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...], dimensions: Any = None,
+                      sharding: Any = None) -> ShapedArray:  # fmt: skip
+    if math.prod(new_sizes) != x.size:
+        raise TypeError(
+            f"cannot reshape array of shape {x.shape} (size {x.size}) into shape "
+            f"{tuple(new_sizes)} (size {math.prod(new_sizes)})"
+        )
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+transpose_p = _prim("transpose")
+
+
+@transpose_p.def_abstract_eval
+def _transpose_abstract(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError(
+            f"transpose permutation isn't a permutation of operand dimensions, got "
+            f"permutation {permutation} for operand shape {x.shape}."
+        )
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+squeeze_p = _prim("squeeze")
+
+
+@squeeze_p.def_abstract_eval
+def _squeeze_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    for d in dimensions:
+        if x.shape[d] != 1:
+            raise ValueError(
+                f"cannot select an axis to squeeze out which has size not equal to one, got "
+                f"shape={x.shape} and dimensions={dimensions}"
+            )
+    return x.update(shape=tuple(s for i, s in enumerate(x.shape) if i not in dimensions))
+
+
+concatenate_p = _prim("concatenate")
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_abstract(*xs: ShapedArray, dimension: int) -> ShapedArray:
+    if not xs:
+        raise TypeError("concatenate requires at least one operand")
+    nd = xs[0].ndim
+    if not 0 <= dimension < nd:
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+                        + ", ".join(str(x.shape) for x in xs))  # fmt: skip
+    for x in xs:
+        if x.dtype is not xs[0].dtype:
+            raise TypeError("concatenate requires arguments to have the same dtypes, got "
+                            + ", ".join(x.dtype.name for x in xs))  # fmt: skip
+        if x.ndim != nd or any(a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
+                               if i != dimension):  # fmt: skip
+            raise TypeError(
+                "Cannot concatenate arrays with shapes that differ in dimensions other than the "
+                "one being concatenated: concatenating along dimension "
+                f"{dimension} for shapes " + ", ".join(str(x.shape) for x in xs) + "."
+            )
+    shape = list(xs[0].shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
+
+
+REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+              "reduce_or", "reduce_xor")  # fmt: skip
+
+
+def _reduce_abstract(name: str) -> Any:
+    def rule(x: ShapedArray, *, axes: tuple[int, ...], out_sharding: Any = None) -> ShapedArray:
+        for a in axes:
+            if not 0 <= a < x.ndim:
+                raise ValueError(f"{name}: axis {a} is out of bounds for array of rank {x.ndim}")
+        if name in ("reduce_and", "reduce_or", "reduce_xor") and x.dtype.kind not in "iub":
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)
+
+    return rule
+
+
+for _name in REDUCTIONS:
+    _prim(_name).def_abstract_eval(_reduce_abstract(_name))
+reduce_sum_p = prims["reduce_sum"]
+
+
+# ---- user-facing functions ----------------------------------------------------------------------
+def _aval(x: Any) -> ShapedArray:
+    return core.get_aval(x)
+
+
+def _is_python_scalar(x: Any) -> bool:
+    return type(x) in (builtins.bool, builtins.int, builtins.float)
+
+
+def _coerce_scalars(*args: Any) -> list[Any]:
+    """Python scalars take the dtype of the array operands (they are weakly typed)."""
+    arrays = [a for a in args if not _is_python_scalar(a)]
+    if not arrays:
+        return list(args)
+    target = _aval(arrays[0]).dtype
+    out = []
+    for a in args:
+        if _is_python_scalar(a):
+            if target.kind in "iu" and isinstance(a, float):
+                raise TypeError(f"cannot combine a Python float with an {target.name} array")
+            a = full((), a, target, weak_type=True)
+        out.append(a)
+    return out
+
+
+def _unary(name: str) -> Any:
+    p = prims[name]
+
+    def fn(x: Any) -> Any:
+        return p.bind(*_coerce_scalars(x))
+
+    fn.__name__ = name
+    return fn
+
+
+def _binary(name: str) -> Any:
+    p = prims[name]
+
+    def fn(x: Any, y: Any) -> Any:
+        return p.bind(*_coerce_scalars(x, y))
+
+    fn.__name__ = name
+    return fn
+
+
+neg, sign, floor, ceil, is_finite = map(_unary, ("neg", "sign", "floor", "ceil", "is_finite"))
+exp, exp2, log, log1p, expm1 = map(_unary, ("exp", "exp2", "log", "log1p", "expm1"))
+tanh, logistic, sin, cos, tan = map(_unary, ("tanh", "logistic", "sin", "cos", "tan"))
+asin, acos, atan, sinh, cosh = map(_unary, ("asin", "acos", "atan", "sinh", "cosh"))
+asinh, acosh, atanh, sqrt, rsqrt = map(_unary, ("asinh", "acosh", "atanh", "sqrt", "rsqrt"))
+cbrt, abs, bitwise_not, erf, erfc = map(_unary, ("cbrt", "abs", "not", "erf", "erfc"))
+erf_inv, lgamma, digamma = map(_unary, ("erf_inv", "lgamma", "digamma"))
+population_count, clz = map(_unary, ("population_count", "clz"))
+add, sub, mul, div, rem, pow = map(_binary, ("add", "sub", "mul", "div", "rem", "pow"))
+max, min, atan2, nextafter = map(_binary, ("max", "min", "atan2", "nextafter"))
+bitwise_and, bitwise_or, bitwise_xor = map(_binary, ("and", "or", "xor"))
+shift_left, shift_right_arithmetic, shift_right_logical = map(
+    _binary, ("shift_left", "shift_right_arithmetic", "shift_right_logical")
+)
+eq, ne, lt, le, gt, ge = map(_binary, ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def round(x: Any, rounding_method: Any = 0) -> Any:
+    if int(rounding_method) != 1:
+        raise NotImplementedError("lax.round with AWAY_FROM_ZERO rounding is not supported yet")
+    return prims["round"].bind(x)
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    new_dtype = dtypes.canonicalize(dtypes.dtype(new_dtype))
+    if _is_python_scalar(x):
+        return full((), x, new_dtype, weak_type=weak_type)
+    aval = _aval(x)
+    if aval.dtype is new_dtype and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=None)
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    if not cases:
+        raise ValueError("select_n must have at least one case")
+    return select_n_p.bind(which, *cases)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    return select_n(pred, on_false, on_true)
+
+
+def iota(dtype: Any, size: int) -> Any:
+    return iota_p.bind(dtype=dtypes.dtype(dtype), shape=(int(size),), dimension=0, sharding=None)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+    shape = core.canonicalize_shape(shape)
+    return iota_p.bind(dtype=dtypes.dtype(dtype), shape=shape, dimension=int(dimension),
+                       sharding=None)  # fmt: skip
+
+
+def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+    shape = core.canonicalize_shape(shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    if _aval(x).shape == shape and dims == tuple(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims, sharding=None)
+
+
+def broadcast(x: Any, sizes: Sequence[int]) -> Any:
+    nd = _aval(x).ndim
+    shape = tuple(sizes) + _aval(x).shape
+    return broadcast_in_dim(x, shape, tuple(range(len(sizes), len(sizes) + nd)))
+
+
+def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+    new_sizes = core.canonicalize_shape(new_sizes)
+    if dimensions is not None and tuple(dimensions) != tuple(range(_aval(x).ndim)):
+        x = transpose(x, dimensions)
+    if _aval(x).shape == new_sizes:
+        return x
+    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)
+
+
+def transpose(x: Any, permutation: Sequence[int]) -> Any:
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))) and len(perm) == _aval(x).ndim:
+        return x
+    return transpose_p.bind(x, permutation=perm)
+
+
+def squeeze(x: Any, dimensions: Sequence[int]) -> Any:
+    nd = _aval(x).ndim
+    dims = tuple(sorted(int(d) % nd if nd else int(d) for d in dimensions))
+    if not dims:
+        return x
+    return squeeze_p.bind(x, dimensions=dims)
+
+
+def expand_dims(x: Any, dimensions: Sequence[int]) -> Any:
+    shape = list(_aval(x).shape)
+    nd = len(shape) + len(dimensions)
+    for d in sorted(int(d) % nd for d in dimensions):
+        shape.insert(d, 1)
+    return reshape(x, shape)
+
+
+def _reducer(name: str) -> Any:
+    p = prims[name]
+
+    def fn(x: Any, axes: Sequence[int]) -> Any:
+        nd = _aval(x).ndim
+        ax = tuple(sorted({int(a) % nd if nd else int(a) for a in axes}))
+        return p.bind(x, axes=ax, out_sharding=None)
+
+    fn.__name__ = name
+    return fn
+
+
+reduce_sum, reduce_prod, reduce_max, reduce_min = map(
+    _reducer, ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min")
+)
+reduce_and, reduce_or, reduce_xor = map(_reducer, ("reduce_and", "reduce_or", "reduce_xor"))
+
+
+# `full` needs a concrete constant maker from the array layer (registered there).
+_full_impl: Any = None
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, weak_type: bool = False) -> Any:
+    shape = core.canonicalize_shape(shape)
+    if isinstance(fill_value, core.Tracer) or hasattr(fill_value, "aval"):
+        dt = dtypes.dtype(dtype) if dtype is not None else _aval(fill_value).dtype
+        v = convert_element_type(fill_value, dt, weak_type)
+        return broadcast(v, shape)
+    if dtype is None:
+        dt = dtypes.python_scalar_dtype(fill_value)
+        weak_type = weak_type or type(fill_value) is not builtins.bool
+    else:
+        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+    return _full_impl(shape, fill_value, dt, weak_type)
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    if len(operands) == 1:
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))

@@ -1,0 +1,190 @@
+"""Lazy device buffers and the eager scheduler: where arrays meet kernels.
+
+An eager array's value is a kernel-IR expression over its flat index (`IDX`), whose leaves
+load from `LazyBuffer`s. Elementwise and movement primitives only compose expressions; a buffer
+is *scheduled* (becomes a pending kernel) when a reduction needs its own kernel or an
+expression grows too large, and *executed* only when someone reads it. Work whose result is
+dropped before a read never runs.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from . import profiler
+from .dtypes import DType
+from .ir import exp as E
+from .ir.exp import Exp
+from .ir.kernel import Kernel, make_kernel
+from .ir.ops import Op
+from .runtime.backend import Backend, Device
+
+# Schedule an expression as its own kernel past this many nodes (bounds recompilation and
+# recomputation in long eager chains).
+MAX_FUSED_NODES = 256
+
+
+class LazyBuffer:
+    """A device buffer that exists (`handle`) or will once its kernel runs (`kernel`)."""
+
+    __slots__ = ("device", "dtype", "size", "handle", "kernel", "inputs", "__weakref__")
+
+    def __init__(self, device: Device, dtype: DType, size: int) -> None:
+        self.device = device
+        self.dtype = dtype
+        self.size = size
+        self.handle: Any = None
+        self.kernel: Kernel | None = None
+        self.inputs: list[LazyBuffer] = []
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def backend(self) -> Backend:
+        return self.device.backend
+
+    @property
+    def realized(self) -> bool:
+        return self.handle is not None
+
+    def __del__(self) -> None:
+        handle = self.handle
+        if handle is not None:
+            self.handle = None
+            try:
+                self.device.backend.free(handle)
+            except Exception:  # interpreter shutdown: nothing left to free into
+                pass
+
+    def delete(self) -> None:
+        self.__del__()
+        self.kernel = None
+        self.inputs = []
+
+
+def from_bytes(device: Device, dtype: DType, size: int, data: bytes | memoryview) -> LazyBuffer:
+    lb = LazyBuffer(device, dtype, size)
+    backend = device.backend
+    if not backend.supports_dtype(dtype):
+        raise TypeError(f"The {device.platform} backend does not support dtype {dtype.name}.")
+    lb.handle = backend.malloc(lb.nbytes)
+    if lb.nbytes:
+        backend.write(lb.handle, data)
+    return lb
+
+
+def schedule(exp: Exp, size: int, device: Device) -> LazyBuffer:
+    """Turn an expression into a pending kernel writing a new buffer (nothing runs yet)."""
+    kernel, inputs = make_kernel(exp, size)
+    backend = device.backend
+    if not backend.supports_dtype(kernel.out_dtype):
+        raise TypeError(
+            f"The {device.platform} backend does not support dtype {kernel.out_dtype.name}."
+        )
+    lb = LazyBuffer(device, exp.dtype, size)
+    lb.kernel = kernel
+    lb.inputs = inputs
+    return lb
+
+
+def load_all(lb: LazyBuffer) -> Exp:
+    """The expression reading every element of `lb` in order."""
+    return E.load(lb, E.idx(lb.size), lb.dtype)
+
+
+def as_buffer(exp: Exp, size: int, device: Device) -> LazyBuffer:
+    """The buffer holding `exp`: the one it already reads in full, or a newly scheduled one."""
+    if exp.op is Op.LOAD and isinstance(exp.arg, LazyBuffer):
+        lb = exp.arg
+        if lb.size == size and exp.src[0] is E.idx(size):
+            return lb
+    return schedule(exp, size, device)
+
+
+def needs_schedule(exp: Exp) -> bool:
+    """The eager fusion policy: reductions get their own kernel; long chains are cut."""
+    nodes = exp.toposort()
+    return len(nodes) > MAX_FUSED_NODES or any(n.op is Op.REDUCE for n in nodes)
+
+
+def execute(target: LazyBuffer) -> None:
+    """Run every pending kernel `target` depends on, inputs first."""
+    if target.realized:
+        return
+    order: list[LazyBuffer] = []
+    seen: set[int] = set()
+    stack: list[tuple[LazyBuffer, bool]] = [(target, False)]
+    while stack:
+        lb, expanded = stack.pop()
+        if expanded:
+            order.append(lb)
+            continue
+        if lb.realized or id(lb) in seen:
+            continue
+        seen.add(id(lb))
+        stack.append((lb, True))
+        stack.extend((i, False) for i in lb.inputs if not i.realized)
+    for lb in order:
+        _run(lb)
+
+
+def _run(lb: LazyBuffer) -> None:
+    kernel = lb.kernel
+    if kernel is None:
+        raise RuntimeError("Array has been deleted")
+    backend = lb.device.backend
+    exe = backend.prepare(kernel)
+    handle = backend.malloc(lb.nbytes)
+    if lb.size:
+        for i in lb.inputs:
+            if i.handle is None:
+                raise RuntimeError("Array has been deleted")
+        with profiler.kernel_event(lb.device.platform, kernel, exe):
+            backend.dispatch(exe, [i.handle for i in lb.inputs], handle)
+    lb.handle = handle
+    lb.kernel = None
+    lb.inputs = []
+
+
+def read_bytes(lb: LazyBuffer) -> bytes:
+    execute(lb)
+    return lb.device.backend.read(lb.handle, lb.nbytes)
+
+
+async def read_bytes_async(lb: LazyBuffer) -> bytes:
+    execute(lb)
+    return await lb.device.backend.read_async(lb.handle, lb.nbytes)
+
+
+# ---- host values <-> bytes ---------------------------------------------------------------------
+_STRUCT = {
+    "bool": "?",
+    "int8": "b",
+    "int16": "h",
+    "int32": "i",
+    "int64": "q",
+    "uint8": "B",
+    "uint16": "H",
+    "uint32": "I",
+    "uint64": "Q",
+    "float16": "e",
+    "float32": "f",
+    "float64": "d",
+}
+
+
+def pack(values: list[Any], dtype: DType) -> bytes:
+    if dtype.name == "bfloat16":
+        f32 = struct.pack(f"<{len(values)}f", *values)
+        return b"".join(f32[i + 2 : i + 4] for i in range(0, len(f32), 4))
+    return struct.pack(f"<{len(values)}{_STRUCT[dtype.name]}", *values)
+
+
+def unpack(data: bytes, dtype: DType, count: int) -> list[Any]:
+    if dtype.name == "bfloat16":
+        widened = b"".join(b"\0\0" + data[i : i + 2] for i in range(0, 2 * count, 2))
+        return list(struct.unpack(f"<{count}f", widened))
+    return list(struct.unpack(f"<{count}{_STRUCT[dtype.name]}", data[: count * dtype.itemsize]))

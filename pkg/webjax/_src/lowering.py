@@ -1,0 +1,296 @@
+"""Lowering: each lax primitive as a kernel-IR expression, and eager dispatch.
+
+The meeting point of the two stacks. A lowering rule maps input expressions (each over its own
+flat index IDX) to the output expression over the output's IDX; movement primitives only
+re-index. `apply_primitive` is the eval-trace `impl` of every lowered primitive.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import array as array_mod
+from . import core, dtypes, lazy
+from .array import Array
+from .core import Primitive, ShapedArray
+from .dtypes import DType
+from .ir import exp as E
+from .ir import view
+from .ir.exp import Exp
+from .ir.ops import Op
+from .lax import lax
+from .runtime import backend as rt
+from .runtime.backend import Device
+
+Rule = Callable[..., Exp]
+LOWERINGS: dict[Primitive, Rule] = {}
+
+# ---- devices ------------------------------------------------------------------------------------
+_default_device_stack: list[Device] = []
+
+
+def default_device() -> Device:
+    if _default_device_stack:
+        return _default_device_stack[-1]
+    from .config import config
+
+    configured = config.read("jax_default_device")
+    if configured is not None:
+        return configured if isinstance(configured, Device) else rt.device(str(configured))
+    return rt.device(rt.default_platform())
+
+
+def _pick_device(args: Sequence[Any]) -> Device:
+    devices = {a._device for a in args if isinstance(a, Array)}
+    if len(devices) > 1:
+        raise ValueError(
+            "Received incompatible devices for an operation: "
+            + ", ".join(sorted(str(d) for d in devices))
+            + ". Move arrays with jax.device_put first."
+        )
+    return devices.pop() if devices else default_device()
+
+
+def _input_exp(x: Any, aval: ShapedArray, device: Device) -> Exp:
+    if isinstance(x, Array):
+        e = array_mod.exp_of(x)
+        if e is None:  # empty array: never read
+            return E.const(0, aval.dtype)
+        if x._device != device:
+            raise ValueError(f"array on {x._device} used with arrays on {device}")
+        return e
+    return E.const(x, aval.dtype)  # a Python scalar
+
+
+def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
+    avals = [core.get_aval(a) for a in args]
+    assert prim.abstract_eval is not None
+    out_aval = prim.abstract_eval(*avals, **params)
+    device = _pick_device(args)
+    if out_aval.size == 0:
+        return Array(out_aval, device, None)
+    if not device.backend.supports_dtype(out_aval.dtype):
+        raise TypeError(
+            f"The {device.platform} backend does not support dtype {out_aval.dtype.name} "
+            f"(needed by '{prim.name}')."
+        )
+    exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
+    out = LOWERINGS[prim](exps, avals, out_aval, **params)
+    return array_mod.from_exp(out, out_aval, device)
+
+
+def register(prim: Primitive, rule: Rule) -> None:
+    LOWERINGS[prim] = rule
+    prim.def_impl(lambda *args, **params: apply_primitive(prim, *args, **params))
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def _at(x: Exp, aval: ShapedArray, out_aval: ShapedArray) -> Exp:
+    """Read an operand of an elementwise op at the output index (rank-0 operands broadcast)."""
+    if aval.shape == out_aval.shape:
+        return x
+    return view.reindex(x, aval.size, E.i32(0))
+
+
+def _idx(aval: ShapedArray) -> Exp:
+    return E.idx(aval.size)
+
+
+# ---- elementwise --------------------------------------------------------------------------------
+UNARY_OPS = {
+    "neg": Op.NEG, "sign": Op.SIGN, "floor": Op.FLOOR, "ceil": Op.CEIL, "round": Op.ROUND,
+    "is_finite": Op.ISFINITE, "exp": Op.EXP, "exp2": Op.EXP2, "log": Op.LOG,
+    "log1p": Op.LOG1P, "expm1": Op.EXPM1, "tanh": Op.TANH, "logistic": Op.LOGISTIC,
+    "sin": Op.SIN, "cos": Op.COS, "tan": Op.TAN, "asin": Op.ASIN, "acos": Op.ACOS,
+    "atan": Op.ATAN, "sinh": Op.SINH, "cosh": Op.COSH, "asinh": Op.ASINH, "acosh": Op.ACOSH,
+    "atanh": Op.ATANH, "sqrt": Op.SQRT, "rsqrt": Op.RSQRT, "cbrt": Op.CBRT, "abs": Op.ABS,
+    "not": Op.NOT, "erf": Op.ERF, "erfc": Op.ERFC, "erf_inv": Op.ERF_INV, "lgamma": Op.LGAMMA,
+    "digamma": Op.DIGAMMA, "population_count": Op.POPCNT, "clz": Op.CLZ,
+}  # fmt: skip
+BINARY_OPS = {
+    "add": Op.ADD, "sub": Op.SUB, "mul": Op.MUL, "div": Op.DIV, "rem": Op.MOD, "pow": Op.POW,
+    "max": Op.MAX, "min": Op.MIN, "atan2": Op.ATAN2, "nextafter": Op.NEXTAFTER, "and": Op.AND,
+    "or": Op.OR, "xor": Op.XOR, "shift_left": Op.SHL, "shift_right_arithmetic": Op.SHR,
+    "shift_right_logical": Op.SHRL, "eq": Op.CMPEQ, "ne": Op.CMPNE, "lt": Op.CMPLT,
+    "le": Op.CMPLE,
+}  # fmt: skip
+SWAPPED = {"gt": Op.CMPLT, "ge": Op.CMPLE}
+
+# 16-bit floats compute in float32 (exact for the basic ops after rounding back, and how the
+# backends evaluate them anyway).
+_WIDEN = {dtypes.float16, dtypes.bfloat16}
+
+
+def _widened(op_fn: Callable[..., Exp], args: list[Exp], out: DType) -> Exp:
+    if args[0].dtype in _WIDEN:
+        wide = [E.cast(a, dtypes.float32) for a in args]
+        r = op_fn(*wide)
+        return r if r.dtype is dtypes.bool_ else E.cast(r, out)
+    return op_fn(*args)
+
+
+def _unary_rule(op: Op) -> Rule:
+    def rule(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
+        return _widened(lambda a: E.unary(op, a), ins, out.dtype)
+
+    return rule
+
+
+def _binary_rule(op: Op, swap: bool = False) -> Rule:
+    def rule(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
+        a, b = (_at(x, av, out) for x, av in zip(ins, avals, strict=True))
+        if swap:
+            a, b = b, a
+        return _widened(lambda x, y: E.binary(op, x, y), [a, b], out.dtype)
+
+    return rule
+
+
+for _name, _op in UNARY_OPS.items():
+    register(lax.prims[_name], _unary_rule(_op))
+for _name, _op in BINARY_OPS.items():
+    register(lax.prims[_name], _binary_rule(_op))
+for _name, _op in SWAPPED.items():
+    register(lax.prims[_name], _binary_rule(_op, swap=True))
+
+
+def _convert(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, **_: Any) -> Exp:
+    return E.cast(ins[0], out.dtype)
+
+
+def _integer_pow(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, y: int) -> Exp:
+    x = ins[0]
+    if y < 0 and out.dtype.kind != "f":
+        raise TypeError("Integers cannot be raised to negative powers.")
+
+    def power(b: Exp) -> Exp:
+        acc: Exp | None = None
+        n = abs(y)
+        while n:
+            if n & 1:
+                acc = b if acc is None else E.binary(Op.MUL, acc, b)
+            n >>= 1
+            if n:
+                b = E.binary(Op.MUL, b, b)
+        r = acc if acc is not None else E.const(1, b.dtype)
+        return E.binary(Op.DIV, E.const(1, r.dtype), r) if y < 0 else r
+
+    return _widened(power, [x], out.dtype)
+
+
+def _select_n(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
+    which = _at(ins[0], avals[0], out)
+    cases = [_at(c, av, out) for c, av in zip(ins[1:], avals[1:], strict=True)]
+    if which.dtype is dtypes.bool_:
+        return cases[0] if len(cases) == 1 else E.where(which, cases[1], cases[0])
+    result = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        result = E.where(E.binary(Op.CMPEQ, which, E.const(k, which.dtype)), cases[k], result)
+    return result
+
+
+def _iota(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, dtype: DType,
+          shape: tuple[int, ...], dimension: int, sharding: Any = None) -> Exp:  # fmt: skip
+    i = view.unravel(_idx(out), shape)[dimension]
+    return E.cast(i, dtype)
+
+
+def _broadcast_in_dim(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+                      shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...],
+                      sharding: Any = None) -> Exp:  # fmt: skip
+    index = view.broadcast_index(_idx(out), avals[0].shape, shape, broadcast_dimensions)
+    return view.reindex(ins[0], avals[0].size, index)
+
+
+def _reshape(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, **_: Any) -> Exp:
+    return ins[0]  # row-major reshape keeps the flat index (and sizes are equal)
+
+
+def _transpose(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+               permutation: tuple[int, ...]) -> Exp:  # fmt: skip
+    index = view.transpose_index(_idx(out), avals[0].shape, permutation)
+    return view.reindex(ins[0], avals[0].size, index)
+
+
+def _concatenate(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+                 dimension: int) -> Exp:  # fmt: skip
+    o = view.unravel(_idx(out), out.shape)
+    k = o[dimension]
+    result: Exp | None = None
+    offset = out.shape[dimension]
+    for x, av in reversed(list(zip(ins, avals, strict=True))):
+        offset -= av.shape[dimension]
+        if av.size == 0:
+            continue
+        index = list(o)
+        index[dimension] = E.add(k, -offset)
+        value = view.reindex(x, av.size, view.ravel(index, av.shape))
+        result = value if result is None else E.where(
+            E.binary(Op.CMPLT, k, E.i32(offset + av.shape[dimension])), value, result
+        )
+    assert result is not None
+    return result
+
+
+_REDUCE_OPS = {
+    "reduce_sum": Op.ADD, "reduce_prod": Op.MUL, "reduce_max": Op.MAX, "reduce_min": Op.MIN,
+    "reduce_and": Op.AND, "reduce_or": Op.OR, "reduce_xor": Op.XOR,
+}  # fmt: skip
+
+
+def _reduce_rule(op: Op) -> Rule:
+    def rule(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+             axes: tuple[int, ...], out_sharding: Any = None) -> Exp:  # fmt: skip
+        shape = avals[0].shape
+        rsize = math.prod(shape[a] for a in axes)
+        index = view.reduce_index(_idx(out), E.ridx(rsize), shape, axes)
+        body = view.reindex(ins[0], avals[0].size, index)
+        if body.dtype in _WIDEN and op in (Op.ADD, Op.MUL):  # accumulate 16-bit floats in f32
+            return E.cast(E.reduce(op, E.cast(body, dtypes.float32), rsize), body.dtype)
+        return E.reduce(op, body, rsize)
+
+    return rule
+
+
+register(lax.convert_element_type_p, _convert)
+register(lax.integer_pow_p, _integer_pow)
+register(lax.select_n_p, _select_n)
+register(lax.iota_p, _iota)
+register(lax.broadcast_in_dim_p, _broadcast_in_dim)
+register(lax.reshape_p, _reshape)
+register(lax.squeeze_p, _reshape)
+register(lax.transpose_p, _transpose)
+register(lax.concatenate_p, _concatenate)
+for _name, _op in _REDUCE_OPS.items():
+    register(lax.prims[_name], _reduce_rule(_op))
+
+
+# ---- constants ------------------------------------------------------------------------------------
+def _full(shape: tuple[int, ...], value: Any, dtype: DType, weak_type: bool) -> Array:
+    from .ir import scalar
+
+    v = scalar.normalize(dtype, value)
+    return array_mod.from_flat([v], shape, dtype, default_device(), weak_type)
+
+
+lax._full_impl = _full
+
+
+class using_device:
+    """`jax.default_device(device)`: a context manager (also accepts a platform name)."""
+
+    def __init__(self, device: Device | str | None) -> None:
+        if isinstance(device, str):
+            device = rt.device(device)
+        self.device = device
+
+    def __enter__(self) -> Device | None:
+        if self.device is not None:
+            _default_device_stack.append(self.device)
+        return self.device
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.device is not None:
+            _default_device_stack.pop()

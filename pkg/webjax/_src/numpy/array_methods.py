@@ -1,0 +1,110 @@
+"""Operators and methods of `Array` and of tracers, attached here as in JAX (the array layer
+does not depend on the numpy layer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import core
+from ..array import Array
+from ..lax import lax
+from . import creation, reductions, shape, ufuncs, util
+
+
+def _swap(fn: Any) -> Any:
+    return lambda self, other: fn(other, self)
+
+
+def _guard(fn: Any) -> Any:
+    """Binary operators return NotImplemented for foreign operands (numpy-style)."""
+
+    def op(self: Any, other: Any) -> Any:
+        if not (util.is_scalar(other) or isinstance(other, (Array, core.Tracer, list, tuple))
+                or hasattr(other, "__array__") or hasattr(other, "__jax_array__")):  # fmt: skip
+            return NotImplemented
+        return fn(self, other)
+
+    return op
+
+
+_BINARY = {
+    "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
+    "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
+    "pow": ufuncs.power, "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or,
+    "xor": ufuncs.bitwise_xor, "lshift": ufuncs.left_shift,
+}  # fmt: skip
+_COMPARE = {
+    "eq": ufuncs.equal, "ne": ufuncs.not_equal, "lt": ufuncs.less, "le": ufuncs.less_equal,
+    "gt": ufuncs.greater, "ge": ufuncs.greater_equal,
+}  # fmt: skip
+
+
+def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
+    from .. import dtypes
+
+    return util.convert(self, dtypes.canonicalize(dtypes.dtype(dtype)))
+
+
+def _reshape(self: Any, *args: Any, order: str = "C", **kw: Any) -> Any:
+    if len(args) == 1:
+        args = args[0]
+    elif not args:
+        args = kw.pop("shape")
+    return shape.reshape(self, args, order)
+
+
+def _transpose(self: Any, *axes: Any) -> Any:
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return shape.transpose(self, axes or None)
+
+
+METHODS: dict[str, Any] = {
+    "astype": _astype,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "ravel": shape.ravel,
+    "flatten": shape.ravel,
+    "squeeze": shape.squeeze,
+    "swapaxes": shape.swapaxes,
+    "sum": reductions.sum,
+    "prod": reductions.prod,
+    "max": reductions.max,
+    "min": reductions.min,
+    "mean": reductions.mean,
+    "all": reductions.all,
+    "any": reductions.any,
+}
+PROPERTIES: dict[str, Any] = {
+    "T": lambda self: shape.transpose(self),
+    "mT": shape.matrix_transpose,
+}
+
+
+def _install(cls: type) -> None:
+    for name, fn in _BINARY.items():
+        setattr(cls, f"__{name}__", _guard(fn))
+        setattr(cls, f"__r{name}__", _guard(_swap(fn)))
+    for name, fn in _COMPARE.items():
+        setattr(cls, f"__{name}__", _guard(fn))
+    cls.__rshift__ = _guard(lambda x, y: _rshift(x, y))  # type: ignore[attr-defined]
+    cls.__neg__ = lambda self: ufuncs.negative(self)  # type: ignore[attr-defined]
+    cls.__pos__ = lambda self: ufuncs.positive(self)  # type: ignore[attr-defined]
+    cls.__abs__ = lambda self: ufuncs.absolute(self)  # type: ignore[attr-defined]
+    cls.__invert__ = lambda self: ufuncs.invert(self)  # type: ignore[attr-defined]
+    for name, fn in METHODS.items():
+        setattr(cls, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(cls, name, property(fn))
+
+
+def _rshift(x: Any, y: Any) -> Any:
+    x, y = util.promote_args("right_shift", x, y)
+    if util.aval(x).dtype.kind == "u":
+        return lax.shift_right_logical(x, y)
+    return lax.shift_right_arithmetic(x, y)
+
+
+_install(Array)
+_install(core.Tracer)
+del creation

@@ -1,0 +1,223 @@
+"""Array creation: array/asarray from Python data (and NumPy when present), constants, ranges."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .. import core, dtypes
+from ..array import Array, from_flat, from_host_bytes
+from ..dtypes import DType
+from ..ir import scalar
+from ..lax import lax
+from ..lowering import default_device
+from . import util
+
+
+def _shape_and_leaves(obj: Any) -> tuple[tuple[int, ...], list[Any]]:
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            return (0,), []
+        parts = [_shape_and_leaves(o) for o in obj]
+        shape = parts[0][0]
+        if any(p[0] != shape for p in parts):
+            raise ValueError(
+                "setting an array element with a sequence. The requested array has an "
+                "inhomogeneous shape."
+            )
+        return (len(obj),) + shape, [leaf for p in parts for leaf in p[1]]
+    return (), [obj]
+
+
+def _numpy_like(obj: Any) -> bool:
+    return hasattr(obj, "__array_interface__") or type(obj).__module__ == "numpy"
+
+
+def _from_numpy(obj: Any, dtype: DType | None) -> Array:
+    import numpy as np
+
+    a = np.asarray(obj)
+    src = dtypes.dtype(a.dtype.name) if a.dtype.name in dtypes.DType._by_name else None
+    if src is None:
+        raise TypeError(f"JAX does not support NumPy arrays of dtype {a.dtype}")
+    dt = dtypes.canonicalize(dtype or src)
+    if dt.name == "bfloat16":
+        return from_flat([float(v) for v in a.ravel().tolist()], a.shape, dt, default_device())
+    a = np.ascontiguousarray(a.astype(dt.name, copy=False))
+    return from_host_bytes(a.tobytes(), tuple(a.shape), dt, default_device())
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None,
+            device: Any = None) -> Any:  # fmt: skip
+    dt = None if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype))
+    if device is not None:
+        from ..lowering import using_device
+
+        with using_device(device):
+            return asarray(a, dtype)
+    if isinstance(a, (Array, core.Tracer)):
+        return a if dt is None else util.convert(a, dt, False)
+    if hasattr(a, "__jax_array__"):
+        return asarray(a.__jax_array__(), dtype)
+    if util.is_scalar(a):
+        weak = dt is None and type(a) is not builtins.bool
+        dt = dt or dtypes.python_scalar_dtype(a)
+        return from_flat([scalar.normalize(dt, a)], (), dt, default_device(), weak)
+    if _numpy_like(a):
+        return _from_numpy(a, dt)
+    if isinstance(a, (list, tuple)):
+        return _from_sequence(a, dt)
+    if isinstance(a, complex):
+        raise TypeError("complex numbers are not supported by webjax yet")
+    raise TypeError(f"Value {a!r} of type {type(a).__name__} is not a valid JAX type")
+
+
+def _from_sequence(a: Sequence[Any], dt: DType | None) -> Any:
+    flat_arrays = _contains_arrays(a)
+    if flat_arrays:
+        from .shape import stack
+
+        return stack([asarray(x, dt) for x in a])
+    shape, leaves = _shape_and_leaves(a)
+    if dt is None:
+        if not leaves:
+            dt = dtypes.default_float()
+        else:
+            pairs = []
+            for v in leaves:
+                if _numpy_like(v):
+                    v = v.item()
+                pairs.append((dtypes.python_scalar_dtype(v), False))
+            dt, _ = dtypes.result_type(*pairs)
+    values = [scalar.normalize(dt, v.item() if _numpy_like(v) else v) for v in leaves]
+    if len(values) == 1 and shape == ():
+        return from_flat(values, (), dt, default_device())
+    if len(values) == 1:
+        values = values  # a 1-element array is still uploaded lazily as a constant
+    return from_flat(values, shape, dt, default_device())
+
+
+def _contains_arrays(a: Any) -> bool:
+    if isinstance(a, (list, tuple)):
+        return any(_contains_arrays(x) for x in a)
+    return isinstance(a, (Array, core.Tracer)) or _numpy_like(a) and getattr(a, "ndim", 0) > 0
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True, order: Any = None,
+          ndmin: int = 0, *, device: Any = None) -> Any:  # fmt: skip
+    out = asarray(object, dtype, device=device)
+    nd = util.aval(out).ndim
+    if ndmin > nd:
+        out = lax.reshape(out, (1,) * (ndmin - nd) + util.aval(out).shape)
+    return out
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    shape = core.canonicalize_shape(shape)
+    if not util.is_scalar(fill_value):
+        fill = asarray(fill_value, dtype)
+        return util.broadcast_to(fill, shape)
+    return lax.full(shape, fill_value, dtype)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    return lax.full(core.canonicalize_shape(shape), 0, dt)
+
+
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    return lax.full(core.canonicalize_shape(shape), 1, dt)
+
+
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    return zeros(shape, dtype)
+
+
+def _like(x: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], DType]:
+    av = util.aval(x)
+    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else av.dtype
+    return (av.shape if shape is None else core.canonicalize_shape(shape)), dt
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    return lax.full(*_like(a, dtype, shape)[:1], 0, _like(a, dtype, shape)[1])
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    return lax.full(*_like(a, dtype, shape)[:1], 1, _like(a, dtype, shape)[1])
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
+              *, device: Any = None) -> Any:  # fmt: skip
+    s, dt = _like(a, dtype, shape)
+    return lax.full(s, fill_value, dt)
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+           *, device: Any = None) -> Any:  # fmt: skip
+    for v in (start, stop, step):
+        if isinstance(v, core.Tracer):
+            raise core.ConcretizationTypeError(
+                "jax.numpy.arange requires concrete (non-traced) start, stop and step values."
+            )
+    start, stop, step = (None if v is None else _host_scalar(v) for v in (start, stop, step))
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ValueError("arange: step cannot be zero")
+    if dtype is None:
+        pairs = [(dtypes.python_scalar_dtype(v), False) for v in (start, stop, step)]
+        dt, _ = dtypes.result_type(*pairs)
+    else:
+        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+    n = builtins.max(0, math.ceil((stop - start) / step))
+    if all(isinstance(v, int) for v in (start, step)) or dt.kind in "iu":
+        # exact: a lazy iota, scaled and shifted in the target dtype
+        out = lax.iota(dt, n)
+        if step != 1:
+            out = lax.mul(out, lax.full((), step, dt))
+        if start != 0:
+            out = lax.add(out, lax.full((), start, dt))
+        return out
+    values = [scalar.normalize(dt, start + i * step) for i in range(n)]
+    return from_flat(values, (n,), dt, default_device())
+
+
+def _host_scalar(v: Any) -> Any:
+    if isinstance(v, Array):
+        return v.item()
+    if _numpy_like(v):
+        return v.item()
+    return v
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: Any = None) -> Any:  # fmt: skip
+    start, stop = _host_scalar(start), _host_scalar(stop)
+    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    values = [start + i * step for i in range(num)]
+    if endpoint and num > 1:
+        values[-1] = stop
+    out = from_flat([scalar.normalize(dt, v) for v in values], (num,), dt, default_device())
+    return (out, step) if retstep else out
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    M = N if M is None else M
+    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
+    if k:
+        rows = lax.add(rows, lax.full((), k, dtypes.int32))
+    return lax.convert_element_type(lax.eq(rows, cols), dt)
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    return eye(n, dtype=dtype)

@@ -1,0 +1,121 @@
+"""Shared helpers of the numpy layer: promotion and broadcasting on top of lax."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+from .. import core, dtypes
+from ..core import ShapedArray
+from ..dtypes import DType
+from ..lax import lax
+
+
+def aval(x: Any) -> ShapedArray:
+    try:
+        return core.get_aval(x)
+    except TypeError:
+        from .creation import asarray
+
+        return core.get_aval(asarray(x))
+
+
+def is_scalar(x: Any) -> bool:
+    return type(x) in (builtins.bool, builtins.int, builtins.float)
+
+
+def ensure_array(x: Any) -> Any:
+    """Arrays and tracers pass through; anything else becomes an array."""
+    if isinstance(x, core.Tracer) or hasattr(x, "aval") and hasattr(x, "_exp"):
+        return x
+    from .creation import asarray
+
+    return asarray(x)
+
+
+def result_type(*args: Any) -> tuple[DType, bool]:
+    pairs = []
+    for a in args:
+        if isinstance(a, (DType, dtypes.ScalarType, str)) or isinstance(a, type):
+            pairs.append((dtypes.canonicalize(dtypes.dtype(a)), False))
+        else:
+            av = aval(a)
+            pairs.append((av.dtype, av.weak_type))
+    return dtypes.result_type(*pairs)
+
+
+def promote_dtypes(*args: Any) -> list[Any]:
+    """Convert arguments to their common JAX type (weak if every input was weak)."""
+    dt, weak = result_type(*args)
+    return [convert(a, dt, weak) for a in args]
+
+
+def convert(x: Any, dt: DType, weak: bool = False) -> Any:
+    if is_scalar(x):
+        return lax.full((), x, dt, weak_type=weak)
+    x = ensure_array(x)
+    av = aval(x)
+    if av.dtype is dt and av.weak_type == weak:
+        return x
+    return lax.convert_element_type(x, dt, weak_type=weak)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    nd = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        dims = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ValueError(
+                "Incompatible shapes for broadcasting: shapes="
+                + str([tuple(s) for s in shapes])
+            )
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
+    shape = tuple(shape)
+    x = ensure_array(x)
+    s = aval(x).shape
+    if s == shape:
+        return x
+    if len(s) > len(shape) or broadcast_shapes(s, shape) != shape:
+        raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
+    lead = len(shape) - len(s)
+    return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def promote_args(name: str, *args: Any) -> list[Any]:
+    """Promote dtypes then broadcast shapes, as every jnp binary function does."""
+    args = tuple(ensure_array(a) if not is_scalar(a) else a for a in args)
+    promoted = promote_dtypes(*args)
+    shapes = [aval(a).shape for a in promoted]
+    try:
+        shape = broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(
+            f"{name}: incompatible shapes for broadcasting: " + ", ".join(map(str, shapes))
+        ) from None
+    return [a if aval(a).shape == shape or not aval(a).shape else broadcast_to(a, shape)
+            for a in promoted]  # fmt: skip
+
+
+def canonical_axis(axis: int, ndim: int) -> int:
+    a = int(axis)
+    if not -ndim <= a < ndim:
+        raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+    return a % ndim if ndim else 0
+
+
+def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(canonical_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axis': {axis}")
+        return axes
+    return (canonical_axis(axis, ndim),)

@@ -1,0 +1,78 @@
+"""Profiler: one event per kernel dispatch, as Chrome-trace JSON (Perfetto opens it).
+
+`start_trace(log_dir)` / `stop_trace()` as in `jax.profiler`. Event fields are stable (tests and
+benchmarks count kernels from them): name, cat ("kernel"), ph ("X"), ts/dur in microseconds,
+pid 1, tid = device platform, args = {platform, size, dtype, expr}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+_events: list[dict[str, Any]] | None = None
+_log_dir: str | None = None
+# Always-on counter of kernel dispatches per platform (cheap; used by tests for fusion).
+dispatch_count: dict[str, int] = {}
+
+
+def start_trace(log_dir: str | os.PathLike[str] | None = None, **_: Any) -> None:
+    global _events, _log_dir
+    if _events is not None:
+        raise RuntimeError("Profile has already been started. Only one profile may be run at once.")
+    _events = []
+    _log_dir = None if log_dir is None else os.fspath(log_dir)
+
+
+def stop_trace() -> list[dict[str, Any]]:
+    """Stop tracing; writes `<log_dir>/webjax.trace.json` when a log_dir was given."""
+    global _events
+    if _events is None:
+        raise RuntimeError("No profile started")
+    events, _events = _events, None
+    if _log_dir is not None:
+        os.makedirs(_log_dir, exist_ok=True)
+        with open(os.path.join(_log_dir, "webjax.trace.json"), "w") as f:
+            json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
+    return events
+
+
+@contextlib.contextmanager
+def trace(log_dir: str | os.PathLike[str] | None = None, **kw: Any) -> Iterator[None]:
+    start_trace(log_dir, **kw)
+    try:
+        yield
+    finally:
+        stop_trace()
+
+
+@contextlib.contextmanager
+def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
+    dispatch_count[platform] = dispatch_count.get(platform, 0) + 1
+    if _events is None:
+        yield
+        return
+    t0 = time.perf_counter()
+    yield
+    t1 = time.perf_counter()
+    _events.append(
+        {
+            "name": f"kernel[{kernel.size}]",
+            "cat": "kernel",
+            "ph": "X",
+            "ts": t0 * 1e6,
+            "dur": (t1 - t0) * 1e6,
+            "pid": 1,
+            "tid": platform,
+            "args": {
+                "platform": platform,
+                "size": kernel.size,
+                "dtype": kernel.out_dtype.name,
+                "expr": repr(kernel.exp)[:2000],
+            },
+        }
+    )

@@ -1,0 +1,1 @@
+"""Runtimes: device buffers and kernel execution, one module per device (cpu, wasm, webgpu)."""

@@ -1,0 +1,170 @@
+"""The backend protocol every device implements, device objects and the backend registry.
+
+A backend owns untyped byte buffers and runs kernels (ir.kernel.Kernel) on them:
+`prepare(kernel)` compiles (cached by the kernel value), `dispatch(exe, inputs, output)` queues
+the work, `read`/`read_async` bring bytes back. Work may run asynchronously; reads wait for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..dtypes import DType
+from ..ir.kernel import Kernel
+
+
+class BackendUnavailable(RuntimeError):
+    """This host cannot provide the backend (the message says why)."""
+
+
+class SyncReadError(RuntimeError):
+    """A synchronous read is impossible here (e.g. WebGPU under plain `runPython`)."""
+
+
+class Backend:
+    platform: str = "?"
+    max_args: int = 1 << 30  # input buffers per kernel
+    max_buffer_bytes: int = 1 << 31
+
+    def supports_dtype(self, dtype: DType) -> bool:
+        return True
+
+    # memory -------------------------------------------------------------------------------
+    def malloc(self, nbytes: int) -> Any:
+        raise NotImplementedError
+
+    def free(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def write(self, handle: Any, data: bytes | bytearray | memoryview) -> None:
+        raise NotImplementedError
+
+    def read(self, handle: Any, nbytes: int) -> bytes:
+        raise NotImplementedError
+
+    async def read_async(self, handle: Any, nbytes: int) -> bytes:
+        return self.read(handle, nbytes)
+
+    # kernels ------------------------------------------------------------------------------
+    def prepare(self, kernel: Kernel) -> Any:
+        raise NotImplementedError
+
+    async def prepare_async(self, kernel: Kernel) -> Any:
+        return self.prepare(kernel)
+
+    def dispatch(self, exe: Any, inputs: list[Any], output: Any) -> None:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Block until all dispatched work finished (no-op for synchronous backends)."""
+
+    async def synchronize_async(self) -> None:
+        self.synchronize()
+
+
+class Device:
+    """A device as JAX shows it: `jax.devices()` entries, `x.device`."""
+
+    _class_names = {"cpu": "CpuDevice", "wasm": "WasmDevice", "webgpu": "WebGPUDevice"}
+
+    def __init__(self, platform: str, id: int = 0) -> None:
+        self.platform = platform
+        self.id = id
+        self.process_index = 0
+
+    @property
+    def device_kind(self) -> str:
+        return self.platform
+
+    @property
+    def backend(self) -> Backend:
+        return get_backend(self.platform)
+
+    def __repr__(self) -> str:
+        return f"{self._class_names.get(self.platform, 'Device')}(id={self.id})"
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.id}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and (self.platform, self.id) == (other.platform, other.id)
+
+    def __hash__(self) -> int:
+        return hash((self.platform, self.id))
+
+
+# ---- registry ---------------------------------------------------------------------------------
+# platform -> factory; the factory raises BackendUnavailable when the host lacks it.
+_FACTORIES: dict[str, Callable[[], Backend]] = {}
+_PRIORITY: list[str] = []  # preferred default first
+_BACKENDS: dict[str, Backend] = {}
+_UNAVAILABLE: dict[str, str] = {}
+_DEVICES: dict[str, Device] = {}
+
+
+_PRIORITY_VALUE: dict[str, int] = {}
+
+
+def register_backend(platform: str, factory: Callable[[], Backend], priority: int) -> None:
+    """Higher priority wins the default device when available."""
+    _FACTORIES[platform] = factory
+    _PRIORITY_VALUE[platform] = priority
+    _PRIORITY[:] = sorted(_FACTORIES, key=lambda p: -_PRIORITY_VALUE[p])
+
+
+def known_platforms() -> list[str]:
+    return list(_PRIORITY)
+
+
+def get_backend(platform: str) -> Backend:
+    backend = _BACKENDS.get(platform)
+    if backend is not None:
+        return backend
+    if platform not in _FACTORIES:
+        raise RuntimeError(
+            f"Unknown backend '{platform}'. webjax knows: {', '.join(known_platforms())}."
+        )
+    if platform in _UNAVAILABLE:
+        raise RuntimeError(f"Backend '{platform}' is not available: {_UNAVAILABLE[platform]}")
+    try:
+        backend = _FACTORIES[platform]()
+    except BackendUnavailable as e:
+        _UNAVAILABLE[platform] = str(e)
+        raise RuntimeError(f"Backend '{platform}' is not available: {e}") from None
+    _BACKENDS[platform] = backend
+    return backend
+
+
+def unavailable_reason(platform: str) -> str | None:
+    try:
+        get_backend(platform)
+    except RuntimeError:
+        return _UNAVAILABLE.get(platform, f"unknown backend '{platform}'")
+    return None
+
+
+def available_platforms() -> list[str]:
+    return [p for p in _PRIORITY if unavailable_reason(p) is None]
+
+
+def device(platform: str) -> Device:
+    get_backend(platform)
+    if platform not in _DEVICES:
+        _DEVICES[platform] = Device(platform, 0)
+    return _DEVICES[platform]
+
+
+def default_platform() -> str:
+    """WEBJAX_PLATFORM / jax_platforms pick it; otherwise the best available backend."""
+    from .. import config as _config
+
+    wanted = _config.config.read("jax_platforms") or os.environ.get("WEBJAX_PLATFORM", "")
+    for p in [w.strip() for w in str(wanted).split(",") if w.strip()]:
+        if unavailable_reason(p) is None:
+            return p
+    avail = available_platforms()
+    if not avail:
+        raise RuntimeError("no webjax backend is available on this host")
+    return avail[0]

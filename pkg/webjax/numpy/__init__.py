@@ -1,0 +1,28 @@
+"""webjax.numpy: the jax.numpy API."""
+
+import math as _math
+
+from webjax._src.array import Array as ndarray
+from webjax._src.dtypes import _SCALAR_TYPES as _ST
+from webjax._src.dtypes import dtype
+from webjax._src.numpy import *  # noqa: F403
+from webjax._src.numpy import __all__ as _all
+
+bool_ = _ST["bool"]
+int8, int16, int32, int64 = _ST["int8"], _ST["int16"], _ST["int32"], _ST["int64"]
+uint8, uint16, uint32, uint64 = _ST["uint8"], _ST["uint16"], _ST["uint32"], _ST["uint64"]
+float16, bfloat16, float32, float64 = (
+    _ST["float16"],
+    _ST["bfloat16"],
+    _ST["float32"],
+    _ST["float64"],
+)
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+__all__ = [*_all, "ndarray", "dtype", "bool_", "int8", "int16", "int32", "int64", "uint8",
+           "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "pi",
+           "e", "inf", "nan", "newaxis"]  # fmt: skip

@@ -1,0 +1,24 @@
+"""Native test tier: every test that takes `device` runs on each backend webjax knows.
+
+A backend this host lacks is a visible skip with the reason, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import webjax
+from webjax._src.runtime import backend as rt
+
+PLATFORMS = ["cpu", "wasm", "webgpu"]
+
+
+@pytest.fixture(params=PLATFORMS)
+def device(request: pytest.FixtureRequest):
+    platform = request.param
+    reason = rt.unavailable_reason(platform)
+    if reason is not None:
+        pytest.skip(f"backend {platform} unavailable on this host: {reason}")
+    dev = webjax.devices(platform)[0]
+    with webjax.default_device(dev):
+        yield dev
