@@ -95,10 +95,18 @@ def test_repr_and_print(device, capsys):
 @pytest.mark.skipif(jax is None, reason="real JAX (the oracle) is not installed")
 def test_repr_matches_jax(device):
     cases = [
-        "arange(100)", "arange(3.0) / 3", "zeros((2, 3, 4))", "array([1.5, jnp.nan, jnp.inf])",
-        "array([1e-5, 1e6])", "array([True, False])", "arange(2000.)", "array(3, dtype=jnp.uint8)",
-        "arange(20.).reshape(4, 5) * 12345.678", "full((2,), 3.0)", "arange(2000).reshape(40, 50)",
-    ]  # fmt: skip
+        "arange(100)",
+        "arange(3.0) / 3",
+        "zeros((2, 3, 4))",
+        "array([1.5, jnp.nan, jnp.inf])",
+        "array([1e-5, 1e6])",
+        "array([True, False])",
+        "arange(2000.)",
+        "array(3, dtype=jnp.uint8)",
+        "arange(20.).reshape(4, 5) * 12345.678",
+        "full((2,), 3.0)",
+        "arange(2000).reshape(40, 50)",
+    ]
     for case in cases:
         ours = eval("jnp." + case)
         theirs = eval("rjnp." + case.replace("jnp.", "rjnp."))
@@ -117,7 +125,7 @@ def test_array_interop(device):
 def test_errors(device):
     with pytest.raises(TypeError, match="cannot reshape array of shape"):
         jnp.ones(6).reshape(4, 2)
-    with pytest.raises(ValueError, match="Incompatible shapes|incompatible shapes"):
+    with pytest.raises(ValueError, match=r"(?i)incompatible shapes"):
         jnp.ones(3) + jnp.ones(4)
     with pytest.raises(ValueError, match="out of bounds"):
         jnp.ones((2, 3)).sum(axis=2)
@@ -160,7 +168,9 @@ def test_available_backends_listed():
         has_wasmtime = True
     except ImportError:
         has_wasmtime = False
-    assert ("wasm" in avail) == has_wasmtime or "wasm" not in webjax._src.runtime.backend.known_platforms()
+    assert (
+        "wasm" in avail
+    ) == has_wasmtime or "wasm" not in webjax._src.runtime.backend.known_platforms()
 
 
 def test_device_put_between_backends():

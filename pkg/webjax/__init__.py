@@ -6,6 +6,7 @@
 Public modules only re-export from `webjax._src`.
 """
 
+from webjax import dtypes, lax, numpy, profiler, tree, tree_util
 from webjax._src.api import (
     available_backends,
     block_until_ready,
@@ -22,8 +23,6 @@ from webjax._src.array import Array
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
 from webjax._src.runtime.backend import Device
-
-from webjax import dtypes, lax, numpy, profiler, tree, tree_util  # noqa: E402
 
 __version__ = "0.1.0"
 

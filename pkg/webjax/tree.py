@@ -12,5 +12,16 @@ from webjax._src.tree_util import tree_structure as structure
 from webjax._src.tree_util import tree_transpose as transpose
 from webjax._src.tree_util import tree_unflatten as unflatten
 
-__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]  # fmt: skip
+__all__ = [
+    "all",
+    "flatten",
+    "flatten_with_path",
+    "leaves",
+    "leaves_with_path",
+    "map",
+    "map_with_path",
+    "reduce",
+    "structure",
+    "transpose",
+    "unflatten",
+]

@@ -44,10 +44,11 @@ def default_device(device: Device | str | None) -> using_device:
     return using_device(device)
 
 
-def device_put(x: Any, device: Device | str | None = None, *, donate: bool = False,
-               may_alias: Any = None) -> Any:  # fmt: skip
-    from . import lazy
+def device_put(
+    x: Any, device: Device | str | None = None, *, donate: bool = False, may_alias: Any = None
+) -> Any:
     from . import array as array_mod
+    from . import lazy
     from .array import Array
     from .numpy.creation import asarray
     from .tree_util import tree_map

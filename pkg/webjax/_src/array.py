@@ -233,8 +233,9 @@ def from_exp(exp: Exp | None, aval: ShapedArray, device: Device) -> Array:
     return Array(aval, device, exp)
 
 
-def from_flat(values: list[Any], shape: tuple[int, ...], dtype: DType, device: Device,
-              weak_type: bool = False) -> Array:  # fmt: skip
+def from_flat(
+    values: list[Any], shape: tuple[int, ...], dtype: DType, device: Device, weak_type: bool = False
+) -> Array:
     """Upload host values (already normalized to `dtype`) to `device`."""
     size = math.prod(shape)
     aval = ShapedArray(shape, dtype, weak_type)
@@ -246,8 +247,9 @@ def from_flat(values: list[Any], shape: tuple[int, ...], dtype: DType, device: D
     return Array(aval, device, lazy.load_all(lb))
 
 
-def from_host_bytes(data: bytes | memoryview, shape: tuple[int, ...], dtype: DType,
-                    device: Device) -> Array:  # fmt: skip
+def from_host_bytes(
+    data: bytes | memoryview, shape: tuple[int, ...], dtype: DType, device: Device
+) -> Array:
     size = math.prod(shape)
     aval = ShapedArray(shape, dtype, False)
     if size == 0:

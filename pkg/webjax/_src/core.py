@@ -294,7 +294,7 @@ def concrete_or_error(fn: Callable[[Any], Any], x: Any, context: str = "") -> An
 
 
 def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
-    if isinstance(shape, (int,)) or hasattr(shape, "__index__") and not hasattr(shape, "__len__"):
+    if isinstance(shape, (int,)) or (hasattr(shape, "__index__") and not hasattr(shape, "__len__")):
         shape = (shape,)
     try:
         out = tuple(operator.index(d) for d in shape)

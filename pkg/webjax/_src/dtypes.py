@@ -151,9 +151,9 @@ def dtype(x: Any) -> DType:
     if x is None:
         return default_float()
     # NumPy dtypes and scalar types, or objects with a .dtype (arrays).
-    name = getattr(x, "name", None)
-    if isinstance(name, str) and name in DType._by_name:
-        return DType._by_name[name]
+    np_name = getattr(x, "name", None)
+    if isinstance(np_name, str) and np_name in DType._by_name:
+        return DType._by_name[np_name]
     inner = getattr(x, "dtype", None)
     if inner is not None and inner is not x:
         return dtype(inner)

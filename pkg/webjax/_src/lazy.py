@@ -9,6 +9,7 @@ dropped before a read never runs.
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from typing import Any
 
@@ -54,10 +55,9 @@ class LazyBuffer:
         handle = self.handle
         if handle is not None:
             self.handle = None
-            try:
+            # At interpreter shutdown there may be nothing left to free into.
+            with contextlib.suppress(Exception):
                 self.device.backend.free(handle)
-            except Exception:  # interpreter shutdown: nothing left to free into
-                pass
 
     def delete(self) -> None:
         self.__del__()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import array as array_mod
-from . import core, dtypes, lazy
+from . import core, dtypes
 from .array import Array
 from .core import Primitive, ShapedArray
 from .dtypes import DType
@@ -191,15 +191,29 @@ def _select_n(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp
     return result
 
 
-def _iota(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, dtype: DType,
-          shape: tuple[int, ...], dimension: int, sharding: Any = None) -> Exp:  # fmt: skip
+def _iota(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    dtype: DType,
+    shape: tuple[int, ...],
+    dimension: int,
+    sharding: Any = None,
+) -> Exp:
     i = view.unravel(_idx(out), shape)[dimension]
     return E.cast(i, dtype)
 
 
-def _broadcast_in_dim(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-                      shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...],
-                      sharding: Any = None) -> Exp:  # fmt: skip
+def _broadcast_in_dim(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    shape: tuple[int, ...],
+    broadcast_dimensions: tuple[int, ...],
+    sharding: Any = None,
+) -> Exp:
     index = view.broadcast_index(_idx(out), avals[0].shape, shape, broadcast_dimensions)
     return view.reindex(ins[0], avals[0].size, index)
 
@@ -208,14 +222,16 @@ def _reshape(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, **_: An
     return ins[0]  # row-major reshape keeps the flat index (and sizes are equal)
 
 
-def _transpose(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-               permutation: tuple[int, ...]) -> Exp:  # fmt: skip
+def _transpose(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, permutation: tuple[int, ...]
+) -> Exp:
     index = view.transpose_index(_idx(out), avals[0].shape, permutation)
     return view.reindex(ins[0], avals[0].size, index)
 
 
-def _concatenate(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-                 dimension: int) -> Exp:  # fmt: skip
+def _concatenate(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, dimension: int
+) -> Exp:
     o = view.unravel(_idx(out), out.shape)
     k = o[dimension]
     result: Exp | None = None
@@ -227,8 +243,10 @@ def _concatenate(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
         index = list(o)
         index[dimension] = E.add(k, -offset)
         value = view.reindex(x, av.size, view.ravel(index, av.shape))
-        result = value if result is None else E.where(
-            E.binary(Op.CMPLT, k, E.i32(offset + av.shape[dimension])), value, result
+        result = (
+            value
+            if result is None
+            else E.where(E.binary(Op.CMPLT, k, E.i32(offset + av.shape[dimension])), value, result)
         )
     assert result is not None
     return result
@@ -241,8 +259,14 @@ _REDUCE_OPS = {
 
 
 def _reduce_rule(op: Op) -> Rule:
-    def rule(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-             axes: tuple[int, ...], out_sharding: Any = None) -> Exp:  # fmt: skip
+    def rule(
+        ins: list[Exp],
+        avals: list[ShapedArray],
+        out: ShapedArray,
+        *,
+        axes: tuple[int, ...],
+        out_sharding: Any = None,
+    ) -> Exp:
         shape = avals[0].shape
         rsize = math.prod(shape[a] for a in axes)
         index = view.reduce_index(_idx(out), E.ridx(rsize), shape, axes)
@@ -267,7 +291,7 @@ for _name, _op in _REDUCE_OPS.items():
     register(lax.prims[_name], _reduce_rule(_op))
 
 
-# ---- constants ------------------------------------------------------------------------------------
+# ---- constants --------------------------------------------------------------------------------
 def _full(shape: tuple[int, ...], value: Any, dtype: DType, weak_type: bool) -> Array:
     from .ir import scalar
 

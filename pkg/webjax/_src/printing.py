@@ -100,8 +100,9 @@ def _float_formatter(values: list[float], dtype: DType) -> Any:
             return w.rjust(left) + "." + f.ljust(right)
 
     sample = [fmt(v) for v in values if math.isfinite(v)]
-    width = max([len(s) for s in sample] + [len(_nonfinite(v)) for v in values
-                                            if not math.isfinite(v)])  # fmt: skip
+    width = max(
+        [len(s) for s in sample] + [len(_nonfinite(v)) for v in values if not math.isfinite(v)]
+    )
     return lambda v: fmt(v).rjust(width)
 
 
@@ -143,8 +144,9 @@ def _leaves(tree: Any) -> list[Any]:
     return [] if tree is None else [tree]
 
 
-def array_to_string(flat: list[Any], shape: tuple[int, ...], dtype: DType, sep: str,
-                    prefix: str, suffix: str = "") -> str:  # fmt: skip
+def array_to_string(
+    flat: list[Any], shape: tuple[int, ...], dtype: DType, sep: str, prefix: str, suffix: str = ""
+) -> str:
     """NumPy's array2string: nested brackets, hanging indents and line wrapping."""
     summarize = len(flat) > THRESHOLD
     nested = _nested(flat, shape, summarize)

@@ -63,8 +63,12 @@ def keystr(keys: tuple[Any, ...], *, simple: bool = False, separator: str = "") 
 
 
 # ---- registration ------------------------------------------------------------------------------
-def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable,
-                         flatten_with_keys_func: Callable | None = None) -> None:  # fmt: skip
+def register_pytree_node(
+    nodetype: type,
+    flatten_func: Callable,
+    unflatten_func: Callable,
+    flatten_with_keys_func: Callable | None = None,
+) -> None:
     if nodetype in _registry:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
 
@@ -93,8 +97,12 @@ def register_pytree_node_class(cls: type) -> type:
     return cls
 
 
-def register_dataclass(nodetype: type, data_fields: list[str] | None = None,
-                       meta_fields: list[str] | None = None, drop_fields: Any = ()) -> type:  # fmt: skip
+def register_dataclass(
+    nodetype: type,
+    data_fields: list[str] | None = None,
+    meta_fields: list[str] | None = None,
+    drop_fields: Any = (),
+) -> type:
     if data_fields is None or meta_fields is None:
         fields = [f for f in dataclasses.fields(nodetype) if f.init]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
@@ -121,12 +129,24 @@ def _dict_flatten(d: dict) -> tuple[list[Any], Hashable]:
     return [d[k] for k in keys], tuple(keys)
 
 
-register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c),
-                     lambda t: ([(SequenceKey(i), v) for i, v in enumerate(t)], None))  # fmt: skip
-register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c),
-                     lambda t: ([(SequenceKey(i), v) for i, v in enumerate(t)], None))  # fmt: skip
-register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c, strict=True)),
-                     lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], tuple(sorted(d))))  # fmt: skip
+register_pytree_node(
+    tuple,
+    lambda t: (t, None),
+    lambda _, c: tuple(c),
+    lambda t: ([(SequenceKey(i), v) for i, v in enumerate(t)], None),
+)
+register_pytree_node(
+    list,
+    lambda t: (t, None),
+    lambda _, c: list(c),
+    lambda t: ([(SequenceKey(i), v) for i, v in enumerate(t)], None),
+)
+register_pytree_node(
+    dict,
+    _dict_flatten,
+    lambda keys, c: dict(zip(keys, c, strict=True)),
+    lambda d: ([(DictKey(k), d[k]) for k in sorted(d)], tuple(sorted(d))),
+)
 register_pytree_node(type(None), lambda _: ((), None), lambda _, c: None)
 register_pytree_node(
     OrderedDict,
@@ -168,6 +188,8 @@ class PyTreeDef:
     """A tree structure: node type, auxiliary data and children (leaves are `*`)."""
 
     __slots__ = ("kind", "aux", "children", "num_leaves", "num_nodes", "_hash")
+    num_leaves: int
+    num_nodes: int
 
     def __init__(self, kind: Any, aux: Any, children: tuple[PyTreeDef, ...]) -> None:
         self.kind = kind  # None for a leaf
@@ -299,15 +321,20 @@ def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> P
     return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
-             is_leaf: Callable[[Any], bool] | None = None) -> Any:  # fmt: skip
+def tree_map(
+    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
     leaves, treedef = tree_flatten(tree, is_leaf)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(*xs) for xs in zip(leaves, *others, strict=True))
 
 
-def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = ...,
-                is_leaf: Callable[[Any], bool] | None = None) -> Any:  # fmt: skip
+def tree_reduce(
+    function: Callable[[Any, Any], Any],
+    tree: Any,
+    initializer: Any = ...,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
     leaves = tree_leaves(tree, is_leaf)
     if initializer is ...:
         return functools.reduce(function, leaves)
@@ -334,8 +361,9 @@ def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
     return PyTreeDef(tuple, None, tuple(treedefs))
 
 
-def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
-                   pytree_to_transpose: Any) -> Any:  # fmt: skip
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
     flat = outer_treedef.flatten_up_to(pytree_to_transpose)
     if inner_treedef is None:
         inner_treedef = tree_structure(flat[0])
@@ -352,7 +380,7 @@ def _keys_of(tree: Any, kind: Any) -> list[Any]:
     if kind is OrderedDict:
         return [DictKey(k) for k in tree]
     node = _registry.get(kind, _NAMEDTUPLE)
-    kids, aux = node.to_iter(tree)
+    _, aux = node.to_iter(tree)
     return node.keys(tree, aux) if node.keys else []
 
 
@@ -381,8 +409,9 @@ def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = Non
     return tree_flatten_with_path(tree, is_leaf)[0]
 
 
-def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-                       is_leaf: Callable[[Any], bool] | None = None) -> Any:  # fmt: skip
+def tree_map_with_path(
+    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(pairs, *others, strict=True))

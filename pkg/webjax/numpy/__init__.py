@@ -23,6 +23,26 @@ inf = _math.inf
 nan = _math.nan
 newaxis = None
 
-__all__ = [*_all, "ndarray", "dtype", "bool_", "int8", "int16", "int32", "int64", "uint8",
-           "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "pi",
-           "e", "inf", "nan", "newaxis"]  # fmt: skip
+__all__ = [
+    *_all,
+    "ndarray",
+    "dtype",
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
+]

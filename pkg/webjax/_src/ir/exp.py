@@ -9,6 +9,7 @@ arithmetic with range analysis (tinygrad's symbolic idea, written for C-style id
 
 from __future__ import annotations
 
+import typing
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -43,6 +44,7 @@ class Exp:
     dtype: DType
     src: tuple[Exp, ...]
     arg: Any
+    _range: tuple[int, int] | tuple[()] | None
 
     @staticmethod
     def make(op: Op, dtype: DType, src: tuple[Exp, ...] = (), arg: Any = None) -> Exp:
@@ -95,7 +97,7 @@ class Exp:
         return self.op is Op.CONST
 
 
-# ---- range analysis -------------------------------------------------------------------------------
+# ---- range analysis ---------------------------------------------------------------------------
 def _dtype_range(d: DType) -> tuple[int, int] | None:
     if d.kind in "iu":
         return dt.iinfo_bounds(d)
@@ -126,12 +128,13 @@ def _raw_range(e: Exp) -> tuple[int, int] | None:
         return (0, max(int(e.arg) - 1, 0))
     if op is Op.CAST and e.src[0].dtype.kind in "iub":
         return e.src[0].vrange
-    rs = [s.vrange for s in e.src]
+    maybe = [s.vrange for s in e.src]
     if op is Op.WHERE:
-        a, b = rs[1], rs[2]
+        a, b = maybe[1], maybe[2]
         return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
-    if any(r is None for r in rs):
+    if any(r is None for r in maybe):
         return None
+    rs = typing.cast(list[tuple[int, int]], maybe)
     if op is Op.ADD:
         return (rs[0][0] + rs[1][0], rs[0][1] + rs[1][1])
     if op is Op.SUB:
@@ -300,9 +303,14 @@ def _simplify(op: Op, a: Exp, b: Exp) -> Exp | None:
             return _fold_compare(op, ra, (v, v))
     if op is Op.ADD:
         for p, q in ((a, b), (b, a)):  # (x / k) * k + x % k -> x (C semantics, any sign)
-            if (p.op is Op.MUL and p.src[1].is_const and p.src[0].op is Op.DIV
-                    and q.op is Op.MOD and q.src == p.src[0].src
-                    and p.src[0].src[1] is p.src[1]):  # fmt: skip
+            if (
+                p.op is Op.MUL
+                and p.src[1].is_const
+                and p.src[0].op is Op.DIV
+                and q.op is Op.MOD
+                and q.src == p.src[0].src
+                and p.src[0].src[1] is p.src[1]
+            ):
                 return q.src[0]
     if op in COMPARE and a.vrange is not None and b.vrange is not None:
         return _fold_compare(op, a.vrange, b.vrange)

@@ -333,10 +333,6 @@ def _imod(a: int, b: int) -> int:
     return r if a >= 0 else -r
 
 
-def _shift_limit(bits: int) -> Callable[[int, int], bool]:
-    return lambda s, _b=bits: s < 0 or s >= _b
-
-
 INT_FNS: dict[Op, Callable[..., int]] = {
     Op.NEG: lambda a: -a,
     Op.NOT: lambda a: ~a,

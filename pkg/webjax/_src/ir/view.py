@@ -50,8 +50,9 @@ def transpose_index(out_flat: Exp, in_shape: Sequence[int], perm: Sequence[int])
     return ravel(i, in_shape)
 
 
-def broadcast_index(out_flat: Exp, in_shape: Sequence[int], out_shape: Sequence[int],
-                    dims: Sequence[int]) -> Exp:  # fmt: skip
+def broadcast_index(
+    out_flat: Exp, in_shape: Sequence[int], out_shape: Sequence[int], dims: Sequence[int]
+) -> Exp:
     o = unravel(out_flat, out_shape)
     return ravel([E.i32(0) if in_shape[j] == 1 else o[d] for j, d in enumerate(dims)], in_shape)
 

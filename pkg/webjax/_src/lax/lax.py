@@ -118,8 +118,10 @@ def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
         raise TypeError(f"select_n `which` must be boolean or int32, got {which.dtype.name}")
     for c in cases[1:]:
         if c.dtype is not cases[0].dtype or c.shape != cases[0].shape:
-            raise TypeError("select_n cases must have the same shapes and dtypes, got "
-                            f"{[c.str_short() for c in cases]}")  # fmt: skip
+            raise TypeError(
+                "select_n cases must have the same shapes and dtypes, got "
+                f"{[c.str_short() for c in cases]}"
+            )
     if which.shape and which.shape != cases[0].shape:
         raise TypeError(
             f"select_n `which` must be scalar or have the same shape as cases, got "
@@ -140,8 +142,13 @@ broadcast_in_dim_p = _prim("broadcast_in_dim")
 
 
 @broadcast_in_dim_p.def_abstract_eval
-def _bid_abstract(x: ShapedArray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...],
-                  sharding: Any = None) -> ShapedArray:  # fmt: skip
+def _bid_abstract(
+    x: ShapedArray,
+    *,
+    shape: tuple[int, ...],
+    broadcast_dimensions: tuple[int, ...],
+    sharding: Any = None,
+) -> ShapedArray:
     if len(broadcast_dimensions) != x.ndim:
         raise TypeError(
             "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; got "
@@ -167,8 +174,9 @@ reshape_p = _prim("reshape")
 
 
 @reshape_p.def_abstract_eval
-def _reshape_abstract(x: ShapedArray, *, new_sizes: tuple[int, ...], dimensions: Any = None,
-                      sharding: Any = None) -> ShapedArray:  # fmt: skip
+def _reshape_abstract(
+    x: ShapedArray, *, new_sizes: tuple[int, ...], dimensions: Any = None, sharding: Any = None
+) -> ShapedArray:
     if math.prod(new_sizes) != x.size:
         raise TypeError(
             f"cannot reshape array of shape {x.shape} (size {x.size}) into shape "
@@ -213,14 +221,19 @@ def _concatenate_abstract(*xs: ShapedArray, dimension: int) -> ShapedArray:
         raise TypeError("concatenate requires at least one operand")
     nd = xs[0].ndim
     if not 0 <= dimension < nd:
-        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
-                        + ", ".join(str(x.shape) for x in xs))  # fmt: skip
+        raise TypeError(
+            f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+            + ", ".join(str(x.shape) for x in xs)
+        )
     for x in xs:
         if x.dtype is not xs[0].dtype:
-            raise TypeError("concatenate requires arguments to have the same dtypes, got "
-                            + ", ".join(x.dtype.name for x in xs))  # fmt: skip
-        if x.ndim != nd or any(a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape))
-                               if i != dimension):  # fmt: skip
+            raise TypeError(
+                "concatenate requires arguments to have the same dtypes, got "
+                + ", ".join(x.dtype.name for x in xs)
+            )
+        if x.ndim != nd or any(
+            a != b for i, (a, b) in enumerate(zip(x.shape, xs[0].shape)) if i != dimension
+        ):
             raise TypeError(
                 "Cannot concatenate arrays with shapes that differ in dimensions other than the "
                 "one being concatenated: concatenating along dimension "
@@ -231,8 +244,15 @@ def _concatenate_abstract(*xs: ShapedArray, dimension: int) -> ShapedArray:
     return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
 
 
-REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-              "reduce_or", "reduce_xor")  # fmt: skip
+REDUCTIONS = (
+    "reduce_sum",
+    "reduce_prod",
+    "reduce_max",
+    "reduce_min",
+    "reduce_and",
+    "reduce_or",
+    "reduce_xor",
+)
 
 
 def _reduce_abstract(name: str) -> Any:
@@ -351,8 +371,9 @@ def iota(dtype: Any, size: int) -> Any:
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
     shape = core.canonicalize_shape(shape)
-    return iota_p.bind(dtype=dtypes.dtype(dtype), shape=shape, dimension=int(dimension),
-                       sharding=None)  # fmt: skip
+    return iota_p.bind(
+        dtype=dtypes.dtype(dtype), shape=shape, dimension=int(dimension), sharding=None
+    )
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:

@@ -1,6 +1,6 @@
 """The jax.numpy implementation, written only on lax."""
 
-from . import array_methods as _array_methods  # noqa: F401  (attaches Array operators)
+from . import array_methods as _array_methods
 from .creation import (
     arange,
     array,

@@ -19,8 +19,12 @@ def _guard(fn: Any) -> Any:
     """Binary operators return NotImplemented for foreign operands (numpy-style)."""
 
     def op(self: Any, other: Any) -> Any:
-        if not (util.is_scalar(other) or isinstance(other, (Array, core.Tracer, list, tuple))
-                or hasattr(other, "__array__") or hasattr(other, "__jax_array__")):  # fmt: skip
+        if not (
+            util.is_scalar(other)
+            or isinstance(other, (Array, core.Tracer, list, tuple))
+            or hasattr(other, "__array__")
+            or hasattr(other, "__jax_array__")
+        ):
             return NotImplemented
         return fn(self, other)
 
@@ -54,9 +58,10 @@ def _reshape(self: Any, *args: Any, order: str = "C", **kw: Any) -> Any:
 
 
 def _transpose(self: Any, *axes: Any) -> Any:
+    perm: Any = axes
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-        axes = axes[0]
-    return shape.transpose(self, axes or None)
+        perm = axes[0]
+    return shape.transpose(self, perm or None)
 
 
 METHODS: dict[str, Any] = {
@@ -87,11 +92,16 @@ def _install(cls: type) -> None:
         setattr(cls, f"__r{name}__", _guard(_swap(fn)))
     for name, fn in _COMPARE.items():
         setattr(cls, f"__{name}__", _guard(fn))
-    cls.__rshift__ = _guard(lambda x, y: _rshift(x, y))  # type: ignore[attr-defined]
-    cls.__neg__ = lambda self: ufuncs.negative(self)  # type: ignore[attr-defined]
-    cls.__pos__ = lambda self: ufuncs.positive(self)  # type: ignore[attr-defined]
-    cls.__abs__ = lambda self: ufuncs.absolute(self)  # type: ignore[attr-defined]
-    cls.__invert__ = lambda self: ufuncs.invert(self)  # type: ignore[attr-defined]
+    extra = {
+        "__rshift__": _guard(_rshift),
+        "__rrshift__": _guard(_swap(_rshift)),
+        "__neg__": ufuncs.negative,
+        "__pos__": ufuncs.positive,
+        "__abs__": ufuncs.absolute,
+        "__invert__": ufuncs.invert,
+    }
+    for name, fn in extra.items():
+        setattr(cls, name, fn)
     for name, fn in METHODS.items():
         setattr(cls, name, fn)
     for name, fn in PROPERTIES.items():

@@ -49,8 +49,9 @@ def _from_numpy(obj: Any, dtype: DType | None) -> Array:
     return from_host_bytes(a.tobytes(), tuple(a.shape), dt, default_device())
 
 
-def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None,
-            device: Any = None) -> Any:  # fmt: skip
+def asarray(
+    a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, device: Any = None
+) -> Any:
     dt = None if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype))
     if device is not None:
         from ..lowering import using_device
@@ -102,11 +103,18 @@ def _from_sequence(a: Sequence[Any], dt: DType | None) -> Any:
 def _contains_arrays(a: Any) -> bool:
     if isinstance(a, (list, tuple)):
         return any(_contains_arrays(x) for x in a)
-    return isinstance(a, (Array, core.Tracer)) or _numpy_like(a) and getattr(a, "ndim", 0) > 0
+    return isinstance(a, (Array, core.Tracer)) or (_numpy_like(a) and getattr(a, "ndim", 0) > 0)
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True, order: Any = None,
-          ndmin: int = 0, *, device: Any = None) -> Any:  # fmt: skip
+def array(
+    object: Any,
+    dtype: Any = None,
+    copy: bool = True,
+    order: Any = None,
+    ndmin: int = 0,
+    *,
+    device: Any = None,
+) -> Any:
     out = asarray(object, dtype, device=device)
     nd = util.aval(out).ndim
     if ndmin > nd:
@@ -150,14 +158,16 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
     return lax.full(*_like(a, dtype, shape)[:1], 1, _like(a, dtype, shape)[1])
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None,
-              *, device: Any = None) -> Any:  # fmt: skip
+def full_like(
+    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
+) -> Any:
     s, dt = _like(a, dtype, shape)
     return lax.full(s, fill_value, dt)
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
-           *, device: Any = None) -> Any:  # fmt: skip
+def arange(
+    start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None
+) -> Any:
     for v in (start, stop, step):
         if isinstance(v, core.Tracer):
             raise core.ConcretizationTypeError(
@@ -196,8 +206,17 @@ def _host_scalar(v: Any) -> Any:
     return v
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype: Any = None, axis: int = 0, *, device: Any = None) -> Any:  # fmt: skip
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+    *,
+    device: Any = None,
+) -> Any:
     start, stop = _host_scalar(start), _host_scalar(stop)
     dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
     div = (num - 1) if endpoint else num

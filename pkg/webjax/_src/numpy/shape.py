@@ -21,15 +21,14 @@ def _resolve_shape(newshape: Any, size: int) -> tuple[int, ...]:
     if -1 in dims:
         known = math.prod(d for d in dims if d != -1)
         if known == 0 or size % known:
-            raise TypeError(
-                f"cannot reshape array of size {size} into shape {tuple(newshape)}"
-            )
+            raise TypeError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
         dims[dims.index(-1)] = size // known
     return tuple(dims)
 
 
-def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
-            copy: Any = None) -> Any:  # fmt: skip
+def reshape(
+    a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: Any = None
+) -> Any:
     if shape is None:
         shape = newshape
     if order != "C":
@@ -46,8 +45,8 @@ def ravel(a: Any, order: str = "C") -> Any:
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     a = util.ensure_array(a)
     nd = util.aval(a).ndim
-    perm = tuple(range(nd))[::-1] if axes is None else tuple(
-        util.canonical_axis(x, nd) for x in axes
+    perm = (
+        tuple(range(nd))[::-1] if axes is None else tuple(util.canonical_axis(x, nd) for x in axes)
     )
     if len(perm) != nd or sorted(perm) != list(range(nd)):
         raise ValueError("axes don't match array")
@@ -93,8 +92,10 @@ def broadcast_to(a: Any, shape: Any) -> Any:
 
 
 def atleast_1d(*arys: Any) -> Any:
-    out = [reshape(a, (1,)) if util.aval(util.ensure_array(a)).ndim == 0 else util.ensure_array(a)
-           for a in arys]  # fmt: skip
+    out = [
+        reshape(a, (1,)) if util.aval(util.ensure_array(a)).ndim == 0 else util.ensure_array(a)
+        for a in arys
+    ]
     return out[0] if len(out) == 1 else out
 
 

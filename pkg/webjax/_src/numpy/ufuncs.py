@@ -28,11 +28,14 @@ def _unary(name: str, fn: Any, float_only: bool = False) -> Any:
     return op
 
 
-add = _binary("add", lambda x, y: lax.add(x, y) if util.aval(x).dtype.kind != "b"
-              else lax.bitwise_or(x, y))  # fmt: skip
+add = _binary(
+    "add", lambda x, y: lax.add(x, y) if util.aval(x).dtype.kind != "b" else lax.bitwise_or(x, y)
+)
 subtract = _binary("subtract", lax.sub)
-multiply = _binary("multiply", lambda x, y: lax.mul(x, y) if util.aval(x).dtype.kind != "b"
-                   else lax.bitwise_and(x, y))  # fmt: skip
+multiply = _binary(
+    "multiply",
+    lambda x, y: lax.mul(x, y) if util.aval(x).dtype.kind != "b" else lax.bitwise_and(x, y),
+)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 equal = _binary("equal", lax.eq)
@@ -158,8 +161,14 @@ tanh = _unary("tanh", lax.tanh, True)
 arcsinh = _unary("arcsinh", lax.asinh, True)
 arccosh = _unary("arccosh", lax.acosh, True)
 arctanh = _unary("arctanh", lax.atanh, True)
-isfinite = _unary("isfinite", lambda x: lax.is_finite(x) if util.aval(x).dtype.kind == "f"
-                  else lax.full(util.aval(x).shape, True, dtypes.bool_))  # fmt: skip
+isfinite = _unary(
+    "isfinite",
+    lambda x: (
+        lax.is_finite(x)
+        if util.aval(x).dtype.kind == "f"
+        else lax.full(util.aval(x).shape, True, dtypes.bool_)
+    ),
+)
 
 
 def square(x: Any, /) -> Any:

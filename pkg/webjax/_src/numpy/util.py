@@ -27,7 +27,7 @@ def is_scalar(x: Any) -> bool:
 
 def ensure_array(x: Any) -> Any:
     """Arrays and tracers pass through; anything else becomes an array."""
-    if isinstance(x, core.Tracer) or hasattr(x, "aval") and hasattr(x, "_exp"):
+    if isinstance(x, core.Tracer) or (hasattr(x, "aval") and hasattr(x, "_exp")):
         return x
     from .creation import asarray
 
@@ -37,7 +37,7 @@ def ensure_array(x: Any) -> Any:
 def result_type(*args: Any) -> tuple[DType, bool]:
     pairs = []
     for a in args:
-        if isinstance(a, (DType, dtypes.ScalarType, str)) or isinstance(a, type):
+        if isinstance(a, (DType, dtypes.ScalarType, str, type)):
             pairs.append((dtypes.canonicalize(dtypes.dtype(a)), False))
         else:
             av = aval(a)
@@ -69,8 +69,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
         dims.discard(1)
         if len(dims) > 1:
             raise ValueError(
-                "Incompatible shapes for broadcasting: shapes="
-                + str([tuple(s) for s in shapes])
+                "Incompatible shapes for broadcasting: shapes=" + str([tuple(s) for s in shapes])
             )
         out.append(dims.pop() if dims else 1)
     return tuple(out)
@@ -99,8 +98,10 @@ def promote_args(name: str, *args: Any) -> list[Any]:
         raise ValueError(
             f"{name}: incompatible shapes for broadcasting: " + ", ".join(map(str, shapes))
         ) from None
-    return [a if aval(a).shape == shape or not aval(a).shape else broadcast_to(a, shape)
-            for a in promoted]  # fmt: skip
+    return [
+        a if aval(a).shape == shape or not aval(a).shape else broadcast_to(a, shape)
+        for a in promoted
+    ]
 
 
 def canonical_axis(axis: int, ndim: int) -> int:

@@ -5,7 +5,7 @@ Python (codegen.pyref). Slow by design; it defines the right answers on every ho
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..codegen import pyref
 from ..ir.kernel import Kernel
@@ -46,10 +46,10 @@ class CpuBackend(Backend):
     def dispatch(self, exe: CpuExecutable, inputs: list[Any], output: Any) -> None:
         k = exe.kernel
         views = [
-            memoryview(buf).cast(pyref.fmt(d))[: _count(buf, d)]
+            cast(Any, memoryview(buf)).cast(pyref.fmt(d))[: _count(buf, d)]
             for buf, d in zip(inputs, k.arg_dtypes, strict=True)
         ]
-        out = memoryview(output).cast(pyref.fmt(k.out_dtype))
+        out = cast(Any, memoryview(output)).cast(pyref.fmt(k.out_dtype))
         exe.fn(out, *views)
 
 
