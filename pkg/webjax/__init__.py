@@ -23,13 +23,45 @@ from webjax._src.array import Array
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
 from webjax._src.runtime.backend import Device
+from webjax._src.transformations import (
+    ShapeDtypeStruct,
+    checkpoint,
+    eval_shape,
+    grad,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    make_jaxpr,
+    remat,
+    value_and_grad,
+    vjp,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array",
     "Device",
+    "ShapeDtypeStruct",
     "ShapedArray",
+    "checkpoint",
+    "eval_shape",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jvp",
+    "linear_transpose",
+    "linearize",
+    "make_jaxpr",
+    "remat",
+    "value_and_grad",
+    "vjp",
     "available_backends",
     "block_until_ready",
     "config",

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from . import backends  # noqa: F401  (registers the backends)
+from .lax import ad_rules  # noqa: F401  (registers derivative rules)
 from .lowering import default_device as _current_default_device
 from .lowering import using_device
 from .runtime import backend as rt

@@ -16,6 +16,7 @@ from .core import ShapedArray
 from .dtypes import DType
 from .ir import exp as E
 from .ir.exp import Exp
+from .ir.ops import Op
 from .runtime.backend import Device
 
 
@@ -74,6 +75,13 @@ class Array:
         return False
 
     # ---- buffers and reads ---------------------------------------------------------------
+    def _literal_value(self) -> Any:
+        """The Python scalar of a 0-d constant (jaxprs inline it as a literal), else None."""
+        e = self._exp
+        if self.aval.shape == () and e is not None and e.op is Op.CONST:
+            return e.arg
+        return None
+
     def _check_alive(self) -> None:
         if self._deleted:
             raise RuntimeError("Array has been deleted.")

@@ -240,7 +240,14 @@ class Tracer:
             raise TypeError("len() of unsized object")
         return self.aval.shape[0]
 
+    def to_concrete_value(self) -> Any:
+        """The concrete value this tracer stands for, when known (e.g. a jvp primal)."""
+        return None
+
     def __bool__(self) -> bool:
+        v = self.to_concrete_value()
+        if v is not None:
+            return bool(v)
         raise TracerBoolConversionError(
             f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}. "
             "The truth value of a traced value depends on its runtime value; use "
@@ -255,12 +262,21 @@ class Tracer:
         )
 
     def __int__(self) -> int:
+        v = self.to_concrete_value()
+        if v is not None:
+            return int(v)
         raise self._concrete_error("int")
 
     def __float__(self) -> float:
+        v = self.to_concrete_value()
+        if v is not None:
+            return float(v)
         raise self._concrete_error("float")
 
     def __index__(self) -> int:
+        v = self.to_concrete_value()
+        if v is not None:
+            return operator.index(v)
         raise self._concrete_error("__index__", TracerIntegerConversionError)
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
@@ -284,9 +300,19 @@ class Tracer:
         return (self[i] for i in range(self.aval.shape[0]))  # type: ignore[index]
 
 
+def to_concrete(x: Any) -> Any:
+    """`x` itself if concrete, the value a tracer stands for if known, else None."""
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    return x
+
+
 def concrete_or_error(fn: Callable[[Any], Any], x: Any, context: str = "") -> Any:
     """Apply `fn` to a concrete value, or raise JAX's ConcretizationTypeError for a tracer."""
     if isinstance(x, Tracer):
+        v = x.to_concrete_value()
+        if v is not None:
+            return fn(v)
         raise ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {context}"
         )
@@ -306,3 +332,258 @@ def canonicalize_shape(shape: Any, context: str = "") -> tuple[int, ...]:
     if any(d < 0 for d in out):
         raise ValueError(f"negative dimensions are not allowed, got shape {out}")
     return out
+
+
+# ---- jaxprs -----------------------------------------------------------------------------------
+class Var:
+    """A jaxpr variable. Names are assigned when printing."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A constant inlined into a jaxpr (scalars print as `2.0:f32[]`)."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val: Any, aval: ShapedArray) -> None:
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Literal({self.val!r})"
+
+
+Atom = Var | Literal
+
+
+class JaxprEqn:
+    __slots__ = ("primitive", "invars", "outvars", "params")
+
+    def __init__(
+        self, primitive: Primitive, invars: list[Atom], outvars: list[Var], params: dict[str, Any]
+    ) -> None:
+        self.primitive = primitive
+        self.invars = invars
+        self.outvars = outvars
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"JaxprEqn({self.primitive.name})"
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(
+        self, constvars: list[Var], invars: list[Var], outvars: list[Atom], eqns: list[JaxprEqn]
+    ) -> None:
+        self.constvars = constvars
+        self.invars = invars
+        self.outvars = outvars
+        self.eqns = eqns
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __repr__(self) -> str:
+        return pp_jaxpr(self)
+
+    __str__ = __repr__
+
+
+class ClosedJaxpr:
+    """A jaxpr with values for its constvars."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self) -> list[JaxprEqn]:
+        return self.jaxpr.eqns
+
+    def __repr__(self) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+    __str__ = __repr__
+
+    def pretty_print(self, **_: Any) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+    """Evaluate `jaxpr` by binding its primitives in the current trace."""
+    env: dict[Var, Any] = {}
+
+    def read(x: Atom) -> Any:
+        return x.val if isinstance(x, Literal) else env[x]
+
+    for v, val in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = val
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    for v, val in zip(jaxpr.invars, args, strict=True):
+        env[v] = val
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, val in zip(eqn.outvars, outs, strict=True):
+            env[v] = val
+    return [read(v) for v in jaxpr.outvars]
+
+
+def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
+    return lambda *args: eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+class JaxprTypeError(TypeError):
+    pass
+
+
+def check_jaxpr(jaxpr: Jaxpr) -> None:
+    """Type-check: every variable defined once before use, every eqn's avals agree with its
+    primitive's abstract evaluation."""
+    defined: set[int] = set()
+
+    def use(x: Atom) -> ShapedArray:
+        if isinstance(x, Var) and id(x) not in defined:
+            raise JaxprTypeError(f"Variable {x} used before it is defined")
+        return x.aval
+
+    for v in [*jaxpr.constvars, *jaxpr.invars]:
+        if id(v) in defined:
+            raise JaxprTypeError(f"Variable {v} bound twice")
+        defined.add(id(v))
+    for eqn in jaxpr.eqns:
+        in_avals = [use(x) for x in eqn.invars]
+        rule = eqn.primitive.abstract_eval
+        if rule is not None:
+            out = rule(*in_avals, **eqn.params)
+            outs = out if eqn.primitive.multiple_results else [out]
+            got = [v.aval for v in eqn.outvars]
+            if [(a.shape, a.dtype) for a in outs] != [(a.shape, a.dtype) for a in got]:
+                raise JaxprTypeError(
+                    f"{eqn.primitive.name}: output types {got} do not match abstract evaluation "
+                    f"{outs}"
+                )
+        for v in eqn.outvars:
+            if id(v) in defined:
+                raise JaxprTypeError(f"Variable {v} bound twice")
+            defined.add(id(v))
+    for x in jaxpr.outvars:
+        use(x)
+
+
+# ---- printing -----------------------------------------------------------------------------------
+class _Names:
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def __call__(self, v: Var) -> str:
+        n = self.names.get(id(v))
+        if n is None:
+            n = self.names[id(v)] = _var_name(len(self.names))
+        return n
+
+
+def _var_name(i: int) -> str:
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(97 + r) + s
+    return s
+
+
+def _pp_atom(x: Atom, names: _Names) -> str:
+    if isinstance(x, Literal):
+        v = x.val
+        if x.aval.dtype.kind == "f":
+            text = repr(float(v)) if v == v and abs(v) != math.inf else str(float(v))
+        elif x.aval.dtype.kind == "b":
+            text = str(bool(v))
+        else:
+            text = str(int(v))
+        return f"{text}:{x.aval.str_short()}"
+    return names(x)
+
+
+def _pp_param(v: Any, names: _Names, indent: int) -> str:
+    if isinstance(v, ClosedJaxpr):
+        v = v.jaxpr
+    if isinstance(v, Jaxpr):
+        return _pp_jaxpr(v, names, indent + 2)
+    if isinstance(v, tuple) and v and all(isinstance(b, (Jaxpr, ClosedJaxpr)) for b in v):
+        pad = " " * (indent + 2)
+        inner = "\n".join(pad + _pp_param(b, names, indent + 2) for b in v)
+        return "(\n" + inner + "\n" + " " * indent + ")"
+    if isinstance(v, DType):
+        return v.name
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return str(v)
+
+
+def _pp_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
+    pad = " " * (indent + 4)
+    consts = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.constvars)
+    ins = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.invars)
+    lines = []
+    for eqn in jaxpr.eqns:
+        lhs = " ".join(
+            f"{names(v)}:{v.aval.str_short()}"
+            if not isinstance(v, _DropVar)
+            else f"_:{v.aval.str_short()}"
+            for v in eqn.outvars
+        )
+        params = sorted(eqn.params.items())
+        rhs_args = " ".join(_pp_atom(x, names) for x in eqn.invars)
+        if not params:
+            lines.append(f"{pad}{lhs} = {eqn.primitive.name} {rhs_args}".rstrip())
+            continue
+        rendered = [(k, _pp_param(v, names, indent + 4)) for k, v in params]
+        if any("\n" in r for _, r in rendered):
+            body = "\n".join(f"{pad}  {k}={r}" for k, r in rendered)
+            lines.append(f"{pad}{lhs} = {eqn.primitive.name}[\n{body}\n{pad}] {rhs_args}")
+        else:
+            ps = " ".join(f"{k}={r}" for k, r in rendered)
+            lines.append(f"{pad}{lhs} = {eqn.primitive.name}[{ps}] {rhs_args}")
+    outs = ", ".join(_pp_atom(x, names) for x in jaxpr.outvars)
+    outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
+    head = "{ lambda " + consts + "; " + ins + ". let"
+    if not lines:
+        return head + f"\n{' ' * (indent + 2)}in {outs} }}"
+    if len(lines) == 1 and indent > 0 and "\n" not in lines[0]:
+        return head + " " + lines[0].strip() + f" in {outs} }}"
+    return head + "\n" + "\n".join(lines) + f"\n{' ' * (indent + 2)}in {outs} }}"
+
+
+class _DropVar(Var):
+    """An output nobody reads (printed `_`)."""
+
+
+def pp_jaxpr(jaxpr: Jaxpr) -> str:
+    return _pp_jaxpr(jaxpr, _Names(), 0)

@@ -20,7 +20,7 @@ from .ir import exp as E
 from .ir import view
 from .ir.exp import Exp
 from .ir.ops import Op
-from .lax import lax
+from .lax import ad_rules, lax
 from .runtime import backend as rt
 from .runtime.backend import Device
 
@@ -252,6 +252,51 @@ def _concatenate(
     return result
 
 
+def _slice(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> Exp:
+    st = strides or (1,) * len(start_indices)
+    o = view.unravel(_idx(out), out.shape)
+    index = [E.add(E.mul(i, s), lo) for i, s, lo in zip(o, st, start_indices, strict=True)]
+    return view.reindex(ins[0], avals[0].size, view.ravel(index, avals[0].shape))
+
+
+def _pad(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    padding_config: tuple[tuple[int, int, int], ...],
+) -> Exp:
+    x_aval = avals[0]
+    pad_value = ins[1]
+    if x_aval.size == 0:
+        return pad_value
+    o = view.unravel(_idx(out), out.shape)
+    valid: Exp | None = None
+    index = []
+    for i, d, (lo, _hi, interior) in zip(o, x_aval.shape, padding_config, strict=True):
+        shifted = E.add(i, -lo)
+        step = interior + 1
+        # shifted may be negative: offset before dividing so idiv/mod act on non-negatives
+        bias = step * (lo // step + 1) if lo > 0 else 0
+        q = E.add(E.idiv(E.add(shifted, bias), step), -(bias // step))
+        conds = [E.binary(Op.CMPLE, E.i32(0), shifted), E.binary(Op.CMPLT, q, E.i32(d))]
+        if step > 1:
+            conds.append(E.binary(Op.CMPEQ, E.mod(E.add(shifted, bias), step), E.i32(0)))
+        for c in conds:
+            valid = c if valid is None else E.binary(Op.AND, valid, c)
+        index.append(q)
+    value = view.reindex(ins[0], x_aval.size, view.ravel(index, x_aval.shape))
+    return value if valid is None else E.where(valid, value, pad_value)
+
+
 _REDUCE_OPS = {
     "reduce_sum": Op.ADD, "reduce_prod": Op.MUL, "reduce_max": Op.MAX, "reduce_min": Op.MIN,
     "reduce_and": Op.AND, "reduce_or": Op.OR, "reduce_xor": Op.XOR,
@@ -285,8 +330,12 @@ register(lax.iota_p, _iota)
 register(lax.broadcast_in_dim_p, _broadcast_in_dim)
 register(lax.reshape_p, _reshape)
 register(lax.squeeze_p, _reshape)
+register(lax.stop_gradient_p, _reshape)
 register(lax.transpose_p, _transpose)
 register(lax.concatenate_p, _concatenate)
+register(lax.slice_p, _slice)
+register(ad_rules.add_any_p, _binary_rule(Op.ADD))
+register(lax.pad_p, _pad)
 for _name, _op in _REDUCE_OPS.items():
     register(lax.prims[_name], _reduce_rule(_op))
 

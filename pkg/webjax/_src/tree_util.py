@@ -80,9 +80,12 @@ def register_pytree_node(
     _registry[nodetype] = _Node(flatten_func, unflatten_func, keys)
 
 
-def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
-                              unflatten_func: Callable, flatten_func: Callable | None = None
-                              ) -> None:  # fmt: skip
+def register_pytree_with_keys(
+    nodetype: type,
+    flatten_with_keys: Callable,
+    unflatten_func: Callable,
+    flatten_func: Callable | None = None,
+) -> None:
     def flat(x: Any) -> Any:
         if flatten_func is not None:
             return flatten_func(x)
@@ -289,8 +292,9 @@ def _hashable(aux: Any) -> Any:
 _LEAF = PyTreeDef(None, None, ())
 
 
-def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                 ) -> tuple[list[Any], PyTreeDef]:  # fmt: skip
+def tree_flatten(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[Any], PyTreeDef]:
     leaves: list[Any] = []
     treedef = _flatten(tree, is_leaf, leaves)
     return leaves, treedef
@@ -384,8 +388,9 @@ def _keys_of(tree: Any, kind: Any) -> list[Any]:
     return node.keys(tree, aux) if node.keys else []
 
 
-def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
-                           ) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:  # fmt: skip
+def tree_flatten_with_path(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
     out: list[tuple[tuple[Any, ...], Any]] = []
 
     def walk(x: Any, path: tuple[Any, ...]) -> None:

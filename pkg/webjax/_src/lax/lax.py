@@ -16,7 +16,7 @@ from .. import core, dtypes
 from ..core import Primitive, ShapedArray
 from ..dtypes import DType
 
-# ---- elementwise primitives ------------------------------------------------------------------
+# ---- elementwise primitives ---------------------------------------------------------------------
 # name -> (allowed operand kinds). 'f' float, 'i' int, 'u' unsigned, 'b' bool.
 _NUM = "fiu"
 _INT = "iub"
@@ -92,7 +92,7 @@ neg_p, add_p, sub_p, mul_p, div_p = (prims[n] for n in ("neg", "add", "sub", "mu
 max_p, min_p = prims["max"], prims["min"]
 
 
-# ---- other primitives -------------------------------------------------------------------------
+# ---- other primitives ---------------------------------------------------------------------------
 def _prim(name: str) -> Primitive:
     prims[name] = p = Primitive(name)
     return p
@@ -102,7 +102,7 @@ convert_element_type_p = _prim("convert_element_type")
 
 
 @convert_element_type_p.def_abstract_eval
-def _convert_abstract(x: ShapedArray, *, new_dtype: DType, weak_type: bool, sharding: Any = None):
+def _convert_abstract(x: ShapedArray, *, new_dtype: DType, weak_type: bool):
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
@@ -352,7 +352,7 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     aval = _aval(x)
     if aval.dtype is new_dtype and aval.weak_type == weak_type:
         return x
-    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=None)
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def select_n(which: Any, *cases: Any) -> Any:
@@ -462,3 +462,101 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     if len(operands) == 1:
         return operands[0]
     return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+# ---- slicing and padding ------------------------------------------------------------------------
+slice_p = _prim("slice")
+
+
+@slice_p.def_abstract_eval
+def _slice_abstract(
+    x: ShapedArray,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> ShapedArray:
+    if not (len(start_indices) == len(limit_indices) == x.ndim):
+        raise TypeError(
+            f"slice start_indices {start_indices} and limit_indices {limit_indices} must have "
+            f"the same length as the operand rank {x.ndim}"
+        )
+    st = strides or (1,) * x.ndim
+    shape = []
+    for d, lo, hi, s in zip(x.shape, start_indices, limit_indices, st, strict=True):
+        if not 0 <= lo <= hi <= d or s < 1:
+            raise TypeError(
+                f"slice indices must satisfy 0 <= start <= limit <= shape with positive "
+                f"strides, got start_indices={start_indices}, limit_indices={limit_indices}, "
+                f"strides={strides} for operand shape {x.shape}"
+            )
+        shape.append(0 if hi == lo else (hi - lo + s - 1) // s)
+    return x.update(shape=tuple(shape))
+
+
+def slice(
+    operand: Any,
+    start_indices: Sequence[int],
+    limit_indices: Sequence[int],
+    strides: Sequence[int] | None = None,
+) -> Any:
+    st = None if strides is None or all(s == 1 for s in strides) else tuple(map(int, strides))
+    return slice_p.bind(
+        operand,
+        start_indices=tuple(map(int, start_indices)),
+        limit_indices=tuple(map(int, limit_indices)),
+        strides=st,
+    )
+
+
+pad_p = _prim("pad")
+
+
+@pad_p.def_abstract_eval
+def _pad_abstract(
+    x: ShapedArray, padding_value: ShapedArray, *, padding_config: tuple[tuple[int, int, int], ...]
+) -> ShapedArray:
+    if padding_value.shape:
+        raise TypeError(f"padding_value must be a scalar, got shape {padding_value.shape}")
+    if x.dtype is not padding_value.dtype:
+        raise TypeError(
+            f"pad operand and padding_value must have the same dtype, got {x.dtype.name} and "
+            f"{padding_value.dtype.name}"
+        )
+    if len(padding_config) != x.ndim:
+        raise ValueError(
+            f"length of padding_config must equal the number of axes of operand, got "
+            f"padding_config {padding_config} for operand shape {x.shape}"
+        )
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config, strict=True):
+        if interior < 0:
+            raise ValueError(
+                f"interior padding in padding_config must be nonnegative, got {interior}"
+            )
+        n = lo + hi + d + max(d - 1, 0) * interior
+        if n < 0:
+            raise ValueError(f"Dimension size after padding is not at least 0, got {n}")
+        shape.append(n)
+    return x.update(shape=tuple(shape))
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> Any:
+    cfg = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    return pad_p.bind(operand, padding_value, padding_config=cfg)
+
+
+stop_gradient_p = _prim("stop_gradient")
+stop_gradient_p.def_abstract_eval(lambda x: x)
+
+
+def stop_gradient(x: Any) -> Any:
+    """Identity whose derivative is zero (applied to every leaf of a pytree)."""
+    from ..tree_util import tree_map
+
+    def stop(v: Any) -> Any:
+        if _is_python_scalar(v):
+            return v
+        return stop_gradient_p.bind(v)
+
+    return tree_map(stop, x)

@@ -1,0 +1,1 @@
+"""Interpreters: the transformations (ad, batching) and staging (partial_eval)."""

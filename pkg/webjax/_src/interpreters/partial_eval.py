@@ -1,0 +1,214 @@
+"""Staging: traces that build jaxprs (make_jaxpr, jit) and partial evaluation (linearize).
+
+`JaxprTrace` records every primitive applied to its tracers as a jaxpr equation. Values that
+are not its own tracers (concrete arrays, Python scalars, tracers of outer traces) enter the
+jaxpr as literals (scalar constants) or constvars (closed-over values).
+
+With `partial=True` it is JAX's partial evaluator: an application whose inputs are all *known*
+(not this trace's tracers) is not staged but evaluated in the parent trace; only work that
+depends on the unknown inputs is recorded. Linearize is jvp under such a trace, with the
+tangents unknown (Autodidax's idea; JAX's `JaxprTrace`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import core
+from ..core import (
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    Primitive,
+    ShapedArray,
+    Trace,
+    Tracer,
+    Var,
+)
+
+# Rules for primitives that need special handling while staging partially
+# (e.g. cond/scan split into known and unknown parts). Signature:
+# rule(trace, *args, **params) -> outputs
+partial_eval_rules: dict[Primitive, Callable[..., Any]] = {}
+
+
+class JaxprTracer(Tracer):
+    __slots__ = ("aval",)
+
+    def __init__(self, trace: JaxprTrace, aval: ShapedArray) -> None:
+        self._trace = trace
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+class JaxprTrace(Trace):
+    def __init__(self, parent: Trace | None = None, partial: bool = False) -> None:
+        self.parent = parent if parent is not None else core.find_cur_trace()
+        self.partial = partial
+        self.eqns: list[JaxprEqn] = []
+        self.vars: dict[int, Var] = {}  # id(tracer) -> var
+        self.tracers: list[JaxprTracer] = []  # keeps ids stable
+        self.const_vars: dict[int, Var] = {}  # id(value) -> constvar
+        self.consts: list[tuple[Var, Any]] = []
+        self.invars: list[Var] = []
+
+    # ---- tracers and atoms -----------------------------------------------------------------
+    def new_arg(self, aval: ShapedArray) -> JaxprTracer:
+        t = self._new_tracer(aval)
+        self.invars.append(self.vars[id(t)])
+        return t
+
+    def _new_tracer(self, aval: ShapedArray) -> JaxprTracer:
+        t = JaxprTracer(self, aval)
+        self.tracers.append(t)
+        self.vars[id(t)] = Var(aval)
+        return t
+
+    def is_own(self, x: Any) -> bool:
+        return isinstance(x, JaxprTracer) and x._trace is self
+
+    def to_atom(self, x: Any) -> core.Atom:
+        if self.is_own(x):
+            return self.vars[id(x)]
+        lit = literal_value(x)
+        if lit is not None:
+            return lit
+        return self.const_var(x)
+
+    def const_var(self, x: Any) -> Var:
+        v = self.const_vars.get(id(x))
+        if v is None:
+            v = self.const_vars[id(x)] = Var(core.get_aval(x))
+            self.consts.append((v, x))
+        return v
+
+    # ---- primitives ------------------------------------------------------------------------
+    def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict) -> Any:
+        if self.partial and not any(self.is_own(a) for a in args):
+            with core.set_current_trace(self.parent):
+                return primitive.bind(*args, **params)
+        if self.partial and primitive in partial_eval_rules:
+            return partial_eval_rules[primitive](self, *args, **params)
+        return self.stage(primitive, args, params)
+
+    def stage(self, primitive: Primitive, args: Sequence[Any], params: dict) -> Any:
+        atoms = [self.to_atom(a) for a in args]
+        if primitive.abstract_eval is None:
+            raise NotImplementedError(
+                f"primitive '{primitive.name}' cannot be staged (no shape rule)"
+            )
+        out = primitive.abstract_eval(*[a.aval for a in atoms], **params)
+        out_avals = out if primitive.multiple_results else [out]
+        tracers = [self._new_tracer(a) for a in out_avals]
+        self.eqns.append(
+            JaxprEqn(primitive, atoms, [self.vars[id(t)] for t in tracers], dict(params))
+        )
+        return tracers if primitive.multiple_results else tracers[0]
+
+    # ---- results -----------------------------------------------------------------------------
+    def to_jaxpr(self, outs: Sequence[Any], hoist_consts: bool = False) -> tuple[Jaxpr, list[Any]]:
+        """The recorded jaxpr returning `outs`, and the values of its constvars."""
+        outvars = [self.to_atom(o) for o in outs]
+        constvars = [v for v, _ in self.consts]
+        consts = [c for _, c in self.consts]
+        jaxpr = Jaxpr(constvars, list(self.invars), outvars, list(self.eqns))
+        jaxpr = _dce(jaxpr)
+        kept = {id(v) for v in jaxpr.constvars}
+        consts = [c for v, c in zip(constvars, consts, strict=True) if id(v) in kept]
+        core.check_jaxpr(jaxpr)
+        return jaxpr, consts
+
+
+def literal_value(x: Any) -> Literal | None:
+    """Python scalars and concrete 0-d constants become jaxpr literals."""
+    if type(x) in (bool, int, float):
+        return Literal(x, core.get_aval(x))
+    const = getattr(x, "_literal_value", None)
+    if const is not None:
+        v = const()
+        if v is not None:
+            return Literal(v, x.aval)
+    return None
+
+
+def _dce(jaxpr: Jaxpr) -> Jaxpr:
+    """Drop equations whose outputs are unused (all primitives here are pure)."""
+    live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(id(v) in live for v in eqn.outvars) or eqn.primitive.name in _EFFECTFUL:
+            eqns.append(eqn)
+            live.update(id(v) for v in eqn.invars if isinstance(v, Var))
+    eqns.reverse()
+    constvars = [v for v in jaxpr.constvars if id(v) in live]
+    return Jaxpr(constvars, jaxpr.invars, jaxpr.outvars, eqns)
+
+
+_EFFECTFUL: set[str] = {"debug_callback"}
+
+
+def trace_to_jaxpr(
+    fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray]
+) -> tuple[Jaxpr, list[Any], list[Any]]:
+    """Stage `fun` (flat args -> flat list of outputs) into a jaxpr.
+
+    Returns the jaxpr (constvars first), the constants, and the raw outputs (for inspection).
+    """
+    trace = JaxprTrace()
+    args = [trace.new_arg(a) for a in in_avals]
+    with core.set_current_trace(trace):
+        outs = list(fun(*args))
+    jaxpr, consts = trace.to_jaxpr(outs)
+    return jaxpr, consts, outs
+
+
+def trace_to_closed_jaxpr(
+    fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray]
+) -> ClosedJaxpr:
+    jaxpr, consts, _ = trace_to_jaxpr(fun, in_avals)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """Turn constvars into leading invars (closure conversion)."""
+    return Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns)
+
+
+def partial_eval_jaxpr(
+    closed: ClosedJaxpr, unknowns: Sequence[bool], instantiate: Sequence[bool]
+) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
+    """Split a jaxpr into a known part and an unknown part.
+
+    known:   (known inputs) -> (known outputs, residuals)
+    unknown: (residuals, unknown inputs) -> (unknown outputs)
+    Returns (known, unknown, out_unknowns, num_residuals). Outputs flagged in `instantiate`
+    are made unknown even when they could be computed from known inputs alone.
+    """
+    known_trace = JaxprTrace()
+    pe = JaxprTrace(parent=known_trace, partial=True)
+    args = [
+        pe.new_arg(a) if u else known_trace.new_arg(a)
+        for a, u in zip(closed.in_avals, unknowns, strict=True)
+    ]
+    with core.set_current_trace(pe):
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    out_unknowns = [pe.is_own(o) or bool(inst) for o, inst in zip(outs, instantiate, strict=True)]
+    # Residuals: known values the unknown part closes over.
+    unknown_outs = [o for o, u in zip(outs, out_unknowns, strict=True) if u]
+    for o in unknown_outs:
+        if not pe.is_own(o):
+            pe.to_atom(o)  # a known output that must be unknown: passes as a residual
+    pe_jaxpr, residuals = pe.to_jaxpr(unknown_outs)
+    unknown_jaxpr = convert_constvars_jaxpr(pe_jaxpr)
+    known_outs = [o for o, u in zip(outs, out_unknowns, strict=True) if not u]
+    k_jaxpr, k_consts = known_trace.to_jaxpr([*known_outs, *residuals])
+    return (
+        ClosedJaxpr(k_jaxpr, k_consts),
+        ClosedJaxpr(unknown_jaxpr, []),
+        out_unknowns,
+        len(residuals),
+    )

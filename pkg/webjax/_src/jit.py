@@ -1,0 +1,362 @@
+"""`jit`: a higher-order primitive holding a closed jaxpr, and its rules.
+
+`jit(f)` traces `f` once per (pytree structure, avals, static arguments) into a jaxpr and binds
+`jit_p`; every transformation has a rule for `jit_p`, so `grad(jit(f))` and `vmap(jit(f))` stay
+staged. Evaluating `jit_p` runs the program on the arrays' device (eager kernels are lazy and
+fuse, so a whole elementwise program becomes one kernel per reduction boundary).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import core
+from .core import ClosedJaxpr, ShapedArray
+from .interpreters import ad, batching
+from .interpreters import partial_eval as pe
+from .interpreters.ad import UndefinedPrimal, Zero, is_undefined
+from .tree_util import tree_flatten, tree_unflatten
+
+jit_p = core.Primitive("jit")
+jit_p.multiple_results = True
+
+
+@jit_p.def_abstract_eval
+def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list:
+    return list(jaxpr.out_avals)
+
+
+@jit_p.def_impl
+def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[Any]:
+    return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+def _closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
+    return lambda *a: core.eval_jaxpr(closed.jaxpr, closed.consts, *a)
+
+
+def trace_closed(fun: Callable[..., Sequence[Any]], avals: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """Trace to a jaxpr whose constants are hoisted into leading... kept as consts."""
+    return pe.trace_to_closed_jaxpr(fun, avals)
+
+
+# ---- jvp ----------------------------------------------------------------------------------------
+def _jit_jvp(
+    primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, name: str, **params: Any
+) -> tuple[list[Any], list[Any]]:
+    nonzero = [not isinstance(t, Zero) for t in tangents]
+    jvp_closed, out_nonzero = _jvp_jaxpr(jaxpr, tuple(nonzero))
+    tangent_args = [t for t in tangents if not isinstance(t, Zero)]
+    outs = jit_p.bind(*primals, *tangent_args, jaxpr=jvp_closed, name=f"jvp({name})")
+    n = len(jaxpr.out_avals)
+    primal_outs, nz_tangents = outs[:n], iter(outs[n:])
+    tangent_outs = [
+        next(nz_tangents) if nz else Zero(ad.tangent_aval(a))
+        for nz, a in zip(out_nonzero, jaxpr.out_avals, strict=True)
+    ]
+    return primal_outs, tangent_outs
+
+
+def _jvp_jaxpr(closed: ClosedJaxpr, nonzero: tuple[bool, ...]) -> tuple[ClosedJaxpr, list[bool]]:
+    avals = closed.in_avals
+    t_avals = [ad.tangent_aval(a) for a, nz in zip(avals, nonzero, strict=True) if nz]
+    out_nonzero: list[bool] = []
+
+    def fun(*args: Any) -> list[Any]:
+        primals = args[: len(avals)]
+        it = iter(args[len(avals) :])
+        tangents = [
+            next(it) if nz else Zero(ad.tangent_aval(a))
+            for nz, a in zip(nonzero, avals, strict=True)
+        ]
+        p_out, t_out = ad.jvp_flat(_closed_call(closed), primals, tangents)
+        out_nonzero[:] = [not isinstance(t, Zero) for t in t_out]
+        return [*p_out, *[t for t in t_out if not isinstance(t, Zero)]]
+
+    return pe.trace_to_closed_jaxpr(fun, [*avals, *t_avals]), out_nonzero
+
+
+ad.primitive_jvps[jit_p] = _jit_jvp
+
+
+# ---- partial evaluation (linearize) -------------------------------------------------------------
+def _jit_partial_eval(
+    trace: pe.JaxprTrace, *args: Any, jaxpr: ClosedJaxpr, name: str, **params: Any
+) -> list[Any]:
+    unknowns = [trace.is_own(a) for a in args]
+    n_out = len(jaxpr.out_avals)
+    known, unknown, out_unknowns, n_res = pe.partial_eval_jaxpr(jaxpr, unknowns, [False] * n_out)
+    known_args = [a for a, u in zip(args, unknowns, strict=True) if not u]
+    with core.set_current_trace(trace.parent):
+        known_outs = jit_p.bind(*known_args, jaxpr=known, name=name)
+    n_known = len(known_outs) - n_res
+    known_vals, residuals = known_outs[:n_known], known_outs[n_known:]
+    unknown_args = [a for a, u in zip(args, unknowns, strict=True) if u]
+    staged = trace.stage(jit_p, [*residuals, *unknown_args], {"jaxpr": unknown, "name": name})
+    k_it, u_it = iter(known_vals), iter(staged)
+    return [next(u_it) if u else next(k_it) for u in out_unknowns]
+
+
+pe.partial_eval_rules[jit_p] = _jit_partial_eval
+
+
+# ---- transpose ----------------------------------------------------------------------------------
+def _jit_transpose(
+    cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, name: str, **params: Any
+) -> list[Any]:
+    undefined = [is_undefined(a) for a in args]
+    defined_args = [a for a in args if not is_undefined(a)]
+    nz_cts = [not isinstance(c, Zero) for c in cts]
+    ct_avals = [a for a, nz in zip(jaxpr.out_avals, nz_cts, strict=True) if nz]
+    def_avals = [core.get_aval(a) for a in defined_args]
+
+    def transposed(*flat: Any) -> list[Any]:
+        defined, ct_in = flat[: len(def_avals)], iter(flat[len(def_avals) :])
+        d_it = iter(defined)
+        full = [a if u else next(d_it) for a, u in zip(args, undefined, strict=True)]
+        cts_full = [
+            next(ct_in) if nz else Zero(a) for nz, a in zip(nz_cts, jaxpr.out_avals, strict=True)
+        ]
+        res = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, full, cts_full)
+        return [ad.instantiate(r) for r, u in zip(res, undefined, strict=True) if u]
+
+    t_closed = pe.trace_to_closed_jaxpr(transposed, [*def_avals, *ct_avals])
+    outs = iter(
+        jit_p.bind(
+            *defined_args,
+            *[c for c in cts if not isinstance(c, Zero)],
+            jaxpr=t_closed,
+            name=f"transpose({name})",
+        )
+    )
+    return [next(outs) if u else None for u in undefined]
+
+
+ad.primitive_transposes[jit_p] = _jit_transpose
+
+
+# ---- batching -----------------------------------------------------------------------------------
+def _jit_batch(
+    args: list[Any], dims: list[Any], *, jaxpr: ClosedJaxpr, name: str, **params: Any
+) -> tuple[list[Any], list[Any]]:
+    size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    args = [
+        batching.moveaxis(a, d, 0) if d is not None else a for a, d in zip(args, dims, strict=True)
+    ]
+    in_dims = [0 if d is not None else None for d in dims]
+    avals = [core.get_aval(a) for a in args]
+    unbatched = [
+        av if d is None else av.update(shape=av.shape[1:])
+        for av, d in zip(avals, in_dims, strict=True)
+    ]
+    del unbatched
+
+    def fun(*xs: Any) -> list[Any]:
+        return batching.vmap_flat(
+            _closed_call(jaxpr), xs, in_dims, [0] * len(jaxpr.out_avals), size
+        )
+
+    batched = pe.trace_to_closed_jaxpr(fun, avals)
+    outs = jit_p.bind(*args, jaxpr=batched, name=name)
+    return outs, [0] * len(outs)
+
+
+batching.primitive_batchers[jit_p] = _jit_batch
+
+
+# ---- the API ------------------------------------------------------------------------------------
+class Lowered:
+    """What `jit(f).lower(*args)` returns: the staged program, inspectable."""
+
+    def __init__(self, closed: ClosedJaxpr, out_tree: Any, name: str) -> None:
+        self.jaxpr = closed
+        self.out_tree = out_tree
+        self.name = name
+
+    def as_text(self) -> str:
+        return str(self.jaxpr)
+
+    def compile(self) -> Lowered:
+        return self
+
+    def __call__(self, *args: Any) -> Any:
+        flat, _ = tree_flatten(args)
+        return tree_unflatten(self.out_tree, jit_p.bind(*flat, jaxpr=self.jaxpr, name=self.name))
+
+
+def _hashable_static(v: Any, what: str) -> Any:
+    try:
+        hash(v)
+    except TypeError:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(v)}, {v!r:.60}. The error was: unhashable type"
+        ) from None
+    return v
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    static_argnums: Any = None,
+    static_argnames: Any = None,
+    donate_argnums: Any = None,
+    donate_argnames: Any = None,
+    keep_unused: bool = False,
+    device: Any = None,
+    backend: Any = None,
+    inline: bool = False,
+    **_: Any,
+) -> Any:
+    if fun is None:
+        return functools.partial(
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+        )
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums)
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+class Jitted:
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: Any,
+        static_argnames: Any,
+        donate_argnums: Any,
+    ) -> None:
+        self.fun = fun
+        functools.update_wrapper(self, fun)  # type: ignore[arg-type]
+        self.static_argnums = tuple(int(i) for i in _as_tuple(static_argnums))
+        self.static_argnames = tuple(_as_tuple(static_argnames))
+        self.donate_argnums = tuple(int(i) for i in _as_tuple(donate_argnums))
+        try:
+            sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            sig = None
+        self._sig = sig
+        if sig is not None:  # JAX relates static argnums and argnames through the signature
+            params = list(sig.parameters)
+            for i in self.static_argnums:
+                if 0 <= i < len(params) and params[i] not in self.static_argnames:
+                    self.static_argnames += (params[i],)
+            for nm in self.static_argnames:
+                if nm in params and params.index(nm) not in self.static_argnums:
+                    self.static_argnums += (params.index(nm),)
+        self._cache: dict[Any, tuple[ClosedJaxpr, Any]] = {}
+        self.trace_count = 0
+        self.__name__ = getattr(fun, "__name__", "fun")
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        nargs = len(args)
+        static_pos = {i % nargs if nargs else i for i in self.static_argnums if -nargs <= i < nargs}
+        dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
+        static_args = tuple((i, _hashable_static(args[i], "arg")) for i in sorted(static_pos))
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        static_kwargs = tuple(
+            sorted(
+                (k, _hashable_static(v, k)) for k, v in kwargs.items() if k in self.static_argnames
+            )
+        )
+        return dyn_args, dyn_kwargs, static_args, static_kwargs
+
+    def _trace(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[ClosedJaxpr, Any, list]:
+        dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
+        flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        flat = [_to_array(x) for x in flat]
+        avals = tuple(core.get_aval(x) for x in flat)
+        key = (in_tree, avals, static_args, static_kwargs, _device_key())
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[0], hit[1], flat
+        nargs = len(args)
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            d_args, d_kwargs = tree_unflatten(in_tree, xs)
+            it = iter(d_args)
+            static = dict(static_args)
+            full = [static[i] if i in static else next(it) for i in range(nargs)]
+            out = self.fun(*full, **d_kwargs, **dict(static_kwargs))
+            leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return [_to_array(x) for x in leaves]
+
+        self.trace_count += 1
+        closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
+        self._cache[key] = (closed, out_tree_box[0])
+        return closed, out_tree_box[0], flat
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .config import config
+
+        if config.read("jax_disable_jit"):
+            return self.fun(*args, **kwargs)
+        closed, out_tree, flat = self._trace(args, kwargs)
+        outs = jit_p.bind(*flat, jaxpr=closed, name=self.__name__)
+        return tree_unflatten(out_tree, outs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        closed, out_tree, _ = self._trace(args, kwargs)
+        return Lowered(closed, out_tree, self.__name__)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Lowered:
+        return self.lower(*args, **kwargs)
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        closed, out_tree, _ = self._trace(args, kwargs)
+        return tree_unflatten(out_tree, closed.out_avals)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+
+def _device_key() -> Any:
+    from .lowering import default_device
+
+    return default_device()
+
+
+def _to_array(x: Any) -> Any:
+    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
+        return x
+    if type(x) in (bool, int, float):
+        from .numpy.creation import asarray
+
+        return asarray(x)
+    if core.is_valid_jaxtype(x):
+        return x
+    from .numpy.creation import asarray
+
+    try:
+        return asarray(x)
+    except TypeError:
+        raise TypeError(
+            f"Argument '{x!r:.60}' of type {type(x)} is not a valid JAX type."
+        ) from None
+
+
+def _unused(*_: Any) -> None:
+    return None
+
+
+__all__ = ["jit", "jit_p", "Jitted", "Lowered", "UndefinedPrimal"]

@@ -1,0 +1,579 @@
+"""The public transformation API over pytrees: jvp, linearize, vjp, grad, value_and_grad,
+jacfwd, jacrev, hessian, make_jaxpr, eval_shape, linear_transpose, stop_gradient, checkpoint.
+
+Each wrapper flattens pytrees, checks arguments the way JAX does (same exception types), and
+calls the flat interpreter in `interpreters/`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import core, dtypes
+from .core import ShapedArray
+from .interpreters import ad
+from .interpreters import partial_eval as pe
+from .interpreters.ad import Zero
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+
+def _to_array(x: Any) -> Any:
+    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
+        return x
+    from .numpy.creation import asarray
+
+    return asarray(x)
+
+
+def _flat_fun(fun: Callable[..., Any], in_tree: Any, out_store: list[Any]) -> Callable[..., list]:
+    def flat(*args: Any) -> list[Any]:
+        a, kw = tree_unflatten(in_tree, args)
+        out = fun(*a, **kw)
+        leaves, tree = tree_flatten(out)
+        out_store[:] = [tree]
+        return [_to_array(x) for x in leaves]
+
+    return flat
+
+
+# ---- jvp / linearize ----------------------------------------------------------------------------
+def _check_tangent(p: Any, t: Any) -> None:
+    pa, ta = core.get_aval(p), core.get_aval(t)
+    if pa.shape != ta.shape:
+        raise ValueError(
+            "jvp called with different primal and tangent shapes;"
+            f"Got primal shape {pa.shape} and tangent shape as {ta.shape}"
+        )
+    expected = pa.dtype if pa.dtype.kind == "f" else "float0"
+    if pa.dtype.kind == "f" and ta.dtype is not pa.dtype:
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
+            "case of int/bool primal dtype the tangent dtype must be float0.Got primal dtype "
+            f"{pa.dtype.name} and so expected tangent dtype {expected}, but got tangent dtype "
+            f"{ta.dtype.name} instead."
+        )
+
+
+def jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Any:
+    if not isinstance(primals, (tuple, list)):
+        raise TypeError(
+            f"primal and tangent arguments to jax.jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
+    if not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"primal and tangent arguments to jax.jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}."
+        )
+    p_flat, p_tree = tree_flatten(tuple(primals))
+    t_flat, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp must have the same tree structure; primals "
+            f"have tree structure {p_tree} whereas tangents have tree structure {t_tree}."
+        )
+    p_flat = [_to_array(p) for p in p_flat]
+    t_flat = [_to_array(t) for t in t_flat]
+    for p, t in zip(p_flat, t_flat, strict=True):
+        _check_tangent(p, t)
+    out_tree: list[Any] = []
+    aux_box: list[Any] = []
+    f = _aux_split(fun, has_aux, aux_box)
+    flat = _flat_fun(f, tree_structure((tuple(primals), {})), out_tree)
+    primal_outs, tangent_outs = ad.jvp_flat(
+        lambda *a: flat(*a), p_flat, [t if _is_float(t) else Zero(core.get_aval(t)) for t in t_flat]
+    )
+    tangent_outs = [ad.instantiate(t) for t in tangent_outs]
+    po = tree_unflatten(out_tree[0], primal_outs)
+    to = tree_unflatten(out_tree[0], tangent_outs)
+    return (po, to, aux_box[0]) if has_aux else (po, to)
+
+
+def _is_float(x: Any) -> bool:
+    return core.get_aval(x).dtype.kind == "f"
+
+
+def _aux_split(fun: Callable[..., Any], has_aux: bool, box: list[Any]) -> Callable[..., Any]:
+    if not has_aux:
+        return fun
+
+    def f(*a: Any, **kw: Any) -> Any:
+        out = fun(*a, **kw)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise ValueError(
+                "has_aux=True requires fun to return a pair (output, auxiliary data), got "
+                f"{type(out).__name__}"
+            )
+        box[:] = [tree_map(_stop_aux, out[1])]
+        return out[0]
+
+    return f
+
+
+def _stop_aux(x: Any) -> Any:
+    """Aux outputs leave the transformation as plain values (JAX returns them unchanged)."""
+    return x
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    p_flat, in_tree = tree_flatten((primals, {}))
+    p_flat = [_to_array(p) for p in p_flat]
+    out_tree: list[Any] = []
+    aux_box: list[Any] = []
+    flat = _flat_fun(_aux_split(fun, has_aux, aux_box), in_tree, out_tree)
+    primal_outs, lin = ad.linearize_flat(flat, p_flat)
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_flat, _ = tree_flatten(tangents)
+        outs = lin(*[_to_array(t) for t in t_flat])
+        return tree_unflatten(out_tree[0], [ad.instantiate(o) for o in outs])
+
+    po = tree_unflatten(out_tree[0], primal_outs)
+    return (po, f_jvp, aux_box[0]) if has_aux else (po, f_jvp)
+
+
+# ---- reverse mode -------------------------------------------------------------------------------
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    p_flat, in_tree = tree_flatten((primals, {}))
+    p_flat = [_to_array(p) for p in p_flat]
+    out_tree: list[Any] = []
+    aux_box: list[Any] = []
+    flat = _flat_fun(_aux_split(fun, has_aux, aux_box), in_tree, out_tree)
+    primal_outs, pullback = ad.vjp_flat(flat, p_flat)
+    out_avals = [core.get_aval(o) for o in primal_outs]
+    p_tree = tree_structure(primals)
+
+    def vjp_fun(ct: Any) -> tuple[Any, ...]:
+        ct_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree[0]:
+            raise ValueError(
+                "Tree structure of cotangent input "
+                f"{ct_tree}, does not match structure of primal output {out_tree[0]}."
+            )
+        cts = []
+        for c, a in zip(ct_flat, out_avals, strict=True):
+            c = _to_array(c)
+            ca = core.get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(
+                    f"Shape of cotangent input to vjp pullback function {ca.shape} must be the "
+                    f"same as the shape of corresponding primal input {a.shape}."
+                )
+            cts.append(c)
+        res = pullback(*cts)
+        in_avals = [core.get_aval(p) for p in p_flat]
+        res = [_zero_ct(r, a) for r, a in zip(res, in_avals, strict=True)]
+        return tuple(tree_unflatten(p_tree, res))
+
+    po = tree_unflatten(out_tree[0], primal_outs)
+    return (po, vjp_fun, aux_box[0]) if has_aux else (po, vjp_fun)
+
+
+def _zero_ct(r: Any, aval: ShapedArray) -> Any:
+    if isinstance(r, Zero) or r is None:
+        return ad.zeros_like_aval(aval.strip_weak_type())
+    return r
+
+
+def _argnums(argnums: Any, nargs: int) -> tuple[tuple[int, ...], bool]:
+    if isinstance(argnums, int):
+        nums, single = (argnums,), True
+    else:
+        nums, single = tuple(argnums), False
+    for i in nums:
+        if not -nargs <= i < nargs:
+            raise TypeError(
+                f"Differentiating with respect to argnums={argnums} requires at least {i + 1} "
+                f"positional arguments to be passed by the caller, but got only {nargs} "
+                "positional arguments."
+            )
+    return tuple(i % nargs for i in nums), single
+
+
+def _check_input_dtype(x: Any, allow_int: bool, fname: str) -> None:
+    dt = core.get_aval(x).dtype
+    if dt.kind != "f" and not allow_int:
+        raise TypeError(
+            f"{fname} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+            f"of np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
+            "inputs, use vjp or set allow_int to True."
+        )
+
+
+def value_and_grad(
+    fun: Callable[..., Any],
+    argnums: Any = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Any = (),
+) -> Callable[..., Any]:
+    if holomorphic:
+        raise NotImplementedError("holomorphic differentiation needs complex dtypes (not yet)")
+
+    @functools.wraps(fun)
+    def vg(*args: Any, **kwargs: Any) -> Any:
+        nums, single = _argnums(argnums, len(args))
+        args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
+        for i in nums:
+            for leaf in tree_flatten(args[i])[0]:
+                _check_input_dtype(leaf, allow_int, "grad")
+
+        def f_partial(*diff: Any) -> Any:
+            full = list(args)
+            for i, d in zip(nums, diff, strict=True):
+                full[i] = d
+            return fun(*full, **kwargs)
+
+        res = vjp(f_partial, *[args[i] for i in nums], has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        out_leaves = tree_flatten(out)[0]
+        if len(out_leaves) != 1 or core.get_aval(_to_array(out_leaves[0])).shape != ():
+            shape = core.get_aval(_to_array(out_leaves[0])).shape if out_leaves else None
+            raise TypeError(
+                "Gradient only defined for scalar-output functions. Output "
+                + (f"had shape: {shape}." if len(out_leaves) == 1 else "was a pytree.")
+            )
+        out_aval = core.get_aval(_to_array(out_leaves[0]))
+        if out_aval.dtype.kind != "f":
+            raise TypeError(
+                "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                f"np.floating), but got {out_aval.dtype.name}. For holomorphic differentiation, "
+                "pass holomorphic=True. For differentiation of non-holomorphic functions "
+                "involving complex outputs, use jax.vjp directly."
+            )
+        from .lax import lax
+
+        seed = tree_unflatten(tree_structure(out), [lax.full((), 1.0, out_aval.dtype)])
+        grads = pullback(seed)
+        g = grads[0] if single else tuple(grads)
+        if has_aux:
+            return (out, res[2]), g
+        return out, g
+
+    return vg
+
+
+def grad(
+    fun: Callable[..., Any],
+    argnums: Any = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Any = (),
+) -> Callable[..., Any]:
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def g(*args: Any, **kwargs: Any) -> Any:
+        (value, grads) = vg(*args, **kwargs)
+        if has_aux:
+            return grads, value[1]
+        return grads
+
+    return g
+
+
+# ---- jacobians ----------------------------------------------------------------------------------
+def _std_basis(flat: list[Any]) -> tuple[Any, int]:
+    """An identity matrix covering all flat inputs (rows: basis directions)."""
+    import math
+
+    from .lax import lax
+
+    sizes = [math.prod(core.get_aval(x).shape) for x in flat]
+    n = sum(sizes)
+    dt = dtypes.result_type(*[(core.get_aval(x).dtype, False) for x in flat])[0]
+    if dt.kind != "f":
+        dt = dtypes.default_float()
+    eye = lax.convert_element_type(
+        lax.eq(
+            lax.broadcasted_iota(dtypes.int32, (n, n), 0),
+            lax.broadcasted_iota(dtypes.int32, (n, n), 1),
+        ),
+        dt,
+    )
+    return eye, n
+
+
+def _split_basis(eye: Any, flat: list[Any]) -> list[Any]:
+    import math
+
+    from .lax import lax
+
+    out, start = [], 0
+    n = core.get_aval(eye).shape[0]
+    for x in flat:
+        a = core.get_aval(x)
+        size = math.prod(a.shape)
+        piece = lax.slice(eye, (0, start), (n, start + size))
+        out.append(lax.convert_element_type(lax.reshape(piece, (n, *a.shape)), a.dtype))
+        start += size
+    return out
+
+
+def jacfwd(
+    fun: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    from .vmap import vmap
+
+    @functools.wraps(fun)
+    def jac(*args: Any, **kwargs: Any) -> Any:
+        nums, single = _argnums(argnums, len(args))
+        args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
+        dyn = tuple(args[i] for i in nums)
+        d_flat, d_tree = tree_flatten(dyn)
+        for leaf in d_flat:
+            _check_input_dtype(leaf, False, "jacfwd")
+
+        def f_partial(*d: Any) -> Any:
+            full = list(args)
+            for i, v in zip(nums, d, strict=True):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        eye, _ = _std_basis(d_flat)
+        basis = _split_basis(eye, d_flat)
+
+        def push(*t_flat: Any) -> Any:
+            tangents = tree_unflatten(d_tree, list(t_flat))
+            res = jvp(f_partial, dyn, tangents, has_aux=has_aux)
+            return (res[1], res[2]) if has_aux else res[1]
+
+        out = vmap(push, in_axes=0, out_axes=-1)(*basis)
+        y = out[0] if has_aux else out
+        # reshape trailing basis axis into the input shapes
+        jac_tree = tree_map(lambda leaf: _unflatten_last(leaf, d_flat, single, d_tree), y)
+        if has_aux:
+            aux = tree_map(lambda a: _take_first_along_last(a), out[1])
+            return jac_tree, aux
+        return jac_tree
+
+    return jac
+
+
+def _unflatten_last(leaf: Any, d_flat: list[Any], single: bool, d_tree: Any) -> Any:
+    import math
+
+    from .lax import lax
+
+    a = core.get_aval(leaf)
+    lead = a.shape[:-1]
+    pieces, start = [], 0
+    for x in d_flat:
+        xs = core.get_aval(x).shape
+        size = math.prod(xs)
+        nd = len(a.shape)
+        sl = lax.slice(leaf, (0,) * (nd - 1) + (start,), lead + (start + size,))
+        pieces.append(lax.reshape(sl, lead + xs))
+        start += size
+    tree = tree_unflatten(d_tree, pieces)
+    return tree[0] if single else tree
+
+
+def _take_first_along_last(a: Any) -> Any:
+    from .lax import lax
+
+    av = core.get_aval(a)
+    sl = lax.slice(a, (0,) * av.ndim, av.shape[:-1] + (1,))
+    return lax.reshape(sl, av.shape[:-1])
+
+
+def jacrev(
+    fun: Callable[..., Any],
+    argnums: Any = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable[..., Any]:
+    from .vmap import vmap
+
+    @functools.wraps(fun)
+    def jac(*args: Any, **kwargs: Any) -> Any:
+        nums, single = _argnums(argnums, len(args))
+        args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
+        dyn = tuple(args[i] for i in nums)
+        for leaf in tree_flatten(dyn)[0]:
+            _check_input_dtype(leaf, allow_int, "jacrev")
+
+        def f_partial(*d: Any) -> Any:
+            full = list(args)
+            for i, v in zip(nums, d, strict=True):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        y, pullback = res[0], res[1]
+        y_flat, y_tree = tree_flatten(y)
+        y_flat = [_to_array(v) for v in y_flat]
+        eye, _ = _std_basis(y_flat)
+        basis = _split_basis(eye, y_flat)
+
+        def pull(*ct_flat: Any) -> Any:
+            return pullback(tree_unflatten(y_tree, list(ct_flat)))
+
+        cts = vmap(pull, in_axes=0, out_axes=0)(*basis)  # tuple over dyn args, leading axis n
+        # cts: per input leaf, shape (n, *in_shape) -> per output leaf (*out_shape, *in_shape)
+        import math
+
+        from .lax import lax
+
+        def per_output(ct_leaf: Any) -> list[Any]:
+            a = core.get_aval(ct_leaf)
+            parts, start = [], 0
+            for yv in y_flat:
+                ys = core.get_aval(yv).shape
+                size = math.prod(ys)
+                sl = lax.slice(
+                    ct_leaf, (start,) + (0,) * (a.ndim - 1), (start + size,) + a.shape[1:]
+                )
+                parts.append(lax.reshape(sl, ys + a.shape[1:]))
+                start += size
+            return parts
+
+        in_flat, in_tree = tree_flatten(cts if not single else cts[0])
+        split = [per_output(c) for c in in_flat]  # [input leaf][output leaf]
+        out_leaves = []
+        for j in range(len(y_flat)):
+            out_leaves.append(tree_unflatten(in_tree, [s[j] for s in split]))
+        result = tree_unflatten(y_tree, out_leaves)
+        return (result, res[2]) if has_aux else result
+
+    return jac
+
+
+jacobian = jacrev
+
+
+def hessian(
+    fun: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+# ---- staging utilities --------------------------------------------------------------------------
+class ShapeDtypeStruct:
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(
+        self, shape: Sequence[int], dtype: Any, *, sharding: Any = None, weak_type: bool = False
+    ) -> None:
+        self.shape = tuple(shape)
+        self.dtype = dtypes.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        import math
+
+        return math.prod(self.shape)
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (
+            other.shape,
+            other.dtype,
+            other.weak_type,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+core.pytype_aval_mappings[ShapeDtypeStruct] = lambda s: ShapedArray(s.shape, s.dtype, s.weak_type)
+
+
+def _abstractify(x: Any) -> ShapedArray:
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    return core.get_aval(_to_array(x))
+
+
+def make_jaxpr(
+    fun: Callable[..., Any],
+    static_argnums: Any = (),
+    axis_env: Any = None,
+    return_shape: bool = False,
+    abstracted_axes: Any = None,
+) -> Callable[..., Any]:
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args: Any, **kwargs: Any) -> Any:
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        flat, in_tree = tree_flatten((dyn, kwargs))
+        avals = [_abstractify(x) for x in flat]
+        out_tree: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            d, kw = tree_unflatten(in_tree, xs)
+            it = iter(d)
+            full = [a if i in static else next(it) for i, a in enumerate(args)]
+            out = fun(*full, **kw)
+            leaves, tree = tree_flatten(out)
+            out_tree[:] = [tree]
+            return [_to_array(x) for x in leaves]
+
+        closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
+        if return_shape:
+            shapes = [
+                ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals
+            ]
+            return closed, tree_unflatten(out_tree[0], shapes)
+        return closed
+
+    return make
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    flat, in_tree = tree_flatten((args, kwargs))
+    avals = [_abstractify(x) for x in flat]
+    out_tree: list[Any] = []
+    closed = pe.trace_to_closed_jaxpr(_flat_fun(fun, in_tree, out_tree), avals)
+    shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+    return tree_unflatten(out_tree[0], shapes)
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Any = ()) -> Callable:
+    flat, in_tree = tree_flatten((primals, {}))
+    avals = [_abstractify(x) for x in flat]
+    out_tree: list[Any] = []
+    transposed = ad.linear_transpose_flat(_flat_fun(fun, in_tree, out_tree), avals)
+    p_tree = tree_structure(primals)
+
+    def f_t(*cts: Any) -> Any:
+        ct_flat, _ = tree_flatten(cts[0] if len(cts) == 1 else cts)
+        res = transposed(*[_to_array(c) for c in ct_flat])
+        res = [_zero_ct(r, a) for r, a in zip(res, avals, strict=True)]
+        return tuple(tree_unflatten(p_tree, res))
+
+    return f_t
+
+
+def checkpoint(
+    fun: Callable[..., Any] | None = None,
+    *,
+    prevent_cse: bool = True,
+    policy: Any = None,
+    static_argnums: Any = (),
+) -> Any:
+    """Values and derivatives as without checkpointing (webjax keeps residuals; the memory
+    trade-off of rematerialization is not implemented yet)."""
+    if fun is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy)
+    return fun
+
+
+remat = checkpoint
