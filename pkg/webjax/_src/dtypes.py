@@ -115,9 +115,9 @@ class ScalarType:
         return f"<class 'webjax.numpy.{self.__name__}'>"
 
     def __call__(self, x: Any = 0) -> Any:
-        from .numpy import asarray  # the scalar types are a numpy-layer convenience
-
-        return asarray(x, dtype=self.dtype)
+        if _array_constructor is None:
+            raise RuntimeError("webjax.numpy is not loaded")
+        return _array_constructor(x, dtype=self.dtype)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ScalarType):
@@ -127,6 +127,9 @@ class ScalarType:
     def __hash__(self) -> int:
         return hash(self.dtype)
 
+
+# Set by the numpy layer: `jnp.float32(3)` builds an array (dtypes sits below that layer).
+_array_constructor: Any = None
 
 _SCALAR_TYPES = {d.name: ScalarType(d) for d in list(DType._by_name.values())}
 

@@ -297,6 +297,53 @@ def _pad(
     return value if valid is None else E.where(valid, value, pad_value)
 
 
+def _rev(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+         dimensions: tuple[int, ...]) -> Exp:  # fmt: skip
+    o = view.unravel(_idx(out), out.shape)
+    index = [
+        E.binary(Op.SUB, E.i32(d - 1), i) if a in dimensions else i
+        for a, (i, d) in enumerate(zip(o, out.shape, strict=True))
+    ]
+    return view.reindex(ins[0], avals[0].size, view.ravel(index, out.shape))
+
+
+def _clamped_starts(starts: list[Exp], start_avals: list[ShapedArray], shape: Sequence[int],
+                    sizes: Sequence[int]) -> list[Exp]:  # fmt: skip
+    """Scalar start indices read inside the kernel, clamped like XLA to keep slices in range."""
+    out = []
+    for s, av, d, n in zip(starts, start_avals, shape, sizes, strict=True):
+        s = E.cast(view.reindex(s, av.size, E.i32(0)), dtypes.int32)
+        s = E.binary(Op.MIN, E.binary(Op.MAX, s, E.i32(0)), E.i32(d - n))
+        out.append(s)
+    return out
+
+
+def _dynamic_slice(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+                   slice_sizes: tuple[int, ...]) -> Exp:  # fmt: skip
+    x_aval = avals[0]
+    starts = _clamped_starts(ins[1:], avals[1:], x_aval.shape, slice_sizes)
+    o = view.unravel(_idx(out), out.shape)
+    index = [E.add(i, s) for i, s in zip(o, starts, strict=True)]
+    return view.reindex(ins[0], x_aval.size, view.ravel(index, x_aval.shape))
+
+
+def _dynamic_update_slice(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
+    x_aval, u_aval = avals[0], avals[1]
+    starts = _clamped_starts(ins[2:], avals[2:], x_aval.shape, u_aval.shape)
+    o = view.unravel(_idx(out), out.shape)
+    inside: Exp | None = None
+    rel = []
+    for i, s, n in zip(o, starts, u_aval.shape, strict=True):
+        r = E.binary(Op.SUB, i, s)
+        rel.append(r)
+        c = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(0), r), E.binary(Op.CMPLT, r, E.i32(n)))
+        inside = c if inside is None else E.binary(Op.AND, inside, c)
+    if u_aval.size == 0 or inside is None:
+        return ins[0]
+    upd = view.reindex(ins[1], u_aval.size, view.ravel(rel, u_aval.shape))
+    return E.where(inside, upd, ins[0])
+
+
 _REDUCE_OPS = {
     "reduce_sum": Op.ADD, "reduce_prod": Op.MUL, "reduce_max": Op.MAX, "reduce_min": Op.MIN,
     "reduce_and": Op.AND, "reduce_or": Op.OR, "reduce_xor": Op.XOR,
@@ -334,6 +381,9 @@ register(lax.stop_gradient_p, _reshape)
 register(lax.transpose_p, _transpose)
 register(lax.concatenate_p, _concatenate)
 register(lax.slice_p, _slice)
+register(lax.rev_p, _rev)
+register(lax.dynamic_slice_p, _dynamic_slice)
+register(lax.dynamic_update_slice_p, _dynamic_update_slice)
 register(ad_rules.add_any_p, _binary_rule(Op.ADD))
 register(lax.pad_p, _pad)
 for _name, _op in _REDUCE_OPS.items():

@@ -558,3 +558,59 @@ def _pad_transpose(
 
 
 deflinear(lax.pad_p, _pad_transpose)
+
+
+def _rev_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list[Any]:
+    return [lax.rev(ct, dimensions)]
+
+
+deflinear(lax.rev_p, _rev_transpose)
+
+
+def _dynamic_slice_jvp(primals: list[Any], tangents: list[Any], *,
+                       slice_sizes: tuple[int, ...]) -> tuple[Any, Any]:  # fmt: skip
+    x, *starts = primals
+    out = lax.dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    if isinstance(tangents[0], Zero):
+        return out, Zero(_aval(out))
+    return out, lax.dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct: Any, x: Any, *starts: Any,
+                             slice_sizes: tuple[int, ...]) -> list[Any]:  # fmt: skip
+    none: list[Any] = [None] * len(starts)
+    if isinstance(ct, Zero):
+        return [Zero(x.aval), *none]
+    zeros = _zeros(x.aval)
+    return [lax.dynamic_update_slice_p.bind(zeros, ct, *starts), *none]
+
+
+ad.primitive_jvps[lax.dynamic_slice_p] = _dynamic_slice_jvp
+ad.primitive_transposes[lax.dynamic_slice_p] = _dynamic_slice_transpose
+
+
+def _dus_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    x, u, *starts = primals
+    tx, tu = tangents[0], tangents[1]
+    out = lax.dynamic_update_slice_p.bind(x, u, *starts)
+    if isinstance(tx, Zero) and isinstance(tu, Zero):
+        return out, Zero(_aval(out))
+    t = lax.dynamic_update_slice_p.bind(ad.instantiate(tx), ad.instantiate(tu), *starts)
+    return out, t
+
+
+def _dus_transpose(ct: Any, x: Any, u: Any, *starts: Any) -> list[Any]:
+    none: list[Any] = [None] * len(starts)
+    u_aval = _aval(u)
+    if isinstance(ct, Zero):
+        return [Zero(x.aval) if is_undefined(x) else None,
+                Zero(u_aval) if is_undefined(u) else None, *none]  # fmt: skip
+    ct_x = lax.dynamic_update_slice_p.bind(ct, _zeros(u_aval), *starts) if is_undefined(x) else None
+    ct_u = (
+        lax.dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) if is_undefined(u) else None
+    )
+    return [ct_x, ct_u, *none]
+
+
+ad.primitive_jvps[lax.dynamic_update_slice_p] = _dus_jvp
+ad.primitive_transposes[lax.dynamic_update_slice_p] = _dus_transpose

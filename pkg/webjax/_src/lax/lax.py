@@ -560,3 +560,105 @@ def stop_gradient(x: Any) -> Any:
         return stop_gradient_p.bind(v)
 
     return tree_map(stop, x)
+
+
+rev_p = _prim("rev")
+
+
+@rev_p.def_abstract_eval
+def _rev_abstract(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    if any(not 0 <= d < x.ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise ValueError(
+            f"rev dimensions must be unique and within the operand rank, got {dimensions} for "
+            f"operand shape {x.shape}"
+        )
+    return x
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    dims = tuple(int(d) for d in dimensions)
+    if not dims:
+        return operand
+    return rev_p.bind(operand, dimensions=dims)
+
+
+dynamic_slice_p = _prim("dynamic_slice")
+
+
+@dynamic_slice_p.def_abstract_eval
+def _dynamic_slice_abstract(x: ShapedArray, *starts: ShapedArray,
+                            slice_sizes: tuple[int, ...]) -> ShapedArray:  # fmt: skip
+    if len(starts) != x.ndim or len(slice_sizes) != x.ndim:
+        raise TypeError(
+            f"dynamic_slice start_indices and slice_sizes must have one entry per operand "
+            f"dimension; got {len(starts)} start indices and slice_sizes {slice_sizes} for "
+            f"operand shape {x.shape}"
+        )
+    for s in starts:
+        if s.shape or s.dtype.kind not in "iu":
+            raise TypeError("dynamic_slice start_indices must be scalar integers")
+    for d, n in zip(x.shape, slice_sizes, strict=True):
+        if not 0 <= n <= d:
+            raise TypeError(
+                f"slice slice_sizes must be less than or equal to operand shape, got slice_sizes "
+                f"{slice_sizes} for operand shape {x.shape}"
+            )
+    return x.update(shape=tuple(slice_sizes))
+
+
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
+    starts = [_index_scalar(s) for s in start_indices]
+    return dynamic_slice_p.bind(operand, *starts, slice_sizes=tuple(int(n) for n in slice_sizes))
+
+
+def _index_scalar(s: Any) -> Any:
+    if _is_python_scalar(s):
+        return full((), int(s), dtypes.int32)
+    aval = _aval(s)
+    if aval.dtype is not dtypes.int32 and aval.dtype.kind in "iu":
+        return convert_element_type(s, dtypes.int32)
+    return s
+
+
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Any:
+    aval = _aval(operand)
+    starts = [0] * aval.ndim
+    starts[axis] = index
+    sizes = list(aval.shape)
+    sizes[axis] = 1
+    out = dynamic_slice(operand, starts, sizes)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+dynamic_update_slice_p = _prim("dynamic_update_slice")
+
+
+@dynamic_update_slice_p.def_abstract_eval
+def _dus_abstract(x: ShapedArray, update: ShapedArray, *starts: ShapedArray) -> ShapedArray:
+    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape, strict=True)):
+        raise TypeError(
+            f"dynamic_update_slice update shape must be smaller than operand shape, got update "
+            f"shape {update.shape} for operand shape {x.shape}"
+        )
+    if update.dtype is not x.dtype:
+        raise TypeError(
+            f"dynamic_update_slice update must have the operand's dtype, got {update.dtype.name} "
+            f"and {x.dtype.name}"
+        )
+    if len(starts) != x.ndim:
+        raise TypeError("dynamic_update_slice needs one start index per operand dimension")
+    return x
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+    starts = [_index_scalar(s) for s in start_indices]
+    return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int) -> Any:
+    aval = _aval(operand)
+    starts: list[Any] = [0] * aval.ndim
+    starts[axis] = index
+    if _aval(update).ndim == aval.ndim - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice(operand, update, starts)

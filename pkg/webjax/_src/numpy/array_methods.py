@@ -8,7 +8,7 @@ from typing import Any
 from .. import core
 from ..array import Array
 from ..lax import lax
-from . import creation, reductions, shape, ufuncs, util
+from . import creation, indexing, reductions, shape, ufuncs, util
 
 
 def _swap(fn: Any) -> Any:
@@ -64,8 +64,13 @@ def _transpose(self: Any, *axes: Any) -> Any:
     return shape.transpose(self, perm or None)
 
 
+def _getitem(self: Any, idx: Any) -> Any:
+    return indexing.getitem(self, idx)
+
+
 METHODS: dict[str, Any] = {
     "astype": _astype,
+    "__getitem__": _getitem,
     "reshape": _reshape,
     "transpose": _transpose,
     "ravel": shape.ravel,
@@ -81,6 +86,7 @@ METHODS: dict[str, Any] = {
     "any": reductions.any,
 }
 PROPERTIES: dict[str, Any] = {
+    "at": indexing._IndexUpdateHelper,
     "T": lambda self: shape.transpose(self),
     "mT": shape.matrix_transpose,
 }

@@ -75,6 +75,9 @@ def asarray(
     raise TypeError(f"Value {a!r} of type {type(a).__name__} is not a valid JAX type")
 
 
+dtypes._array_constructor = asarray
+
+
 def _from_sequence(a: Sequence[Any], dt: DType | None) -> Any:
     flat_arrays = _contains_arrays(a)
     if flat_arrays:

@@ -1,0 +1,481 @@
+#!/usr/bin/env python3
+"""Build, serve and test webjax. Standard library only, so it runs on a fresh clone.
+
+    python build.py [build]          tools venv, wasm kernels, wheel, Pyodide, dist/site/
+    python build.py serve [--port N] [--no-isolation]
+                                     build, then serve dist/site/ (COOP/COEP headers)
+    python build.py lint             the quality gates: ruff check/format, mypy, lint-imports
+    python build.py test [--no-gates] [pytest args...]
+                                     system packages, build, gates, pytest over tests/
+
+Everything the build makes lands in git-ignored places: .venv/ (the tools venv), .cache/ (npm
+and pip downloads), dist/ (wheel and site) and pkg/webjax/_src/wasm_kernels/*.wasm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import glob
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+CACHE = ROOT / ".cache"
+DIST = ROOT / "dist"
+SITE = DIST / "site"
+WEB = ROOT / "web"
+KERNEL_SOURCES = ROOT / "wasm_kernels"
+KERNEL_OUT = ROOT / "pkg" / "webjax" / "_src" / "wasm_kernels"
+WHEEL_KERNEL_DIR = "webjax/_src/wasm_kernels"
+
+PYODIDE_VERSION = "314.0.7"
+# Packages that the npm Pyodide build lists in its lock file but does not ship; we fetch the
+# pure-Python wheels and make the lock's hashes match them.
+PYODIDE_EXTRA_PACKAGES = ("micropip",)
+# Bump to force the tools venv to be rebuilt even when pyproject.toml did not change.
+VENV_EPOCH = "1"
+SYSTEM_PACKAGES = {  # apt package -> a glob that matches once it is installed
+    "chromium": "/usr/bin/chromium",
+    "mesa-vulkan-drivers": "/usr/share/vulkan/icd.d/lvp_icd.*.json",  # lavapipe, for wgpu
+}
+
+
+def log(message: str) -> None:
+    print(f"[build.py] {message}", flush=True)
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def run(cmd: list[str], *, cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
+    log("$ " + " ".join("<script>" if "\n" in str(c) else str(c) for c in cmd))
+    result = subprocess.run(cmd, cwd=cwd, env=env)
+    if result.returncode != 0:
+        raise BuildError(f"command failed with exit status {result.returncode}: {cmd[0]} ...")
+
+
+def project() -> dict:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]
+
+
+def wheel_name() -> str:
+    meta = project()
+    return f"{meta['name']}-{meta['version']}-py3-none-any.whl"
+
+
+# --- the tools venv ---------------------------------------------------------------------------
+
+
+def venv_python() -> Path:
+    if os.name == "nt":
+        return VENV / "Scripts" / "python.exe"
+    return VENV / "bin" / "python"
+
+
+def venv_tool(name: str) -> Path:
+    return venv_python().parent / name
+
+
+def venv_requirements() -> list[str]:
+    extras = project()["optional-dependencies"]
+    return [*extras["test"], *extras["oracle"], "hatchling", "build"]
+
+
+def ensure_venv() -> Path:
+    """Create .venv with the test and oracle extras, hatchling and build; reuse it if current."""
+    requirements = venv_requirements()
+    stamp_text = json.dumps([VENV_EPOCH, sys.version, requirements])
+    stamp_hash = hashlib.sha256(stamp_text.encode()).hexdigest()
+    stamp = VENV / ".webjax-stamp"
+    python = venv_python()
+    if python.exists() and stamp.exists() and stamp.read_text().strip() == stamp_hash:
+        return python
+    if not python.exists():
+        log(f"creating the tools venv in {VENV.relative_to(ROOT)}/")
+        run([sys.executable, "-m", "venv", str(VENV)])
+    log("installing tools into the venv (test + oracle extras, hatchling, build)")
+    run([str(python), "-m", "pip", "install", "--quiet", *requirements])
+    stamp.write_text(stamp_hash + "\n")
+    return python
+
+
+# --- wasm kernels -----------------------------------------------------------------------------
+
+_ASSEMBLE = """
+import sys, wasmtime
+from pathlib import Path
+out = Path(sys.argv[1])
+for src in map(Path, sys.argv[2:]):
+    data = wasmtime.wat2wasm(src.read_text())
+    dst = out / (src.stem + ".wasm")
+    if not dst.exists() or dst.read_bytes() != data:
+        dst.write_bytes(data)
+        print(f"[build.py] assembled {src.name} -> {dst} ({len(data)} bytes)")
+"""
+
+
+def assemble_kernels(python: Path) -> list[Path]:
+    """wasm_kernels/*.wat -> pkg/webjax/_src/wasm_kernels/*.wasm (package data)."""
+    sources = sorted(KERNEL_SOURCES.glob("*.wat"))
+    KERNEL_OUT.mkdir(parents=True, exist_ok=True)
+    wanted = {src.stem + ".wasm" for src in sources}
+    for stale in KERNEL_OUT.glob("*.wasm"):
+        if stale.name not in wanted:
+            stale.unlink()
+    if sources:
+        run([str(python), "-c", _ASSEMBLE, str(KERNEL_OUT), *map(str, sources)])
+    return [KERNEL_OUT / name for name in sorted(wanted)]
+
+
+# --- the wheel --------------------------------------------------------------------------------
+
+
+def build_wheel(python: Path, kernels: list[Path]) -> Path:
+    DIST.mkdir(exist_ok=True)
+    for old in DIST.glob("*.whl"):
+        old.unlink()
+    # cwd=DIST: `python -m build` from the repository root would import this file as `build`.
+    run(
+        [str(python), "-m", "build", "--wheel", "--no-isolation", "--outdir", str(DIST), str(ROOT)],
+        cwd=DIST,
+    )
+    wheel = DIST / wheel_name()
+    if not wheel.exists():
+        found = [p.name for p in DIST.glob("*.whl")]
+        raise BuildError(f"expected {wheel.name} in dist/, found {found}")
+    check_wheel(wheel, kernels)
+    return wheel
+
+
+def check_wheel(wheel: Path, kernels: list[Path]) -> None:
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        info = f"{wheel.name.removesuffix('.whl').split('-py3')[0]}.dist-info"
+        meta = zf.read(f"{info}/WHEEL").decode()
+        if "Tag: py3-none-any" not in meta or "Root-Is-Purelib: true" not in meta:
+            raise BuildError(f"{wheel.name} is not a pure py3-none-any wheel:\n{meta}")
+        for kernel in kernels:
+            member = f"{WHEEL_KERNEL_DIR}/{kernel.name}"
+            if member not in names:
+                raise BuildError(f"{wheel.name} lacks {member} (hatch artifacts setting?)")
+            if zf.read(member) != kernel.read_bytes():
+                raise BuildError(f"{member} in {wheel.name} differs from {kernel}")
+        if "webjax/__init__.py" not in names:
+            log("WARNING: the wheel has no webjax/__init__.py yet (package incomplete)")
+    log(f"wheel ok: dist/{wheel.name} ({len(names)} files, {len(kernels)} wasm kernels)")
+
+
+# --- Pyodide and the site ---------------------------------------------------------------------
+
+
+def fetch_pyodide() -> Path:
+    """npm pack pyodide@VERSION into .cache/ (once) and unpack it to dist/site/pyodide/."""
+    CACHE.mkdir(exist_ok=True)
+    tgz = CACHE / f"pyodide-{PYODIDE_VERSION}.tgz"
+    if not tgz.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError("npm is needed to fetch Pyodide (apt-get install npm, or Node.js)")
+        run([npm, "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", str(CACHE)])
+    target = SITE / "pyodide"
+    stamp = target / ".webjax-stamp"
+    stamp_text = f"{tgz.name} {tgz.stat().st_size}"
+    if stamp.exists() and stamp.read_text() == stamp_text:
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    with tarfile.open(tgz) as tf:
+        for member in tf.getmembers():
+            if not member.isfile() or not member.name.startswith("package/"):
+                continue
+            dest = target / member.name.removeprefix("package/")
+            if ".." in Path(member.name).parts:
+                raise BuildError(f"unsafe path in {tgz.name}: {member.name}")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            source = tf.extractfile(member)
+            assert source is not None
+            with source, open(dest, "wb") as out:
+                shutil.copyfileobj(source, out)
+    stamp.write_text(stamp_text)
+    log(f"unpacked {tgz.name} -> {target.relative_to(ROOT)}/")
+    return target
+
+
+def add_pyodide_packages(python: Path, pyodide_dir: Path) -> dict[str, str]:
+    """Put the lock's pure wheels that npm leaves out (micropip) next to the lock file.
+
+    The lock pins sha256 hashes of Pyodide's own builds; the same version's wheel from the
+    package index has another hash, so the entries are rewritten to the files we serve.
+    `pyodide.loadPackage("micropip")` then works as on the CDN. Returns name -> site path.
+    """
+    lock_path = pyodide_dir / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text())
+    py_version = ".".join(lock["info"]["python"].split(".")[:2])
+    wanted: list[str] = []
+    todo = list(PYODIDE_EXTRA_PACKAGES)
+    while todo:  # the extras and their dependencies in the lock
+        name = todo.pop()
+        if name not in wanted:
+            wanted.append(name)
+            todo.extend(lock["packages"][name]["depends"])
+    wheel_cache = CACHE / "pyodide-wheels"
+    wheel_cache.mkdir(parents=True, exist_ok=True)
+    served = {}
+    for name in wanted:
+        entry = lock["packages"][name]
+        file_name = entry["file_name"]
+        if not file_name.endswith("-py3-none-any.whl"):
+            raise BuildError(f"{name} in the Pyodide lock is not a pure wheel: {file_name}")
+        cached = wheel_cache / file_name
+        if not cached.exists():
+            run(
+                [
+                    str(python), "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--only-binary=:all:", "--python-version", py_version,
+                    "--dest", str(wheel_cache), f"{name}=={entry['version']}",
+                ]
+            )  # fmt: skip
+        if not cached.exists():
+            raise BuildError(f"pip download did not produce {file_name}")
+        shutil.copyfile(cached, pyodide_dir / file_name)
+        entry["sha256"] = hashlib.sha256(cached.read_bytes()).hexdigest()
+        served[name] = f"pyodide/{file_name}"
+    lock_path.write_text(json.dumps(lock, separators=(",", ":")))
+    return served
+
+
+def layout_site(wheel: Path, extra_packages: dict[str, str]) -> None:
+    """web/* -> dist/site/, the wheel -> dist/site/wheels/, and manifest.json for the loader."""
+    for src in sorted(WEB.rglob("*")):
+        if src.is_file() and "__pycache__" not in src.parts:
+            dest = SITE / src.relative_to(WEB)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+    wheels = SITE / "wheels"
+    if wheels.exists():
+        shutil.rmtree(wheels)
+    wheels.mkdir()
+    shutil.copyfile(wheel, wheels / wheel.name)
+    meta = project()
+    manifest = {
+        "name": meta["name"],
+        "version": meta["version"],
+        "wheel": f"wheels/{wheel.name}",
+        "pyodide": {"version": PYODIDE_VERSION, "indexURL": "pyodide/"},
+        "packages": extra_packages,
+    }
+    (SITE / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    log(f"site ready: {SITE.relative_to(ROOT)}/ (manifest.json -> {manifest['wheel']})")
+
+
+def build() -> Path:
+    python = ensure_venv()
+    kernels = assemble_kernels(python)
+    wheel = build_wheel(python, kernels)
+    pyodide_dir = fetch_pyodide()
+    extra = add_pyodide_packages(python, pyodide_dir)
+    layout_site(wheel, extra)
+    return python
+
+
+# --- the server -------------------------------------------------------------------------------
+
+MIME_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".map": "application/json",
+    ".json": "application/json",
+    ".wasm": "application/wasm",
+    ".whl": "application/zip",
+    ".zip": "application/zip",
+    ".tar": "application/x-tar",
+    ".py": "text/x-python; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+    ".ts": "text/plain; charset=utf-8",
+}
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files without caching; COOP/COEP/CORP headers when `isolated`.
+
+    Cross-origin isolation (COOP same-origin + COEP require-corp) is what gives a page
+    SharedArrayBuffer, which wasm threads need.
+    """
+
+    isolated = True
+    quiet = False
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        if self.isolated:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+            self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        if not self.quiet:
+            super().log_message(format, *args)
+
+
+class SiteServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A browser that drops a connection mid-response (navigation, aborted fetch) is normal.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
+def make_server(
+    root: Path | str = SITE,
+    port: int = 0,
+    *,
+    isolated: bool = True,
+    host: str = "127.0.0.1",
+    quiet: bool = False,
+) -> http.server.ThreadingHTTPServer:
+    """An HTTP server for `root` (port 0: a free port; see `server.server_address`)."""
+    handler_class = type("Handler", (SiteHandler,), {"isolated": isolated, "quiet": quiet})
+    handler = functools.partial(handler_class, directory=str(root))
+    server = SiteServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+def start_server(
+    root: Path | str = SITE,
+    port: int = 0,
+    *,
+    isolated: bool = True,
+    host: str = "127.0.0.1",
+    quiet: bool = True,
+) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serve `root` from a daemon thread; returns (server, base URL ending in '/')."""
+    server = make_server(root, port, isolated=isolated, host=host, quiet=quiet)
+    threading.Thread(target=server.serve_forever, name="webjax-site", daemon=True).start()
+    return server, f"http://{host}:{server.server_port}/"
+
+
+def serve(port: int, isolated: bool, host: str) -> None:
+    build()
+    server = make_server(SITE, port, isolated=isolated, host=host)
+    bound_port = server.server_port
+    shown = "localhost" if host in ("127.0.0.1", "localhost") else host
+    mode = "cross-origin isolated" if isolated else "no COOP/COEP headers"
+    log(f"serving {SITE.relative_to(ROOT)}/ at http://{shown}:{bound_port}/ ({mode}); Ctrl-C stops")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+# --- tests ------------------------------------------------------------------------------------
+
+
+def ensure_system_packages(need_browser: bool) -> None:
+    wanted = {"mesa-vulkan-drivers"} | ({"chromium"} if need_browser else set())
+    missing = sorted(pkg for pkg in wanted if not glob.glob(SYSTEM_PACKAGES[pkg]))
+    if not missing:
+        return
+    can_apt = shutil.which("apt-get") is not None and hasattr(os, "geteuid") and os.geteuid() == 0
+    if not can_apt:
+        raise BuildError(
+            f"missing system packages: {' '.join(missing)}. Install them with\n"
+            f"    sudo apt-get install -y {' '.join(missing)}\n"
+            "(chromium runs the browser tests; mesa-vulkan-drivers gives wgpu a Vulkan device). "
+            "WEBJAX_SKIP_BROWSER=1 skips the browser tier."
+        )
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    run(["apt-get", "update", "-qq"], env=env)
+    run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], env=env)
+
+
+def gates(python: Path) -> list[tuple[str, bool]]:
+    """The quality gates; returns (name, passed) for each."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "pkg")}
+    checks = [
+        ("ruff check", [str(python), "-m", "ruff", "check", "."]),
+        ("ruff format", [str(python), "-m", "ruff", "format", "--check", "."]),
+        ("mypy", [str(python), "-m", "mypy"]),
+        ("lint-imports", [str(venv_tool("lint-imports"))]),
+    ]
+    results = []
+    for name, cmd in checks:
+        log(f"gate: {name}")
+        passed = subprocess.run(cmd, cwd=ROOT, env=env).returncode == 0
+        results.append((name, passed))
+    return results
+
+
+def test(pytest_args: list[str], run_gates: bool) -> int:
+    skip_browser = os.environ.get("WEBJAX_SKIP_BROWSER") == "1"
+    if skip_browser:
+        log("WARNING: WEBJAX_SKIP_BROWSER=1: the browser tier will be SKIPPED")
+    ensure_system_packages(need_browser=not skip_browser)
+    python = build()
+    results = gates(python) if run_gates else []
+    log("$ pytest " + " ".join(pytest_args))
+    code = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT).returncode
+    results.append(("pytest", code == 0))
+    print()
+    for name, passed in results:
+        log(f"{'PASS' if passed else 'FAIL'}  {name}")
+    return 0 if all(passed for _, passed in results) else 1
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="build.py", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("build", help="build the wheel and dist/site/ (the default)")
+    serve_parser = sub.add_parser("serve", help="build, then serve dist/site/")
+    serve_parser.add_argument("--port", type=int, default=8000)
+    serve_parser.add_argument("--host", default="127.0.0.1")
+    serve_parser.add_argument(
+        "--no-isolation", action="store_true", help="leave out the COOP/COEP headers"
+    )
+    sub.add_parser("lint", help="run the quality gates only")
+    test_parser = sub.add_parser(
+        "test", help="set up, build, run the gates and pytest", allow_abbrev=False
+    )
+    test_parser.add_argument("--no-gates", action="store_true", help="skip ruff/mypy/lint-imports")
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "test":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        if args.command in (None, "build"):
+            build()
+        elif args.command == "serve":
+            serve(args.port, not args.no_isolation, args.host)
+        elif args.command == "lint":
+            results = gates(ensure_venv())
+            return 0 if all(passed for _, passed in results) else 1
+        elif args.command == "test":
+            return test(rest, run_gates=not args.no_gates)
+    except BuildError as e:
+        log(f"ERROR: {e}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

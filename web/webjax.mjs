@@ -1,0 +1,143 @@
+// webjax.mjs: load Pyodide and the webjax wheel from the site this module is served from.
+//
+//   import { loadWebjax } from "./webjax.mjs";
+//   const pyodide = await loadWebjax();          // Pyodide with `import webjax` done
+//   pyodide.runPythonAsync("import webjax.numpy as jnp; print(jnp.arange(3))");
+//
+// A page that has <script type="text/x-python"> blocks gets them run in order, after loading,
+// through runPythonAsync (so synchronous reads of GPU arrays work). Each block gets
+// data-webjax="done" or "error"; <html data-webjax> says "loading", "done" or "error"; errors go
+// to the console and into a <pre class="webjax-error"> after the block; a "webjax:done" event
+// fires on document. Set `globalThis.webjaxAutoRun = false` before this module runs to opt out.
+//
+// The site layout comes from build.py: manifest.json names the wheel, pyodide/ holds the npm
+// Pyodide package (plus micropip).
+
+const siteURL = new URL("./", import.meta.url);
+
+let manifestPromise = null;
+let webjaxPromise = null;
+
+/** The build manifest (wheel file name, Pyodide version, extra packages). */
+export function loadManifest() {
+  manifestPromise ??= fetch(new URL("manifest.json", siteURL)).then((response) => {
+    if (!response.ok) throw new Error(`webjax: manifest.json: HTTP ${response.status}`);
+    return response.json();
+  });
+  return manifestPromise;
+}
+
+/** A fresh Pyodide instance (nothing installed), loaded from this site. */
+export async function loadPyodideRuntime({ indexURL, ...options } = {}) {
+  if (indexURL === undefined) {
+    const manifest = await loadManifest();
+    indexURL = new URL(manifest.pyodide.indexURL, siteURL).href;
+  }
+  if (!indexURL.endsWith("/")) indexURL += "/";
+  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
+  return loadPyodide({ indexURL, ...options });
+}
+
+/** Install the webjax wheel into `pyodide` with loadPackage (no micropip needed). */
+export async function installWebjax(pyodide) {
+  const manifest = await loadManifest();
+  await pyodide.loadPackage(new URL(manifest.wheel, siteURL).href);
+}
+
+/**
+ * Pyodide with webjax installed and imported. Loads once per page: later calls return the same
+ * instance (their options are ignored). `packages`: extra names or wheel URLs for loadPackage.
+ * `installAsJax`: also make `import jax` give webjax.
+ */
+export function loadWebjax({ indexURL, packages = [], installAsJax = false } = {}) {
+  webjaxPromise ??= (async () => {
+    const pyodide = await loadPyodideRuntime({ indexURL });
+    await installWebjax(pyodide);
+    if (packages.length) await pyodide.loadPackage(packages);
+    await pyodide.runPythonAsync(
+      installAsJax ? "import webjax\nwebjax.install_as_jax()" : "import webjax",
+    );
+    return pyodide;
+  })();
+  webjaxPromise.catch(() => {
+    webjaxPromise = null; // let a later call retry
+  });
+  return webjaxPromise;
+}
+
+function dedent(text) {
+  const lines = text.replace(/^\s*\n/, "").replace(/\s+$/, "").split("\n");
+  const indents = lines.filter((l) => l.trim()).map((l) => l.match(/^[ \t]*/)[0].length);
+  const cut = indents.length ? Math.min(...indents) : 0;
+  return lines.map((l) => l.slice(cut)).join("\n") + "\n";
+}
+
+// Pyodide's traceback starts in its own eval machinery; show the user's frames only.
+function userTraceback(message, filename) {
+  const at = message.indexOf(`  File "${filename}"`);
+  if (!message.startsWith("Traceback") || at < 0) return message;
+  return "Traceback (most recent call last):\n" + message.slice(at);
+}
+
+/**
+ * Run `scripts` (default: every <script type="text/x-python"> in the document, in order) with
+ * runPythonAsync in `pyodide`'s globals. `src=` blocks are fetched. Returns the errors.
+ */
+export async function runPythonScripts(pyodide, scripts) {
+  scripts ??= document.querySelectorAll('script[type="text/x-python"]');
+  const errors = [];
+  for (const [i, script] of [...scripts].entries()) {
+    const filename = script.src || script.id || `<script ${i}>`;
+    try {
+      const code = script.src
+        ? await (await fetch(script.src)).text()
+        : dedent(script.textContent);
+      await pyodide.runPythonAsync(code, { filename });
+      script.dataset.webjax = "done";
+    } catch (error) {
+      script.dataset.webjax = "error";
+      errors.push(error);
+      console.error(`webjax: error in ${filename}:`, error);
+      const pre = document.createElement("pre");
+      pre.className = "webjax-error";
+      pre.textContent = userTraceback(String(error.message ?? error), filename);
+      script.after(pre);
+    }
+  }
+  return errors;
+}
+
+async function autoRun() {
+  const root = document.documentElement;
+  root.dataset.webjax = "loading";
+  let errors;
+  try {
+    const installAsJax = document.querySelector(
+      'script[type="text/x-python"][data-install-as-jax]',
+    ) !== null;
+    errors = await runPythonScripts(await loadWebjax({ installAsJax }));
+  } catch (error) {
+    console.error("webjax: loading failed:", error);
+    const pre = document.createElement("pre");
+    pre.className = "webjax-error";
+    pre.textContent = `webjax failed to load: ${error.message ?? error}`;
+    document.body.prepend(pre);
+    errors = [error];
+  }
+  root.dataset.webjax = errors.length ? "error" : "done";
+  document.dispatchEvent(new CustomEvent("webjax:done", { detail: { errors } }));
+}
+
+function maybeAutoRun() {
+  if (globalThis.webjaxAutoRun !== false && document.querySelector('script[type="text/x-python"]')) {
+    autoRun();
+  }
+}
+
+if (typeof document !== "undefined") {
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", maybeAutoRun);
+  } else {
+    maybeAutoRun();
+  }
+}
