@@ -22,6 +22,7 @@ from webjax._src.api import (
 from webjax._src.array import Array
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
+from webjax._src.jit import jit
 from webjax._src.runtime.backend import Device
 from webjax._src.transformations import (
     ShapeDtypeStruct,
@@ -53,6 +54,7 @@ __all__ = [
     "grad",
     "hessian",
     "jacfwd",
+    "jit",
     "jacobian",
     "jacrev",
     "jvp",

@@ -547,6 +547,10 @@ def _pp_param(v: Any, names: _Names, indent: int) -> str:
     return str(v)
 
 
+# Params JAX does not print (kept for the interpreters).
+_HIDDEN_PARAMS = frozenset({"linear", "_split_transpose", "jvp_jaxpr_fun", "num_res"})
+
+
 def _pp_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
     pad = " " * (indent + 4)
     consts = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.constvars)
@@ -559,7 +563,8 @@ def _pp_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
             else f"_:{v.aval.str_short()}"
             for v in eqn.outvars
         )
-        params = sorted(eqn.params.items())
+        params = sorted(eqn.params.items(), key=lambda kv: (kv[0] != "name", kv[0]))
+        params = [(k, v) for k, v in params if k not in _HIDDEN_PARAMS]
         rhs_args = " ".join(_pp_atom(x, names) for x in eqn.invars)
         if not params:
             lines.append(f"{pad}{lhs} = {eqn.primitive.name} {rhs_args}".rstrip())
