@@ -7,7 +7,11 @@ from typing import Any
 
 from . import backends  # noqa: F401  (registers the backends)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
-from .lax import ad_rules  # noqa: F401  (registers derivative rules)
+from .lax import (
+    ad_rules,  # noqa: F401  (registers derivative rules)
+    batching_rules,  # noqa: F401  (registers vmap rules)
+    control_flow,  # noqa: F401  (cond, while, scan)
+)
 from .lowering import default_device as _current_default_device
 from .lowering import using_device
 from .runtime import backend as rt

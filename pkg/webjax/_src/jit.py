@@ -61,6 +61,16 @@ def _jit_jvp(
 
 
 def _jvp_jaxpr(closed: ClosedJaxpr, nonzero: tuple[bool, ...]) -> tuple[ClosedJaxpr, list[bool]]:
+    return _jvp_jaxpr_inst(closed, nonzero, None)
+
+
+def _jvp_jaxpr_inst(
+    closed: ClosedJaxpr, nonzero: tuple[bool, ...], instantiate: Any
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """The jvp of `closed` as a jaxpr: (primals, nonzero tangents) -> (primals, tangents).
+
+    Output tangents flagged in `instantiate` are materialized (as zeros if need be); others
+    are dropped when symbolically zero. Returns the jaxpr and which output tangents it has."""
     avals = closed.in_avals
     t_avals = [ad.tangent_aval(a) for a, nz in zip(avals, nonzero, strict=True) if nz]
     out_nonzero: list[bool] = []
@@ -73,6 +83,10 @@ def _jvp_jaxpr(closed: ClosedJaxpr, nonzero: tuple[bool, ...]) -> tuple[ClosedJa
             for nz, a in zip(nonzero, avals, strict=True)
         ]
         p_out, t_out = ad.jvp_flat(_closed_call(closed), primals, tangents)
+        if instantiate is not None:
+            t_out = [
+                ad.instantiate(t) if inst else t for t, inst in zip(t_out, instantiate, strict=True)
+            ]
         out_nonzero[:] = [not isinstance(t, Zero) for t in t_out]
         return [*p_out, *[t for t in t_out if not isinstance(t, Zero)]]
 

@@ -1,5 +1,6 @@
 """webjax.lax: JAX's lax API."""
 
+from webjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from webjax._src.lax.lax import (
     abs,
     acos,
@@ -19,6 +20,7 @@ from webjax._src.lax.lax import (
     broadcasted_iota,
     cbrt,
     ceil,
+    clamp,
     clz,
     concatenate,
     convert_element_type,
@@ -26,6 +28,10 @@ from webjax._src.lax.lax import (
     cosh,
     digamma,
     div,
+    dynamic_index_in_dim,
+    dynamic_slice,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice,
     eq,
     erf,
     erf_inv,
@@ -65,6 +71,7 @@ from webjax._src.lax.lax import (
     reduce_xor,
     rem,
     reshape,
+    rev,
     round,
     rsqrt,
     select,

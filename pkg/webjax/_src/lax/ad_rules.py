@@ -567,8 +567,9 @@ def _rev_transpose(ct: Any, x: Any, *, dimensions: tuple[int, ...]) -> list[Any]
 deflinear(lax.rev_p, _rev_transpose)
 
 
-def _dynamic_slice_jvp(primals: list[Any], tangents: list[Any], *,
-                       slice_sizes: tuple[int, ...]) -> tuple[Any, Any]:  # fmt: skip
+def _dynamic_slice_jvp(
+    primals: list[Any], tangents: list[Any], *, slice_sizes: tuple[int, ...]
+) -> tuple[Any, Any]:
     x, *starts = primals
     out = lax.dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
     if isinstance(tangents[0], Zero):
@@ -576,8 +577,9 @@ def _dynamic_slice_jvp(primals: list[Any], tangents: list[Any], *,
     return out, lax.dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
 
 
-def _dynamic_slice_transpose(ct: Any, x: Any, *starts: Any,
-                             slice_sizes: tuple[int, ...]) -> list[Any]:  # fmt: skip
+def _dynamic_slice_transpose(
+    ct: Any, x: Any, *starts: Any, slice_sizes: tuple[int, ...]
+) -> list[Any]:
     none: list[Any] = [None] * len(starts)
     if isinstance(ct, Zero):
         return [Zero(x.aval), *none]
@@ -603,8 +605,11 @@ def _dus_transpose(ct: Any, x: Any, u: Any, *starts: Any) -> list[Any]:
     none: list[Any] = [None] * len(starts)
     u_aval = _aval(u)
     if isinstance(ct, Zero):
-        return [Zero(x.aval) if is_undefined(x) else None,
-                Zero(u_aval) if is_undefined(u) else None, *none]  # fmt: skip
+        return [
+            Zero(x.aval) if is_undefined(x) else None,
+            Zero(u_aval) if is_undefined(u) else None,
+            *none,
+        ]
     ct_x = lax.dynamic_update_slice_p.bind(ct, _zeros(u_aval), *starts) if is_undefined(x) else None
     ct_u = (
         lax.dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) if is_undefined(u) else None

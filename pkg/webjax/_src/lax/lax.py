@@ -328,6 +328,7 @@ erf_inv, lgamma, digamma = map(_unary, ("erf_inv", "lgamma", "digamma"))
 population_count, clz = map(_unary, ("population_count", "clz"))
 add, sub, mul, div, rem, pow = map(_binary, ("add", "sub", "mul", "div", "rem", "pow"))
 max, min, atan2, nextafter = map(_binary, ("max", "min", "atan2", "nextafter"))
+_max_fn, _min_fn = max, min
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, ("and", "or", "xor"))
 shift_left, shift_right_arithmetic, shift_right_logical = map(
     _binary, ("shift_left", "shift_right_arithmetic", "shift_right_logical")
@@ -586,8 +587,9 @@ dynamic_slice_p = _prim("dynamic_slice")
 
 
 @dynamic_slice_p.def_abstract_eval
-def _dynamic_slice_abstract(x: ShapedArray, *starts: ShapedArray,
-                            slice_sizes: tuple[int, ...]) -> ShapedArray:  # fmt: skip
+def _dynamic_slice_abstract(
+    x: ShapedArray, *starts: ShapedArray, slice_sizes: tuple[int, ...]
+) -> ShapedArray:
     if len(starts) != x.ndim or len(slice_sizes) != x.ndim:
         raise TypeError(
             f"dynamic_slice start_indices and slice_sizes must have one entry per operand "
@@ -662,3 +664,9 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     if _aval(update).ndim == aval.ndim - 1:
         update = expand_dims(update, (axis,))
     return dynamic_update_slice(operand, update, starts)
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:
+    """Elementwise min(max(x, min), max) (JAX's argument order)."""
+    lo, hi = min, max
+    return _min_fn(_max_fn(x, lo), hi)

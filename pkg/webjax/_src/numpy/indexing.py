@@ -81,9 +81,7 @@ def _check_advanced(i: Any) -> None:
             "Indexing with integer arrays (advanced indexing / gather) is not supported by "
             "webjax yet; use basic indices (ints, slices, None, ...) or lax.dynamic_slice."
         )
-    if isinstance(i, float) or (
-        (av := _maybe_aval(i)) is not None and av.dtype.kind == "f"
-    ):
+    if isinstance(i, float) or ((av := _maybe_aval(i)) is not None and av.dtype.kind == "f"):
         raise TypeError(
             f"Indexer must have integer or boolean type, got indexer with type {type(i).__name__}"
         )
@@ -225,7 +223,7 @@ def _flatten_list(v: Any) -> list[Any]:
     return [v]
 
 
-# ---- x.at[...] ------------------------------------------------------------------------------------
+# ---- x.at[...] ---------------------------------------------------------------------------------
 class _IndexUpdateHelper:
     __slots__ = ("array",)
 
@@ -304,7 +302,9 @@ def _update(x: Any, idx: Any, values: Any, combine: Any) -> Any:
         else:
             iv = lax.convert_element_type(util.ensure_array(i), dtypes.int32)
             zero = lax.full((), 0, dtypes.int32)
-            starts.append(lax.select(lax.lt(iv, zero), lax.add(iv, lax.full((), d, dtypes.int32)), iv))
+            starts.append(
+                lax.select(lax.lt(iv, zero), lax.add(iv, lax.full((), d, dtypes.int32)), iv)
+            )
         sizes.append(1)
     if 0 in sizes:
         return x
