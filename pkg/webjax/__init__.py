@@ -22,7 +22,9 @@ from webjax._src.api import (
 from webjax._src.array import Array
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
+from webjax._src.custom_derivatives import custom_jvp, custom_vjp
 from webjax._src.jit import jit
+from webjax._src.lax.lax import stop_gradient
 from webjax._src.runtime.backend import Device
 from webjax._src.transformations import (
     ShapeDtypeStruct,
@@ -41,6 +43,7 @@ from webjax._src.transformations import (
     value_and_grad,
     vjp,
 )
+from webjax._src.vmap import vmap
 
 __version__ = "0.1.0"
 
@@ -50,6 +53,8 @@ __all__ = [
     "ShapeDtypeStruct",
     "ShapedArray",
     "checkpoint",
+    "custom_jvp",
+    "custom_vjp",
     "eval_shape",
     "grad",
     "hessian",
@@ -62,8 +67,10 @@ __all__ = [
     "linearize",
     "make_jaxpr",
     "remat",
+    "stop_gradient",
     "value_and_grad",
     "vjp",
+    "vmap",
     "available_backends",
     "block_until_ready",
     "config",

@@ -251,8 +251,8 @@ class Jitted:
         static_argnames: Any,
         donate_argnums: Any,
     ) -> None:
-        self.fun = fun
         functools.update_wrapper(self, fun)  # type: ignore[arg-type]
+        self._fun = fun  # after update_wrapper, which copies fun.__dict__ onto self
         self.static_argnums = tuple(int(i) for i in _as_tuple(static_argnums))
         self.static_argnames = tuple(_as_tuple(static_argnames))
         self.donate_argnums = tuple(int(i) for i in _as_tuple(donate_argnums))
@@ -305,7 +305,7 @@ class Jitted:
             it = iter(d_args)
             static = dict(static_args)
             full = [static[i] if i in static else next(it) for i in range(nargs)]
-            out = self.fun(*full, **d_kwargs, **dict(static_kwargs))
+            out = self._fun(*full, **d_kwargs, **dict(static_kwargs))
             leaves, out_tree = tree_flatten(out)
             out_tree_box.append(out_tree)
             return [_to_array(x) for x in leaves]
@@ -319,7 +319,7 @@ class Jitted:
         from .config import config
 
         if config.read("jax_disable_jit"):
-            return self.fun(*args, **kwargs)
+            return self._fun(*args, **kwargs)
         closed, out_tree, flat = self._trace(args, kwargs)
         outs = jit_p.bind(*flat, jaxpr=closed, name=self.__name__)
         return tree_unflatten(out_tree, outs)

@@ -275,7 +275,7 @@ def _pad(
     padding_config: tuple[tuple[int, int, int], ...],
 ) -> Exp:
     x_aval = avals[0]
-    pad_value = ins[1]
+    pad_value = view.reindex(ins[1], avals[1].size, E.i32(0))
     if x_aval.size == 0:
         return pad_value
     o = view.unravel(_idx(out), out.shape)

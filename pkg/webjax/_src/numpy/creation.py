@@ -45,8 +45,9 @@ def _from_numpy(obj: Any, dtype: DType | None) -> Array:
     dt = dtypes.canonicalize(dtype or src)
     if dt.name == "bfloat16":
         return from_flat([float(v) for v in a.ravel().tolist()], a.shape, dt, default_device())
-    a = np.ascontiguousarray(a.astype(dt.name, copy=False))
-    return from_host_bytes(a.tobytes(), tuple(a.shape), dt, default_device())
+    shape = tuple(a.shape)  # ascontiguousarray would make 0-d arrays 1-d
+    data = np.ascontiguousarray(a.astype(dt.name, copy=False)).tobytes()
+    return from_host_bytes(data, shape, dt, default_device())
 
 
 def asarray(

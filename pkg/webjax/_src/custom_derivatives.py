@@ -1,0 +1,479 @@
+"""custom_jvp and custom_vjp: user-defined derivative rules that survive every transformation.
+
+`custom_jvp_call` holds the primal function as a jaxpr and the user's jvp rule as a Python
+callable; its jvp rule calls the user's. `custom_vjp_call` runs the user's forward function
+under differentiation and emits `custom_lin`, a linear primitive whose transpose is the user's
+backward function (forward-mode use of it raises, as in JAX).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import core
+from .core import ClosedJaxpr, ShapedArray
+from .interpreters import ad, batching
+from .interpreters import partial_eval as pe
+from .interpreters.ad import Zero
+from .tree_util import tree_flatten, tree_map, tree_unflatten
+
+
+def _to_array(x: Any) -> Any:
+    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
+        return x
+    from .numpy.creation import asarray
+
+    return asarray(x)
+
+
+def _trace(
+    fun: Callable[..., Any], in_tree: Any, avals: Sequence[ShapedArray]
+) -> tuple[ClosedJaxpr, list[Any], Any]:
+    out_tree: list[Any] = []
+
+    def flat(*xs: Any) -> list[Any]:
+        out = fun(*tree_unflatten(in_tree, xs))
+        leaves, tree = tree_flatten(out)
+        out_tree[:] = [tree]
+        return [_to_array(v) for v in leaves]
+
+    jaxpr, consts, _ = pe.trace_to_jaxpr(flat, avals)
+    return ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), []), consts, out_tree[0]
+
+
+def _call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
+    return core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def _resolve_argnums(nondiff_argnums: Sequence[int], nargs: int) -> tuple[int, ...]:
+    return tuple(sorted(i % nargs for i in nondiff_argnums))
+
+
+# ============================================================================================
+# custom_jvp
+# ============================================================================================
+custom_jvp_call_p = core.Primitive("custom_jvp_call")
+custom_jvp_call_p.multiple_results = True
+
+
+@custom_jvp_call_p.def_abstract_eval
+def _cjvp_abstract(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, **_: Any) -> list:
+    return list(call_jaxpr.out_avals)
+
+
+@custom_jvp_call_p.def_impl
+def _cjvp_impl(*args: Any, call_jaxpr: ClosedJaxpr, **_: Any) -> list[Any]:
+    return _call(call_jaxpr, *args)
+
+
+def _cjvp_jvp(
+    primals: list[Any],
+    tangents: list[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    jvp_jaxpr_fun: Callable[..., Any],
+    num_consts: int,
+    symbolic_zeros: bool,
+) -> tuple[list[Any], list[Any]]:
+    consts, args = primals[:num_consts], primals[num_consts:]
+    tangs = [ad.instantiate(t) for t in tangents[num_consts:]]
+    p_out, t_out = jvp_jaxpr_fun(consts, args, tangs)
+    return p_out, t_out
+
+
+ad.primitive_jvps[custom_jvp_call_p] = _cjvp_jvp
+
+
+def _cjvp_batch(
+    args: list[Any],
+    dims: list[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    jvp_jaxpr_fun: Callable[..., Any],
+    num_consts: int,
+    symbolic_zeros: bool,
+) -> tuple[list[Any], list[Any]]:
+    size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    args = [
+        batching.bdim_at_front(a, d, size) if d is not None else a
+        for a, d in zip(args, dims, strict=True)
+    ]
+    in_dims = [0 if d is not None else None for d in dims]
+    n_out = len(call_jaxpr.out_avals)
+    avals = [core.get_aval(a) for a in args]
+
+    def batched_call(*xs: Any) -> list[Any]:
+        return batching.vmap_flat(
+            lambda *ys: _call(call_jaxpr, *ys), xs, in_dims, [0] * n_out, size
+        )
+
+    b_closed = pe.trace_to_closed_jaxpr(batched_call, avals)
+
+    def batched_jvp(consts: list[Any], xs: list[Any], ts: list[Any]) -> tuple[list, list]:
+        nc = len(consts)
+        c_dims, x_dims = in_dims[:nc], in_dims[nc:]
+
+        def one(*flat: Any) -> list[Any]:
+            c, x, t = flat[:nc], flat[nc : nc + len(xs)], flat[nc + len(xs) :]
+            p_out, t_out = jvp_jaxpr_fun(list(c), list(x), list(t))
+            return [*p_out, *[ad.instantiate(v) for v in t_out]]
+
+        outs = batching.vmap_flat(
+            one, [*consts, *xs, *ts], [*c_dims, *x_dims, *x_dims], [0] * (2 * n_out), size
+        )
+        return outs[:n_out], outs[n_out:]
+
+    outs = custom_jvp_call_p.bind(
+        *args,
+        call_jaxpr=b_closed,
+        jvp_jaxpr_fun=batched_jvp,
+        num_consts=num_consts,
+        symbolic_zeros=symbolic_zeros,
+    )
+    return outs, [0] * n_out
+
+
+batching.primitive_batchers[custom_jvp_call_p] = _cjvp_batch
+
+
+class custom_jvp:
+    """Define a custom jvp rule for a function (`@jax.custom_jvp`, then `.defjvp`)."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """One function per argument: jvp_i(tangent_i, primal_out, *primals)."""
+
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+            out = self(*primals)
+            acc: Any = None
+            for rule, t in zip(jvps, tangents, strict=False):
+                if rule is None:
+                    continue
+                contrib = rule(t, out, *primals)
+                acc = contrib if acc is None else tree_map(lambda a, b: a + b, acc, contrib)
+            if acc is None:
+                acc = tree_map(lambda o: _zeros_like(o), out)
+            return out, acc
+
+        self.defjvp(jvp)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            raise TypeError(
+                "custom_jvp functions do not accept keyword arguments here; pass them positionally"
+            )
+        if self.jvp is None:
+            raise AttributeError(
+                f"No JVP defined for custom_jvp function {getattr(self.fun, '__name__', '')} "
+                "using defjvp."
+            )
+        nargs = len(args)
+        nondiff = _resolve_argnums(self.nondiff_argnums, nargs) if nargs else ()
+        static = {i: args[i] for i in nondiff}
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        flat, in_tree = tree_flatten(tuple(dyn))
+        flat = [_to_array(x) for x in flat]
+
+        def full_args(dyn_vals: Sequence[Any]) -> list[Any]:
+            it = iter(dyn_vals)
+            return [static[i] if i in static else next(it) for i in range(nargs)]
+
+        def primal(*d: Any) -> Any:
+            return self.fun(*full_args(d))
+
+        closed, consts, out_tree = _trace(primal, in_tree, [core.get_aval(x) for x in flat])
+        user_jvp = self.jvp
+
+        def jvp_fun(cs: list[Any], xs: list[Any], ts: list[Any]) -> tuple[list, list]:
+            p_tree = tree_unflatten(in_tree, xs)
+            t_tree = tree_unflatten(in_tree, ts)
+            static_vals = [static[i] for i in sorted(static)]
+            p_out, t_out = user_jvp(*static_vals, tuple(p_tree), tuple(t_tree))
+            p_flat, p_tree_out = tree_flatten(p_out)
+            t_flat, t_tree_out = tree_flatten(t_out)
+            if p_tree_out != out_tree or t_tree_out != out_tree:
+                raise TypeError(
+                    "Custom JVP rule must produce primal and tangent outputs with equal "
+                    f"container (pytree) structures and the primal function's, but got "
+                    f"{p_tree_out} and {t_tree_out} (expected {out_tree})."
+                )
+            p_flat = [_to_array(v) for v in p_flat]
+            t_flat = [_to_array(v) for v in t_flat]
+            for p, t in zip(p_flat, t_flat, strict=True):
+                pa, ta = core.get_aval(p), core.get_aval(t)
+                if pa.shape != ta.shape:
+                    raise ValueError(
+                        "Custom JVP rule must produce primal and tangent outputs with equal "
+                        f"shapes, got {pa.shape} and {ta.shape}."
+                    )
+            return p_flat, t_flat
+
+        outs = custom_jvp_call_p.bind(
+            *consts,
+            *flat,
+            call_jaxpr=closed,
+            jvp_jaxpr_fun=jvp_fun,
+            num_consts=len(consts),
+            symbolic_zeros=self.symbolic_zeros,
+        )
+        return tree_unflatten(out_tree, outs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def _zeros_like(x: Any) -> Any:
+    from .lax import lax
+
+    a = core.get_aval(_to_array(x))
+    return lax.full(a.shape, 0, a.dtype)
+
+
+# ============================================================================================
+# custom_vjp
+# ============================================================================================
+custom_vjp_call_p = core.Primitive("custom_vjp_call")
+custom_vjp_call_p.multiple_results = True
+
+
+@custom_vjp_call_p.def_abstract_eval
+def _cvjp_abstract(*avals: ShapedArray, call_jaxpr: ClosedJaxpr, **_: Any) -> list:
+    return list(call_jaxpr.out_avals)
+
+
+@custom_vjp_call_p.def_impl
+def _cvjp_impl(*args: Any, call_jaxpr: ClosedJaxpr, **_: Any) -> list[Any]:
+    return _call(call_jaxpr, *args)
+
+
+custom_lin_p = core.Primitive("custom_lin")
+custom_lin_p.multiple_results = True
+
+
+@custom_lin_p.def_abstract_eval
+def _lin_abstract(*avals: ShapedArray, num_res: int, bwd: Any, out_avals: Any) -> list:
+    return list(out_avals)
+
+
+@custom_lin_p.def_impl
+def _lin_impl(*args: Any, **params: Any) -> list[Any]:
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _lin_transpose(cts: list[Any], *args: Any, num_res: int, bwd: Any, out_avals: Any) -> list[Any]:
+    res = args[:num_res]
+    cts = [ad.instantiate(c) if isinstance(c, Zero) else c for c in cts]
+    in_cts = bwd(list(res), cts)
+    return [None] * num_res + list(in_cts)
+
+
+ad.primitive_transposes[custom_lin_p] = _lin_transpose
+
+
+def _cvjp_jvp(
+    primals: list[Any],
+    tangents: list[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    fwd: Callable[..., Any],
+    bwd: Callable[..., Any],
+    num_consts: int,
+    **_: Any,
+) -> tuple[list[Any], list[Any]]:
+    consts, args = primals[:num_consts], primals[num_consts:]
+    p_out, residuals = fwd(consts, args)
+    out_avals = [ad.tangent_aval(core.get_aval(o)) for o in p_out]
+    tangs = [ad.instantiate(t) for t in tangents[num_consts:]]
+    t_out = custom_lin_p.bind(
+        *residuals, *tangs, num_res=len(residuals), bwd=bwd, out_avals=tuple(out_avals)
+    )
+    return p_out, t_out
+
+
+ad.primitive_jvps[custom_vjp_call_p] = _cvjp_jvp
+
+
+def _cvjp_batch(
+    args: list[Any],
+    dims: list[Any],
+    *,
+    call_jaxpr: ClosedJaxpr,
+    fwd: Callable[..., Any],
+    bwd: Callable[..., Any],
+    num_consts: int,
+    **params: Any,
+) -> tuple[list[Any], list[Any]]:
+    size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    args = [
+        batching.bdim_at_front(a, d, size) if d is not None else a
+        for a, d in zip(args, dims, strict=True)
+    ]
+    in_dims = [0 if d is not None else None for d in dims]
+    n_out = len(call_jaxpr.out_avals)
+    avals = [core.get_aval(a) for a in args]
+    b_closed = pe.trace_to_closed_jaxpr(
+        lambda *xs: batching.vmap_flat(
+            lambda *ys: _call(call_jaxpr, *ys), xs, in_dims, [0] * n_out, size
+        ),
+        avals,
+    )
+    nc = num_consts
+    n_res_box: list[int] = []
+
+    def b_fwd(consts: list[Any], xs: list[Any]) -> tuple[list, list]:
+        def one(*flat: Any) -> list[Any]:
+            p, r = fwd(list(flat[:nc]), list(flat[nc:]))
+            n_res_box[:] = [len(r)]
+            return [*p, *r]
+
+        outs = batching.vmap_flat(
+            one, [*consts, *xs], in_dims, lambda: [0] * (n_out + n_res_box[0]), size
+        )
+        return outs[:n_out], outs[n_out:]
+
+    def b_bwd(res: list[Any], cts: list[Any]) -> list[Any]:
+        def one(*flat: Any) -> list[Any]:
+            r, c = flat[: len(res)], flat[len(res) :]
+            return [ad.instantiate(v) if isinstance(v, Zero) else v for v in bwd(list(r), list(c))]
+
+        n_in = len(in_dims) - nc
+        return batching.vmap_flat(one, [*res, *cts], [0] * (len(res) + len(cts)), [0] * n_in, size)
+
+    outs = custom_vjp_call_p.bind(
+        *args, call_jaxpr=b_closed, fwd=b_fwd, bwd=b_bwd, num_consts=nc, **params
+    )
+    return outs, [0] * n_out
+
+
+batching.primitive_batchers[custom_vjp_call_p] = _cvjp_batch
+
+
+class custom_vjp:
+    """Define a custom vjp (`@jax.custom_vjp`, then `.defvjp(fwd, bwd)`)."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(
+        self,
+        fwd: Callable[..., Any],
+        bwd: Callable[..., Any],
+        symbolic_zeros: bool = False,
+        optimize_remat: bool = False,
+    ) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            raise TypeError(
+                "custom_vjp functions do not accept keyword arguments here; pass them positionally"
+            )
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(
+                f"No VJP defined for custom_vjp function {getattr(self.fun, '__name__', '')} "
+                "using defvjp."
+            )
+        nargs = len(args)
+        nondiff = _resolve_argnums(self.nondiff_argnums, nargs) if nargs else ()
+        static = {i: args[i] for i in nondiff}
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        flat, in_tree = tree_flatten(tuple(dyn))
+        flat = [_to_array(x) for x in flat]
+        static_vals = [static[i] for i in sorted(static)]
+
+        def full_args(dyn_vals: Sequence[Any]) -> list[Any]:
+            it = iter(dyn_vals)
+            return [static[i] if i in static else next(it) for i in range(nargs)]
+
+        closed, consts, out_tree = _trace(
+            lambda *d: self.fun(*full_args(d)), in_tree, [core.get_aval(x) for x in flat]
+        )
+        user_fwd, user_bwd = self.fwd, self.bwd
+        res_tree_box: list[Any] = []
+        in_avals = [core.get_aval(x) for x in flat]
+
+        def fwd_fun(cs: list[Any], xs: list[Any]) -> tuple[list, list]:
+            out = user_fwd(*full_args(tree_unflatten(in_tree, xs)))
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(
+                    "Custom VJP fwd rule must produce a pair (list or tuple of length two) "
+                    "where the first element represents the primal output and the second "
+                    f"element represents residuals, but got {type(out).__name__}."
+                )
+            p_flat, p_tree = tree_flatten(out[0])
+            if p_tree != out_tree:
+                raise TypeError(
+                    "Custom VJP fwd rule must produce an output with the same container (pytree) "
+                    f"structure as the primal function, got {p_tree} and {out_tree}."
+                )
+            r_flat, r_tree = tree_flatten(out[1])
+            res_tree_box[:] = [r_tree]
+            return [_to_array(v) for v in p_flat], [_to_array(v) for v in r_flat]
+
+        def bwd_fun(res: list[Any], cts: list[Any]) -> list[Any]:
+            r = tree_unflatten(res_tree_box[0], res)
+            ct = tree_unflatten(out_tree, cts)
+            got = user_bwd(*static_vals, r, ct)
+            if not isinstance(got, (tuple, list)):
+                raise TypeError(
+                    "Custom VJP bwd rule must produce a tuple of length equal to the number of "
+                    f"primal (differentiable) arguments, got {type(got).__name__}."
+                )
+            got = tuple(got)
+            if len(got) != len(dyn):
+                raise ValueError(
+                    "Custom VJP bwd rule must produce an output with the same container "
+                    f"(pytree) structure as the args tuple of the primal function: expected "
+                    f"{len(dyn)} entries, got {len(got)}."
+                )
+            leaves: list[Any] = []
+            for g, d in zip(got, dyn, strict=True):
+                d_flat, d_tree = tree_flatten(d)
+                if g is None:
+                    leaves.extend(_zeros_like(v) for v in d_flat)
+                    continue
+                g_flat, g_tree = tree_flatten(g)
+                if g_tree != d_tree:
+                    raise ValueError(
+                        f"Custom VJP bwd rule produced a cotangent with structure {g_tree} for an "
+                        f"argument with structure {d_tree}."
+                    )
+                leaves.extend(_to_array(v) for v in g_flat)
+            for v, a in zip(leaves, in_avals, strict=True):
+                if core.get_aval(v).shape != a.shape:
+                    raise ValueError(
+                        f"Custom VJP bwd rule must produce an output with shapes/dtypes as "
+                        f"expected: got shape {core.get_aval(v).shape} for an input of shape "
+                        f"{a.shape}."
+                    )
+            return leaves
+
+        outs = custom_vjp_call_p.bind(
+            *consts, *flat, call_jaxpr=closed, fwd=fwd_fun, bwd=bwd_fun, num_consts=len(consts)
+        )
+        return tree_unflatten(out_tree, outs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
