@@ -180,6 +180,21 @@ def _other_cases() -> list[Case]:
         Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 1),)), (f32(3), np.float32(-1))),
         Case("pad", lambda x, v: lax.pad(x, v, ((0, 1, 0), (-1, 1, 0))), (x23, np.float32(5))),
         Case("rev", lambda x: lax_internal.rev(x, (1,)), (x23,)),
+        Case(
+            "dot_general",
+            lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))),
+            (x23, f32(3, 4)),
+        ),
+        Case(
+            "dot_general",
+            lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
+            (x123, f32(1, 3, 4)),
+        ),
+        Case(
+            "dot_general",
+            lambda x, y: lax.dot_general(x, y, (((0,), (0,)), ((), ()))),
+            (f32(3), f32(3)),
+        ),
         Case("rev", lambda x: lax_internal.rev(x, (0, 2)), (x123,)),
         Case(
             "dynamic_slice",

@@ -135,7 +135,8 @@ def test_reduction_and_masked_loads(page):
         "w = E.where(E.binary(Op.CMPLT, j, E.i32(10)), E.load(0, j, dt.int32),\n"
         "            E.load(1, E.add(j, -10), dt.int32))\n"
         "kern2 = Kernel(w, 20, (dt.int32, dt.int32))\n"
-        "b2 = _check(kern2, [_pack(dt.int32, list(range(10))), _pack(dt.int32, list(range(50, 60)))])\n"
+        "ins = [_pack(dt.int32, list(range(10))), _pack(dt.int32, list(range(50, 60)))]\n"
+        "b2 = _check(kern2, ins)\n"
         "[b1, b2]"
     )
     assert bad == [[], []]
@@ -148,7 +149,8 @@ def test_memory_growth_refreshes_views(page):
         "big = WB.malloc(64 << 20)\n"
         "WB.write(big, b'\\x05' * 32)\n"
         "i = E.idx(16)\n"
-        "kern = Kernel(E.binary(Op.ADD, E.load(0, i, dt.uint8), E.const(1, dt.uint8)), 16, (dt.uint8,))\n"
+        "e = E.binary(Op.ADD, E.load(0, i, dt.uint8), E.const(1, dt.uint8))\n"
+        "kern = Kernel(e, 16, (dt.uint8,))\n"
         "o = WB.malloc(16)\n"
         "WB.dispatch(WB.prepare(kern), [big], o)\n"
         "res = [before < WB.host.nbytes, list(WB.read(o, 16)), list(WB.read(big, 4))]\n"

@@ -344,6 +344,40 @@ def _dynamic_update_slice(ins: list[Exp], avals: list[ShapedArray], out: ShapedA
     return E.where(inside, upd, ins[0])
 
 
+def _dot_general(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
+                 dimension_numbers: Any, precision: Any = None,
+                 preferred_element_type: Any = None, out_sharding: Any = None) -> Exp:  # fmt: skip
+    (lc, rc), (lb, rb) = dimension_numbers
+    la, ra = avals
+    lfree = lax._dot_free(la.ndim, lc, lb)
+    rfree = lax._dot_free(ra.ndim, rc, rb)
+    csizes = [la.shape[i] for i in lc]
+    rsize = math.prod(csizes)
+    o = view.unravel(_idx(out), out.shape)
+    r = view.unravel(E.ridx(rsize), csizes)
+    nb, nl = len(lb), len(lfree)
+    li: list[Exp] = [E.i32(0)] * la.ndim
+    ri: list[Exp] = [E.i32(0)] * ra.ndim
+    for k, (a, b) in enumerate(zip(lb, rb, strict=True)):
+        li[a], ri[b] = o[k], o[k]
+    for k, a in enumerate(lfree):
+        li[a] = o[nb + k]
+    for k, b in enumerate(rfree):
+        ri[b] = o[nb + nl + k]
+    for k, (a, b) in enumerate(zip(lc, rc, strict=True)):
+        li[a], ri[b] = r[k], r[k]
+    lhs = view.reindex(ins[0], la.size, view.ravel(li, la.shape))
+    rhs = view.reindex(ins[1], ra.size, view.ravel(ri, ra.shape))
+    acc = out.dtype
+    if acc in _WIDEN:
+        acc = dtypes.float32
+    lhs, rhs = E.cast(lhs, acc), E.cast(rhs, acc)
+    if acc is dtypes.bool_:
+        prod = E.binary(Op.AND, lhs, rhs)
+        return E.cast(E.reduce(Op.OR, prod, rsize), out.dtype)
+    return E.cast(E.reduce(Op.ADD, E.binary(Op.MUL, lhs, rhs), rsize), out.dtype)
+
+
 _REDUCE_OPS = {
     "reduce_sum": Op.ADD, "reduce_prod": Op.MUL, "reduce_max": Op.MAX, "reduce_min": Op.MIN,
     "reduce_and": Op.AND, "reduce_or": Op.OR, "reduce_xor": Op.XOR,
@@ -381,6 +415,7 @@ register(lax.stop_gradient_p, _reshape)
 register(lax.transpose_p, _transpose)
 register(lax.concatenate_p, _concatenate)
 register(lax.slice_p, _slice)
+register(lax.dot_general_p, _dot_general)
 register(lax.rev_p, _rev)
 register(lax.dynamic_slice_p, _dynamic_slice)
 register(lax.dynamic_update_slice_p, _dynamic_update_slice)

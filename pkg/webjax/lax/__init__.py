@@ -28,6 +28,8 @@ from webjax._src.lax.lax import (
     cosh,
     digamma,
     div,
+    dot,
+    dot_general,
     dynamic_index_in_dim,
     dynamic_slice,
     dynamic_update_index_in_dim,

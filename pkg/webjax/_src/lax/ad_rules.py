@@ -619,3 +619,66 @@ def _dus_transpose(ct: Any, x: Any, u: Any, *starts: Any) -> list[Any]:
 
 ad.primitive_jvps[lax.dynamic_update_slice_p] = _dus_jvp
 ad.primitive_transposes[lax.dynamic_update_slice_p] = _dus_transpose
+
+
+# ---- dot_general ------------------------------------------------------------------------------
+def _dot_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+    x, y = primals
+    tx, ty = tangents
+    out = lax.dot_general_p.bind(x, y, **params)
+    t: Any = Zero(ad.tangent_aval(_aval(out)))
+    if not isinstance(tx, Zero):
+        t = lax.dot_general_p.bind(tx, y, **params)
+    if not isinstance(ty, Zero):
+        t = ad.add_maybe_zero(t, lax.dot_general_p.bind(x, ty, **params))
+    return out, t
+
+
+def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
+    start, out = 0, []
+    for x in xs:
+        out.append(list(range(start, start + len(x))))
+        start += len(x)
+    return out
+
+
+def _dot_transpose_lhs(ct: Any, y: Any, x_aval: ShapedArray, y_aval: ShapedArray,
+                       dimension_numbers: Any, swap: bool, **params: Any) -> Any:  # fmt: skip
+    (xc, yc), (xb, yb) = dimension_numbers
+    x_ndim = x_aval.ndim
+    x_kept = lax._dot_free(x_ndim, xc, xb)
+    y_kept = lax._dot_free(y_aval.ndim, yc, yb)
+    if swap:
+        ans_batch, ans_y, _ = _ranges_like(xb, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(xb, x_kept, y_kept)
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(yb)))
+    # result layout: batch, x kept (from ct), x contracting (from y, in yc order)
+    out = lax.dot_general(ct, y, dims, preferred_element_type=x_aval.dtype)
+    x_contract_sorted_by_y = [xc[i] for i in sorted(range(len(yc)), key=lambda i: yc[i])]
+    out_axes = list(xb) + list(x_kept) + x_contract_sorted_by_y
+    perm = [out_axes.index(i) for i in range(x_ndim)]
+    return lax.transpose(out, perm)
+
+
+def _dot_transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: Any, precision: Any = None,
+                   preferred_element_type: Any = None, out_sharding: Any = None
+                   ) -> list[Any]:  # fmt: skip
+    (xc, yc), (xb, yb) = dimension_numbers
+    x_aval, y_aval = _aval(x), _aval(y)
+    if isinstance(ct, Zero):
+        return [
+            Zero(x_aval) if is_undefined(x) else None,
+            Zero(y_aval) if is_undefined(y) else None,
+        ]
+    ct_x = ct_y = None
+    if is_undefined(x):
+        ct_x = _dot_transpose_lhs(ct, y, x_aval, y_aval, dimension_numbers, swap=False)
+    if is_undefined(y):
+        swapped = ((yc, xc), (yb, xb))
+        ct_y = _dot_transpose_lhs(ct, x, y_aval, x_aval, swapped, swap=True)
+    return [ct_x, ct_y]
+
+
+ad.primitive_jvps[lax.dot_general_p] = _dot_jvp
+ad.primitive_transposes[lax.dot_general_p] = _dot_transpose

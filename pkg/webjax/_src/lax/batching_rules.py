@@ -328,6 +328,36 @@ primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batcher
 primitive_batchers[lax.iota_p] = _iota_batcher
 
 
+def _dot_general_batcher(vals: Sequence[Any], dims: Dims, *, dimension_numbers: Any,
+                         **params: Any) -> tuple[Any, BatchDim]:  # fmt: skip
+    (lc, rc), (lb, rb) = dimension_numbers
+    x, y = vals
+    dx, dy = dims
+    size = _axis_size(vals, dims)
+
+    def shift(axes: Sequence[int], d: int) -> tuple[int, ...]:
+        return tuple(a + 1 if a >= d else a for a in axes)
+
+    if dx is not not_mapped and dy is not not_mapped:
+        dn = ((shift(lc, dx), shift(rc, dy)), ((dx, *shift(lb, dx)), (dy, *shift(rb, dy))))
+        return lax.dot_general_p.bind(x, y, dimension_numbers=dn, **params), 0
+    if dx is not not_mapped:
+        dn = ((shift(lc, dx), rc), (shift(lb, dx), rb))
+        lfree = lax._dot_free(len(_shape(x)), dn[0][0], dn[1][0])
+        out = lax.dot_general_p.bind(x, y, dimension_numbers=dn, **params)
+        return out, len(lb) + lfree.index(dx)
+    dn = ((lc, shift(rc, dy)), (lb, shift(rb, dy)))
+    rfree = lax._dot_free(len(_shape(y)), dn[0][1], dn[1][1])
+    x_nd = len(_shape(x))
+    n_lfree = x_nd - len(lc) - len(lb)
+    out = lax.dot_general_p.bind(x, y, dimension_numbers=dn, **params)
+    del size
+    return out, len(lb) + n_lfree + rfree.index(dy)
+
+
+primitive_batchers[lax.dot_general_p] = _dot_general_batcher
+
+
 def missing_batching_rules() -> list[str]:
     """Names of lax primitives that vmap cannot batch yet (the coverage table's gaps)."""
     return sorted(name for name, p in lax.prims.items() if p not in primitive_batchers)

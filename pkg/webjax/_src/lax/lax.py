@@ -670,3 +670,69 @@ def clamp(min: Any, x: Any, max: Any) -> Any:
     """Elementwise min(max(x, min), max) (JAX's argument order)."""
     lo, hi = min, max
     return _min_fn(_max_fn(x, lo), hi)
+
+
+# ---- contractions ------------------------------------------------------------------------------
+dot_general_p = _prim("dot_general")
+
+
+def _dot_free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[int]:
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+@dot_general_p.def_abstract_eval
+def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: Any,
+                          precision: Any = None, preferred_element_type: Any = None,
+                          out_sharding: Any = None) -> ShapedArray:  # fmt: skip
+    (lc, rc), (lb, rb) = dimension_numbers
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(
+            "dot_general requires equal numbers of lhs and rhs contracting/batch dimensions, "
+            f"got dimension_numbers {dimension_numbers}."
+        )
+    for a, b in zip(lb, rb, strict=True):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise TypeError(
+                "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+                f"same shape, got {tuple(lhs.shape[i] for i in lb)} and "
+                f"{tuple(rhs.shape[i] for i in rb)}."
+            )
+    for a, b in zip(lc, rc, strict=True):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise TypeError(
+                "dot_general requires contracting dimensions to have the same shape, got "
+                f"{tuple(lhs.shape[i] for i in lc)} and {tuple(rhs.shape[i] for i in rc)}."
+            )
+    if lhs.dtype is not rhs.dtype and preferred_element_type is None:
+        raise TypeError(
+            f"dot_general requires operands of the same dtype, got {lhs.dtype.name} and "
+            f"{rhs.dtype.name}."
+        )
+    shape = (
+        tuple(lhs.shape[i] for i in lb)
+        + tuple(lhs.shape[i] for i in _dot_free(lhs.ndim, lc, lb))
+        + tuple(rhs.shape[i] for i in _dot_free(rhs.ndim, rc, rb))
+    )
+    dt = preferred_element_type if preferred_element_type is not None else lhs.dtype
+    return ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None, out_sharding: Any = None) -> Any:  # fmt: skip
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
+    pet = (
+        None
+        if preferred_element_type is None
+        else dtypes.canonicalize(dtypes.dtype(preferred_element_type))
+    )
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=None,
+                              preferred_element_type=pet, out_sharding=None)  # fmt: skip
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    la, ra = _aval(lhs), _aval(rhs)
+    if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
+        raise TypeError(f"dot only supports rank 1 or 2 operands, got {la.shape} and {ra.shape}")
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)  # fmt: skip
