@@ -346,6 +346,7 @@ def _dot_general_batcher(vals: Sequence[Any], dims: Dims, *, dimension_numbers: 
         lfree = lax._dot_free(len(_shape(x)), dn[0][0], dn[1][0])
         out = lax.dot_general_p.bind(x, y, dimension_numbers=dn, **params)
         return out, len(lb) + lfree.index(dx)
+    assert dy is not not_mapped
     dn = ((lc, shift(rc, dy)), (lb, shift(rb, dy)))
     rfree = lax._dot_free(len(_shape(y)), dn[0][1], dn[1][1])
     x_nd = len(_shape(x))
