@@ -55,8 +55,8 @@ def device_put(
     x: Any, device: Device | str | None = None, *, donate: bool = False, may_alias: Any = None
 ) -> Any:
     from . import array as array_mod
-    from . import lazy
     from .array import Array
+    from .lowering import transfer
     from .numpy.creation import asarray
     from .tree_util import tree_map
 
@@ -66,16 +66,15 @@ def device_put(
 
     def put(leaf: Any) -> Any:
         if isinstance(leaf, Array):
-            if leaf.device == target:
-                return leaf
-            lb = leaf._buffer()
-            if lb is None:
-                return Array(leaf.aval, target, None)
-            moved = array_mod.from_host_bytes(lazy.read_bytes(lb), leaf.shape, leaf.dtype, target)
-            moved.aval = leaf.aval
-            return moved
-        with using_device(target):
-            return asarray(leaf)
+            out = leaf if leaf.device == target else transfer(leaf, target)
+        else:
+            with using_device(target):
+                out = asarray(leaf)
+        if device is not None and isinstance(out, Array):
+            if out is leaf:  # committing must not change the caller's array
+                out = Array(leaf.aval, leaf._device, array_mod.exp_of(leaf))
+            out._committed = True
+        return out
 
     return tree_map(put, x)
 

@@ -21,7 +21,7 @@ from .runtime.backend import Device
 
 
 class Array:
-    __slots__ = ("aval", "_device", "_exp", "_deleted", "__weakref__")
+    __slots__ = ("aval", "_device", "_exp", "_deleted", "_committed", "__weakref__")
     __array_priority__ = 100
 
     aval: ShapedArray
@@ -33,6 +33,7 @@ class Array:
         self._device = device
         self._exp = exp
         self._deleted = False
+        self._committed = False  # placed explicitly (device_put with a device)
 
     # ---- metadata ------------------------------------------------------------------------
     @property
@@ -72,7 +73,7 @@ class Array:
 
     @property
     def committed(self) -> bool:
-        return False
+        return self._committed
 
     # ---- buffers and reads ---------------------------------------------------------------
     def _literal_value(self) -> Any:

@@ -1,3 +1,6 @@
 """The backends webjax knows, registered in priority order (each checks its host lazily)."""
 
-from .runtime import cpu  # noqa: F401
+from .runtime import (
+    cpu,  # noqa: F401  (reference executor, always available)
+    wasm,  # noqa: F401  (WebAssembly: browser engine or wasmtime)
+)

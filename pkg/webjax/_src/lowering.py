@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import array as array_mod
-from . import core, dtypes
+from . import core, dtypes, lazy
 from .array import Array
 from .core import Primitive, ShapedArray
 from .dtypes import DType
@@ -43,14 +43,27 @@ def default_device() -> Device:
 
 
 def _pick_device(args: Sequence[Any]) -> Device:
-    devices = {a._device for a in args if isinstance(a, Array)}
-    if len(devices) > 1:
+    """JAX's placement rule: committed arrays decide (and must agree); otherwise the first
+    array's device. Uncommitted arrays elsewhere are moved."""
+    arrays = [a for a in args if isinstance(a, Array)]
+    committed = {a._device for a in arrays if a._committed}
+    if len(committed) > 1:
         raise ValueError(
-            "Received incompatible devices for an operation: "
-            + ", ".join(sorted(str(d) for d in devices))
-            + ". Move arrays with jax.device_put first."
+            "Received incompatible devices for jitted computation. Got argument devices "
+            + ", ".join(sorted(str(d) for d in committed))
+            + ". Move arrays to one device with jax.device_put first."
         )
-    return devices.pop() if devices else default_device()
+    if committed:
+        return committed.pop()
+    for a in arrays:
+        if not _is_constant(a):
+            return a._device
+    return arrays[0]._device if arrays else default_device()
+
+
+def _is_constant(x: Array) -> bool:
+    e = x._exp
+    return e is None or not any(n.op is Op.LOAD for n in e.toposort())
 
 
 def _input_exp(x: Any, aval: ShapedArray, device: Device) -> Exp:
@@ -58,10 +71,21 @@ def _input_exp(x: Any, aval: ShapedArray, device: Device) -> Exp:
         e = array_mod.exp_of(x)
         if e is None:  # empty array: never read
             return E.const(0, aval.dtype)
-        if x._device != device:
-            raise ValueError(f"array on {x._device} used with arrays on {device}")
+        if x._device != device and not _is_constant(x):
+            e = array_mod.exp_of(transfer(x, device))
+        assert e is not None
         return e
     return E.const(x, aval.dtype)  # a Python scalar
+
+
+def transfer(x: Array, device: Device) -> Array:
+    """A copy of `x` on `device` (bytes through the host)."""
+    lb = x._buffer()
+    if lb is None:
+        return Array(x.aval, device, None)
+    out = array_mod.from_host_bytes(lazy.read_bytes(lb), x.shape, x.dtype, device)
+    out.aval = x.aval
+    return out
 
 
 def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:

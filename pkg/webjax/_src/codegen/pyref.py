@@ -28,11 +28,19 @@ FORMATS = {
     "uint16": "H",
     "uint32": "I",
     "uint64": "Q",
-    "float16": "e",
+    "float16": "H",  # memoryview has no 'e' before Python 3.12: convert by hand
     "bfloat16": "H",
     "float32": "f",
     "float64": "d",
 }
+
+
+def _f16_from_bits(b: int) -> float:
+    return struct.unpack("<e", struct.pack("<H", b))[0]
+
+
+def _f16_to_bits(x: float) -> int:
+    return struct.unpack("<H", struct.pack("<e", x))[0]
 
 
 def _bf16_from_bits(b: int) -> float:
@@ -53,7 +61,12 @@ def _op_fn(node: Exp) -> Callable[..., Any]:
 
 def render(kernel: Kernel) -> tuple[str, dict[str, Any]]:
     """Python source for `kernel(out, *inputs)` plus the globals it needs."""
-    env: dict[str, Any] = {"_bf_in": _bf16_from_bits, "_bf_out": _bf16_to_bits}
+    env: dict[str, Any] = {
+        "_bf_in": _bf16_from_bits,
+        "_bf_out": _bf16_to_bits,
+        "_h_in": _f16_from_bits,
+        "_h_out": _f16_to_bits,
+    }
     names: dict[int, str] = {}
     lines = [f"def kernel(out, {', '.join(f'in{i}' for i in range(kernel.nargs)) or '*_'}):"]
     lines.append(f"    for i in range({kernel.size}):")
@@ -77,7 +90,7 @@ def render(kernel: Kernel) -> tuple[str, dict[str, Any]]:
             lines.append(f"{indent}{name} = r")
         elif op is Op.LOAD:
             slot = node.arg
-            conv = "_bf_in" if node.dtype is bfloat16 else ""
+            conv = {"bfloat16": "_bf_in", "float16": "_h_in"}.get(node.dtype.name, "")
             lines.append(
                 f"{indent}{name} = {conv}(in{slot}[{args[0]}]) "
                 f"if 0 <= {args[0]} < len(in{slot}) else {scalar.normalize(node.dtype, 0)!r}"
@@ -101,8 +114,8 @@ def render(kernel: Kernel) -> tuple[str, dict[str, Any]]:
         if id(node) not in inner and id(node) not in names:
             emit(node, "        ")
     result = names[id(kernel.exp)]
-    if kernel.out_dtype is bfloat16:
-        result = f"_bf_out({result})"
+    if kernel.out_dtype.name in ("bfloat16", "float16"):
+        result = f"{'_bf_out' if kernel.out_dtype is bfloat16 else '_h_out'}({result})"
     lines.append(f"        out[i] = {result}")
     return "\n".join(lines) + "\n", env
 

@@ -174,7 +174,8 @@ def _pow(a: float, b: float) -> float:
     except ZeroDivisionError:
         return math.copysign(_INF, a) if b == math.floor(b) and int(b) % 2 else _INF
     except OverflowError:
-        return _INF
+        odd = b == math.floor(b) and abs(b) < 2**53 and int(b) % 2 == 1
+        return -_INF if a < 0 and odd else _INF
     return _NAN if isinstance(r, complex) else float(r)
 
 
@@ -244,6 +245,14 @@ def _erf_inv(y: float) -> float:
     return x
 
 
+def _lgamma(x: float) -> float:
+    if x != x:
+        return x
+    if not math.isfinite(x) or (x <= 0 and x == math.floor(x)):
+        return _INF  # lgamma(+-inf) = inf; poles at non-positive integers
+    return _safe(math.lgamma)(x)
+
+
 def _digamma(x: float) -> float:
     if x != x or x == -_INF:
         return _NAN
@@ -264,7 +273,10 @@ def _nextafter(a: float, b: float) -> float:
 
 
 def _cbrt(x: float) -> float:
-    return math.copysign(abs(x) ** (1 / 3), x) if x == x and abs(x) != _INF else x
+    if x == 0 or not math.isfinite(x):
+        return x
+    y = math.copysign(abs(x) ** (1 / 3), x)
+    return y - (y * y * y - x) / (3 * y * y)  # one Newton step: correctly rounded in practice
 
 
 FLOAT_FNS: dict[Op, Callable[..., float]] = {
@@ -285,7 +297,7 @@ FLOAT_FNS: dict[Op, Callable[..., float]] = {
     Op.ASIN: _safe(math.asin),
     Op.ACOS: _safe(math.acos),
     Op.ATAN: math.atan,
-    Op.SINH: _safe(math.sinh),
+    Op.SINH: lambda a: math.copysign(_INF, a) if abs(a) > 710 else math.sinh(a),
     Op.COSH: _safe(math.cosh),
     Op.TANH: math.tanh,
     Op.ASINH: math.asinh,
@@ -295,10 +307,10 @@ FLOAT_FNS: dict[Op, Callable[..., float]] = {
     Op.ERF: math.erf,
     Op.ERFC: math.erfc,
     Op.ERF_INV: _erf_inv,
-    Op.LGAMMA: lambda a: _INF if a <= 0 and a == math.floor(a) else _safe(math.lgamma)(a),
+    Op.LGAMMA: lambda a: _lgamma(a),
     Op.DIGAMMA: _digamma,
-    Op.FLOOR: lambda a: float(math.floor(a)) if a == a and abs(a) != _INF else a,
-    Op.CEIL: lambda a: float(math.ceil(a)) if a == a and abs(a) != _INF else a,
+    Op.FLOOR: lambda a: math.copysign(float(math.floor(a)), a) if math.isfinite(a) else a,
+    Op.CEIL: lambda a: math.copysign(float(math.ceil(a)), a) if math.isfinite(a) else a,
     Op.ROUND: _round_half_even,
     Op.ISFINITE: math.isfinite,
     Op.ADD: lambda a, b: a + b,
@@ -380,6 +392,31 @@ def _shift(op: Op, dtype: DType, a: int, s: int) -> int:
     return (-1 if a < 0 else 0) if s < 0 or s >= bits else a >> s
 
 
+def _nextafter_narrow(dtype: DType, a: float, b: float) -> float:
+    """nextafter stepping one unit in the last place of `dtype` (not of float64)."""
+    if a != a or b != b:
+        return _NAN
+    if a == b:
+        return b
+    bits_t = {2: "<H", 4: "<I"}[dtype.itemsize]
+    fmt = {"float32": "<f", "float16": "<e"}.get(dtype.name)
+    if fmt is None:  # bfloat16: upper half of a float32
+        (u,) = struct.unpack("<I", struct.pack("<f", a))
+        u >>= 16
+    else:
+        (u,) = struct.unpack(bits_t, struct.pack(fmt, a))
+    sign_bit = 1 << (dtype.bits - 1)
+    if a == 0:
+        u = 1 | (sign_bit if b < 0 else 0)
+    elif (a < b) == (a > 0):
+        u += 1
+    else:
+        u -= 1
+    if fmt is None:
+        return struct.unpack("<f", struct.pack("<I", u << 16))[0]
+    return struct.unpack(fmt, struct.pack(bits_t, u))[0]
+
+
 def apply(op: Op, dtype: DType, args: tuple[Any, ...], src_dtype: DType | None = None) -> Any:
     """Evaluate `op` on already-normalized scalars; `dtype` is the result dtype.
 
@@ -393,6 +430,8 @@ def apply(op: Op, dtype: DType, args: tuple[Any, ...], src_dtype: DType | None =
     if op is Op.WHERE:
         return args[1] if args[0] else args[2]
     if sd.kind == "f":
+        if op is Op.NEXTAFTER and sd is not dt.float64:
+            return _nextafter_narrow(sd, *args)
         return normalize(dtype, FLOAT_FNS[op](*args))
     if sd.kind == "b":
         if op not in BOOL_FNS:
