@@ -153,6 +153,33 @@ defjvp_unary(
 defjvp_unary("lgamma", lambda x, y: lax.digamma(x))
 
 
+def _trigamma(x: Any) -> Any:
+    """polygamma(1, x): shift x past 6 by recurrence, then the asymptotic series; negative
+    arguments by reflection, trigamma(1 - x) + trigamma(x) = pi^2 / sin^2(pi x)."""
+    one = _scalar(1.0, x)
+    neg = lax.lt(x, _scalar(0.5, x))
+    z = lax.select(neg, lax.sub(one, x), x)
+    acc = lax.full(_aval(x).shape, 0.0, _aval(x).dtype)
+    for k in range(6):
+        zk = lax.add(z, _scalar(float(k), x))
+        acc = lax.add(acc, lax.div(one, lax.mul(zk, zk)))
+    w = lax.add(z, _scalar(6.0, x))
+    u = lax.div(one, w)
+    u2 = lax.mul(u, u)
+    c = lambda v: _scalar(v, x)  # noqa: E731
+    inner = lax.sub(c(1 / 42), lax.mul(u2, c(1 / 30)))
+    inner = lax.sub(c(1 / 30), lax.mul(u2, inner))
+    inner = lax.sub(c(1 / 6), lax.mul(u2, inner))
+    tail = lax.add(lax.add(u, lax.mul(u2, c(0.5))), lax.mul(lax.mul(u, u2), inner))
+    pos = lax.add(acc, tail)
+    s = lax.sin(lax.mul(_scalar(math.pi, x), x))
+    reflected = lax.sub(lax.div(_scalar(math.pi**2, x), lax.mul(s, s)), pos)
+    return lax.select(neg, reflected, pos)
+
+
+defjvp_unary("digamma", lambda x, y: _trigamma(x))
+
+
 def _neg_transpose(ct: Any, x: Any) -> list[Any]:
     return [Zero(x.aval) if isinstance(ct, Zero) else lax.neg(ct)]
 

@@ -1,0 +1,70 @@
+"""The primitive x rule coverage table (FEATURES.md embeds it; tests fail on a gap).
+
+Run `python -m webjax._src.coverage` to print the Markdown table.
+"""
+
+from __future__ import annotations
+
+from . import api  # noqa: F401  (registers every rule)
+from . import custom_derivatives, jit, lowering
+from .core import Primitive
+from .interpreters import ad, batching
+from .interpreters import partial_eval as pe
+from .lax import ad_rules, control_flow
+from .lax import lax as lax_mod
+
+# Linear primitives have a transpose rule; every other differentiable one needs none.
+_STRUCTURAL = {"cond", "scan", "jit", "custom_lin"}
+
+
+def all_primitives() -> list[Primitive]:
+    prims: dict[str, Primitive] = dict(lax_mod.prims)
+    prims["add_any"] = ad_rules.add_any_p
+    for p in (control_flow.cond_p, control_flow.while_p, control_flow.scan_p, jit.jit_p,
+              custom_derivatives.custom_jvp_call_p, custom_derivatives.custom_vjp_call_p,
+              custom_derivatives.custom_lin_p):  # fmt: skip
+        prims[p.name] = p
+    return [prims[k] for k in sorted(prims)]
+
+
+def row(p: Primitive) -> dict[str, str]:
+    def mark(ok: bool) -> str:
+        return "yes" if ok else "-"
+
+    jvp = "zero" if p in ad.nondifferentiable else mark(p in ad.primitive_jvps)
+    return {
+        "primitive": p.name,
+        "eval": "kernel" if p in lowering.LOWERINGS else ("interpreted" if p.impl else "-"),
+        "jvp": jvp,
+        "transpose": mark(p in ad.primitive_transposes),
+        "vmap": mark(p in batching.primitive_batchers),
+        "partial eval": "rule" if p in pe.partial_eval_rules else "generic",
+    }
+
+
+def gaps() -> list[str]:
+    """Rules every primitive must have: shape rule, evaluation, jvp (or declared zero), vmap."""
+    out = []
+    for p in all_primitives():
+        r = row(p)
+        if p.abstract_eval is None:
+            out.append(f"{p.name}: no shape rule")
+        if r["eval"] == "-":
+            out.append(f"{p.name}: no evaluation rule")
+        if r["jvp"] == "-" and p.name != "custom_lin":
+            out.append(f"{p.name}: no jvp rule")
+        if r["vmap"] == "-" and p.name != "custom_lin":
+            out.append(f"{p.name}: no batching rule")
+    return out
+
+
+def markdown() -> str:
+    rows = [row(p) for p in all_primitives()]
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
