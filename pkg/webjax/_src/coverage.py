@@ -5,8 +5,12 @@ Run `python -m webjax._src.coverage` to print the Markdown table.
 
 from __future__ import annotations
 
-from . import api  # noqa: F401  (registers every rule)
-from . import custom_derivatives, jit, lowering
+from . import (
+    api,  # noqa: F401  (registers every rule)
+    custom_derivatives,
+    jit,
+    lowering,
+)
 from .core import Primitive
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe

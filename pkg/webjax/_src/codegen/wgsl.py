@@ -262,8 +262,9 @@ def _float_op(op: Op, d: DType, sd: DType, a: list[str], pre: _Prelude) -> str:
         # The barrier stops fma contraction and reassociation across ops; x - x must not
         # become 0 (inf - inf is NaN): the same operand twice gets a second, distinct barrier.
         y = f"{pre.need('fb2')}({a[1]})" if a[0] == a[1] else a[1]
-        sym = "/" if op is Op.DIV else _INFIX[op]
-        return _round(d, f"{pre.need('fb')}({a[0]} {sym} {y})", pre)
+        if op is Op.DIV:  # correctly rounded even where the GPU divides approximately
+            return _round(d, f"{pre.need('f_div')}({a[0]}, {y})", pre)
+        return _round(d, f"{pre.need('fb')}({a[0]} {_INFIX[op]} {y})", pre)
     if op is Op.NEG:
         return f"(-{a[0]})"
     if op is Op.ABS:

@@ -128,14 +128,14 @@ fn m_log(x: f32) -> f32 {
   if (x == F_INF) { return x; }
   let lp = log_parts(x);
   let f = lp.f;
-  let s = f / (2.0 + f);
+  let s = f_div(f, 2.0 + f);
   let z = s * s;
   let r = z * (0.666666667 + z * (0.4 + z * (0.285714286 + z * (0.222222222 + z * 0.181818182))));
   let hfsq = 0.5 * f * f;
   let lg = f - fb(hfsq - s * (hfsq + r));
   return lp.e * LN2_HI + fb(lp.e * LN2_LO + lg);
 }""",
-        ("f_isnan", "f_nan", "fb", "libm_consts", "log_parts"),
+        ("f_div", "f_isnan", "f_nan", "fb", "libm_consts", "log_parts"),
     ),
     "m_log1p": (
         """
@@ -145,9 +145,10 @@ fn m_log1p(x: f32) -> f32 {
   if (x == F_INF) { return x; }
   let u = fb(1.0 + x);
   if (u == 1.0) { return x; }
-  return m_log(u) * (x / fb(u - 1.0));
+  if (u > 16777216.0) { return m_log(u); }
+  return m_log(u) * f_div(x, fb(u - 1.0));
 }""",
-        ("m_log", "fb"),
+        ("f_div", "m_log", "fb"),
     ),
     # ---- trigonometry: Payne-Hanek reduction of |x| to r in [-pi/4, pi/4] and a quadrant
     "mul64": (
@@ -246,10 +247,10 @@ fn m_tan(x: f32) -> f32 {
   let t = trig_reduce(abs(x));
   let s = sin_k(t.r);
   let c = cos_k(t.r);
-  let v = select(s / c, -c / s, (t.q & 1u) == 1u);
+  let v = select(f_div(s, c), -f_div(c, s), (t.q & 1u) == 1u);
   return select(v, -v, (bitcast<u32>(x) & 0x80000000u) != 0u);
 }""",
-        ("f_isfinite", "f_nan", "trig_reduce", "sin_cos_k"),
+        ("f_div", "f_isfinite", "f_nan", "trig_reduce", "sin_cos_k"),
     ),
     # atan: |x| > 1 -> pi/2 - atan(1/x); t > tan(pi/12) -> pi/6 + atan((t sqrt3 - 1)/(t + sqrt3))
     "m_atan": (
@@ -263,10 +264,10 @@ fn m_atan(x: f32) -> f32 {
   if (f_isnan(x)) { return x; }
   let ax = abs(x);
   let inv = ax > 1.0;
-  var t = select(ax, 1.0 / ax, inv);
+  var t = select(ax, f_div(1.0, ax), inv);
   var r: f32;
   if (t > 0.267949194) {
-    let u = fb(fb(t * 1.73205081) - 1.0) / (t + 1.73205081);
+    let u = f_div(fb(fb(t * 1.73205081) - 1.0), t + 1.73205081);
     r = fb(atan_k(u) + bitcast<f32>(0xb27a5193u)) + bitcast<f32>(0x3f060a92u);
   } else {
     r = atan_k(t);
@@ -274,7 +275,7 @@ fn m_atan(x: f32) -> f32 {
   if (inv) { r = fb(PIO2_HI - r) + PIO2_LO; }
   return select(r, -r, (bitcast<u32>(x) & 0x80000000u) != 0u);
 }""",
-        ("f_isnan", "fb", "libm_consts"),
+        ("f_div", "f_isnan", "fb", "libm_consts"),
     ),
     "m_atan2": (
         """
@@ -292,12 +293,12 @@ fn m_atan2(y: f32, x: f32) -> f32 {
   } else if (f_isinf(x)) {
     a = select(0.0, PI_HI, xneg);
   } else {
-    a = m_atan(abs(y / x));
+    a = m_atan(abs(f_div(y, x)));
     if (xneg) { a = fb(PI_HI - a) + PI_LO; }
   }
   return bitcast<f32>(bitcast<u32>(a) | sy);
 }""",
-        ("f_isnan", "f_isinf", "f_nan", "fb", "libm_consts", "m_atan"),
+        ("f_div", "f_isnan", "f_isinf", "f_nan", "fb", "libm_consts", "m_atan"),
     ),
     "m_asin": (
         """
@@ -327,14 +328,14 @@ fn m_sinh(x: f32) -> f32 {
     r = 0.5 * (u + u / (u + 1.0));
   } else if (ax < 9.0) {
     let e = m_exp(ax);
-    r = 0.5 * (e - 1.0 / e);
+    r = 0.5 * (e - f_div(1.0, e));
   } else {
     let h = m_exp(0.5 * ax);
     r = fb(0.5 * h) * h;  // not 0.5 * (h * h): that overflows
   }
   return select(r, -r, (bitcast<u32>(x) & 0x80000000u) != 0u);
 }""",
-        ("f_isnan", "m_expm1", "m_exp", "fb"),
+        ("f_div", "f_isnan", "m_expm1", "m_exp", "fb"),
     ),
     "m_cosh": (
         """
@@ -343,12 +344,12 @@ fn m_cosh(x: f32) -> f32 {
   let ax = abs(x);
   if (ax < 9.0) {
     let e = m_exp(ax);
-    return 0.5 * (e + 1.0 / e);
+    return 0.5 * (e + f_div(1.0, e));
   }
   let h = m_exp(0.5 * ax);
   return fb(0.5 * h) * h;
 }""",
-        ("f_isnan", "m_exp", "fb"),
+        ("f_div", "f_isnan", "m_exp", "fb"),
     ),
     "m_tanh": (
         """
@@ -358,15 +359,15 @@ fn m_tanh(x: f32) -> f32 {
   var r: f32;
   if (ax < 0.55) {
     let u = m_expm1(2.0 * ax);
-    r = u / (u + 2.0);
+    r = f_div(u, u + 2.0);
   } else if (ax < 9.1) {
-    r = 1.0 - 2.0 / (m_exp(2.0 * ax) + 1.0);
+    r = 1.0 - f_div(2.0, m_exp(2.0 * ax) + 1.0);
   } else {
     r = 1.0;
   }
   return select(r, -r, (bitcast<u32>(x) & 0x80000000u) != 0u);
 }""",
-        ("f_isnan", "m_expm1", "m_exp"),
+        ("f_div", "f_isnan", "m_expm1", "m_exp"),
     ),
     "m_asinh": (
         """
@@ -400,20 +401,20 @@ fn m_atanh(x: f32) -> f32 {
   if (f_isnan(x) || abs(x) > 1.0) { return bitcast<f32>(F_NAN); }
   let ax = abs(x);
   var r: f32;
-  if (ax == 1.0) { r = F_INF; } else { r = 0.5 * m_log1p(2.0 * ax / (1.0 - ax)); }
+  if (ax == 1.0) { r = F_INF; } else { r = 0.5 * m_log1p(f_div(2.0 * ax, 1.0 - ax)); }
   return select(r, -r, (bitcast<u32>(x) & 0x80000000u) != 0u);
 }""",
-        ("f_isnan", "f_nan", "m_log1p", "libm_consts"),
+        ("f_div", "f_isnan", "f_nan", "m_log1p", "libm_consts"),
     ),
     "m_logistic": (
         """
 fn m_logistic(x: f32) -> f32 {
   if (f_isnan(x)) { return x; }
-  if (x >= 0.0) { return 1.0 / (1.0 + m_exp(-x)); }
+  if (x >= 0.0) { return f_div(1.0, 1.0 + m_exp(-x)); }
   let e = m_exp(x);
-  return e / (1.0 + e);
+  return f_div(e, 1.0 + e);
 }""",
-        ("f_isnan", "m_exp"),
+        ("f_div", "f_isnan", "m_exp"),
     ),
     "m_sqrt": (
         """
@@ -424,8 +425,8 @@ fn m_sqrt(x: f32) -> f32 {
         ("f_isnan", "f_nan"),
     ),
     "m_rsqrt": (
-        "fn m_rsqrt(x: f32) -> f32 { return 1.0 / m_sqrt(x); }",
-        ("m_sqrt",),
+        "fn m_rsqrt(x: f32) -> f32 { return f_div(1.0, m_sqrt(x)); }",
+        ("m_sqrt", "f_div"),
     ),
     # cbrt: exponent/3 first guess from the bits, then Newton steps y += (x/y^2 - y)/3
     "m_cbrt": (
@@ -437,11 +438,14 @@ fn m_cbrt(x: f32) -> f32 {
   var scale = 1.0;
   if (ax < 1.1754944e-38) { a = ax * 16777216.0; scale = 1.0 / 256.0; }
   var y = bitcast<f32>(bitcast<u32>(a) / 3u + 0x2a555555u);
-  for (var k = 0; k < 4; k++) { y = y + (a / (y * y) - y) * (1.0 / 3.0); }
+  for (var k = 0; k < 4; k++) { y = y + (f_div(a, y * y) - y) * (1.0 / 3.0); }
   y = y * scale;
   return select(y, -y, x < 0.0);
 }""",
-        ("f_isfinite",),
+        (
+            "f_div",
+            "f_isfinite",
+        ),
     ),
     # ---- pow: 2^(b log2|a|), log2 as a double-float (~2^-30 relative), then exp2 of it -----
     "df": (

@@ -96,12 +96,13 @@ fn f_div(a: f32, b: f32) -> f32 {
   if (ua < 0x00800000u || ub < 0x00800000u || ua >= 0x7f800000u || ub >= 0x7f800000u) {
     return q0;  // zeros, subnormals, inf, NaN: the native op's IEEE special cases
   }
+  let e = i32(ua >> 23u) - i32(ub >> 23u);
+  if (e < -125) { return q0; }  // a subnormal result: scaling would round twice
   let ma = bitcast<f32>((ua & 0x7fffffu) | 0x3f800000u);
   let mb = bitcast<f32>((ub & 0x7fffffu) | 0x3f800000u);
   let q = ma / mb;
   let p = two_prod(q, mb);
   let qc = q + fb(fb(ma - p.hi) - p.lo) / mb;
-  let e = i32(ua >> 23u) - i32(ub >> 23u);
   let mag = ldexp(ldexp(qc, e / 2), e - e / 2);
   return bitcast<f32>(bitcast<u32>(mag) | ((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u));
 }""",

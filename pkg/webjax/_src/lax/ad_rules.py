@@ -166,7 +166,7 @@ def _trigamma(x: Any) -> Any:
     w = lax.add(z, _scalar(6.0, x))
     u = lax.div(one, w)
     u2 = lax.mul(u, u)
-    c = lambda v: _scalar(v, x)  # noqa: E731
+    c = lambda v: _scalar(v, x)
     inner = lax.sub(c(1 / 42), lax.mul(u2, c(1 / 30)))
     inner = lax.sub(c(1 / 30), lax.mul(u2, inner))
     inner = lax.sub(c(1 / 6), lax.mul(u2, inner))

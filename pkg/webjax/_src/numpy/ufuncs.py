@@ -183,3 +183,382 @@ def reciprocal(x: Any, /) -> Any:
 def isnan(x: Any, /) -> Any:
     x = _as_array(x)
     return lax.ne(x, x)
+
+
+# ---- promotion helpers -------------------------------------------------------------------------
+def _promote_inexact(name: str, *args: Any) -> list[Any]:
+    """Promote, then move integer/bool results to the default float (JAX's promote_args_inexact)."""
+    args = util.promote_args(name, *args)
+    av = util.aval(args[0])
+    if av.dtype.kind != "f":
+        args = [util.convert(a, dtypes.default_float(), av.weak_type) for a in args]
+    return args
+
+
+def _full(x: Any, value: Any) -> Any:
+    av = util.aval(x)
+    return lax.full(av.shape, value, av.dtype)
+
+
+def _zero(x: Any) -> Any:
+    return lax.full((), 0, util.aval(x).dtype)
+
+
+def _is_float(x: Any) -> bool:
+    return util.aval(x).dtype.kind == "f"
+
+
+# ---- logic and classification ------------------------------------------------------------------
+def _logical(name: str, fn: Any) -> Any:
+    def op(x: Any, y: Any, /) -> Any:
+        x, y = util.promote_args(name, x, y)
+        return fn(util.convert(x, dtypes.bool_), util.convert(y, dtypes.bool_))
+
+    op.__name__ = name
+    return op
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
+
+
+def isinf(x: Any, /) -> Any:
+    x = _as_array(x)
+    if not _is_float(x):
+        return _full(lax.convert_element_type(x, dtypes.bool_), False)
+    return lax.eq(lax.abs(x), lax.full((), float("inf"), util.aval(x).dtype))
+
+
+def _isinf_signed(name: str, value: float) -> Any:
+    def op(x: Any, /) -> Any:
+        x = _as_array(x)
+        if not _is_float(x):
+            return _full(lax.convert_element_type(x, dtypes.bool_), False)
+        return lax.eq(x, lax.full((), value, util.aval(x).dtype))
+
+    op.__name__ = name
+    return op
+
+
+isposinf = _isinf_signed("isposinf", float("inf"))
+isneginf = _isinf_signed("isneginf", float("-inf"))
+
+
+def signbit(x: Any, /) -> Any:
+    x = _as_array(x)
+    dt = util.aval(x).dtype
+    if dt.kind in "ub":
+        return _full(lax.convert_element_type(x, dtypes.bool_), False)
+    neg = lax.lt(x, _zero(x))
+    if dt.kind != "f":
+        return neg
+    # -0.0 has its sign bit set: 1 / -0.0 == -inf (no bitcast primitive yet)
+    neg_zero = lax.bitwise_and(
+        lax.eq(x, _zero(x)), lax.lt(lax.div(lax.full((), 1, dt), x), _zero(x))
+    )
+    return lax.bitwise_or(neg, neg_zero)
+
+
+def nan_to_num(
+    x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+) -> Any:
+    x = _as_array(x)
+    dt = util.aval(x).dtype
+    if dt.kind != "f":
+        return x
+    from .dtype_info import finfo
+
+    info = finfo(dt)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = where(isnan(x), util.convert(nan, dt), x)
+    out = where(isposinf(x), util.convert(posinf, dt), out)
+    return where(isneginf(x), util.convert(neginf, dt), out)
+
+
+def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    a, b = util.promote_args("isclose", a, b)
+    dt = util.aval(a).dtype
+    if dt.kind != "f":
+        if dt.kind == "b":
+            return lax.eq(a, b)
+        a, b = util.convert(a, dtypes.default_float()), util.convert(b, dtypes.default_float())
+        dt = dtypes.default_float()
+    rtol_, atol_ = util.convert(rtol, dt), util.convert(atol, dt)
+    close = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol_, lax.mul(rtol_, lax.abs(b))))
+    # infinities are close only to themselves; finite tolerance math would say inf - inf = nan
+    both_inf = lax.bitwise_or(isinf(a), isinf(b))
+    close = lax.select(both_inf, lax.eq(a, b), close)
+    if equal_nan:
+        close = lax.bitwise_or(close, lax.bitwise_and(isnan(a), isnan(b)))
+    return close
+
+
+def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    c = isclose(a, b, rtol, atol, equal_nan)
+    return lax.reduce_and(c, tuple(range(util.aval(c).ndim)))
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    try:
+        a1, a2 = util.ensure_array(a1), util.ensure_array(a2)
+    except TypeError:
+        return util.convert(False, dtypes.bool_)
+    if util.aval(a1).shape != util.aval(a2).shape:
+        return util.convert(False, dtypes.bool_)
+    eq = equal(a1, a2)
+    if equal_nan:
+        eq = lax.bitwise_or(eq, lax.bitwise_and(isnan(a1), isnan(a2)))
+    return lax.reduce_and(eq, tuple(range(util.aval(eq).ndim)))
+
+
+def array_equiv(a1: Any, a2: Any) -> Any:
+    a1, a2 = util.ensure_array(a1), util.ensure_array(a2)
+    try:
+        eq = equal(a1, a2)
+    except ValueError:
+        return util.convert(False, dtypes.bool_)
+    return lax.reduce_and(eq, tuple(range(util.aval(eq).ndim)))
+
+
+# ---- selection -------------------------------------------------------------------------------
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
+          fill_value: Any = None) -> Any:  # fmt: skip
+    if x is None and y is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided to "
+                         "jax.numpy.where, got {x} and {y}.")  # fmt: skip
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                         "function.")  # fmt: skip
+    x, y = util.promote_dtypes(*(a if util.is_scalar(a) else util.ensure_array(a) for a in (x, y)))
+    cond = util.convert(condition, dtypes.bool_)
+    shape = util.broadcast_shapes(*(util.aval(a).shape for a in (cond, x, y)))
+    cond, x, y = (util.broadcast_to(a, shape) for a in (cond, x, y))
+    return lax.select(cond, x, y)
+
+
+def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
+         a_min: Any = None, a_max: Any = None) -> Any:  # fmt: skip
+    # a=, a_min= and a_max= are NumPy's spellings (deprecated in JAX); accepted for old code
+    arr = a if arr is None else arr
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
+    min = a_min if min is None else min
+    max = a_max if max is None else max
+    out = _as_array(arr)
+    if min is not None:
+        out = maximum(min, out)
+    if max is not None:
+        out = minimum(max, out)
+    return out
+
+
+# ---- arithmetic --------------------------------------------------------------------------------
+def right_shift(x: Any, y: Any, /) -> Any:
+    x, y = util.promote_args("right_shift", x, y)
+    if util.aval(x).dtype.kind == "u":
+        return lax.shift_right_logical(x, y)
+    return lax.shift_right_arithmetic(x, y)
+
+
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+bitwise_invert = invert
+
+
+def fabs(x: Any, /) -> Any:
+    (x,) = _promote_inexact("fabs", x)
+    return lax.abs(x)
+
+
+def fmod(x1: Any, x2: Any, /) -> Any:
+    x1, x2 = util.promote_args("fmod", x1, x2)
+    return lax.rem(x1, x2)
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def copysign(x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _promote_inexact("copysign", x1, x2)
+    mag = lax.abs(x1)
+    return lax.select(signbit(x2), lax.neg(mag), mag)
+
+
+def float_power(x: Any, y: Any, /) -> Any:
+    x, y = _promote_inexact("float_power", x, y)
+    return lax.pow(x, y)
+
+
+def heaviside(x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _promote_inexact("heaviside", x1, x2)
+    zero = _zero(x1)
+    out = lax.select(lax.gt(x1, zero), _full(x1, 1), x2)
+    return lax.select(lax.lt(x1, zero), _full(x1, 0), out)
+
+
+def hypot(x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _promote_inexact("hypot", x1, x2)
+    a, b = lax.abs(x1), lax.abs(x2)
+    big, small = lax.max(a, b), lax.min(a, b)
+    # scale by the larger magnitude so squaring cannot overflow
+    safe = lax.select(lax.eq(big, _zero(big)), _full(big, 1), big)
+    out = lax.mul(big, lax.sqrt(lax.add(_full(big, 1), lax.integer_pow(lax.div(small, safe), 2))))
+    out = lax.select(lax.eq(big, _zero(big)), big, out)
+    return lax.select(isinf(big), big, out)
+
+
+def _log_base(name: str, base: float) -> Any:
+    import math
+
+    def op(x: Any, /) -> Any:
+        (x,) = _promote_inexact(name, x)
+        return lax.div(lax.log(x), lax.full((), math.log(base), util.aval(x).dtype))
+
+    op.__name__ = name
+    return op
+
+
+log2 = _log_base("log2", 2.0)
+log10 = _log_base("log10", 10.0)
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Any:
+    x1, x2 = _promote_inexact("logaddexp", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    # equal infinities give a nan delta; their sum is the right answer (and propagates nans)
+    return lax.select(isnan(delta), lax.add(x1, x2), out)
+
+
+def logaddexp2(x1: Any, x2: Any, /) -> Any:
+    import math
+
+    x1, x2 = _promote_inexact("logaddexp2", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    ln2 = lax.full((), math.log(2), util.aval(x1).dtype)
+    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)
+    return lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
+
+
+def _scale(name: str, factor: float) -> Any:
+    def op(x: Any, /) -> Any:
+        (x,) = _promote_inexact(name, x)
+        return lax.mul(x, lax.full((), factor, util.aval(x).dtype))
+
+    op.__name__ = name
+    return op
+
+
+deg2rad = radians = _scale("deg2rad", 3.141592653589793 / 180)
+rad2deg = degrees = _scale("rad2deg", 180 / 3.141592653589793)
+radians.__name__, degrees.__name__ = "deg2rad", "rad2deg"
+
+
+def sinc(x: Any, /) -> Any:
+    (x,) = _promote_inexact("sinc", x)
+    is_zero = lax.eq(x, _zero(x))
+    # the safe denominator keeps the gradient finite at 0 (where sinc is flat)
+    safe = lax.select(is_zero, _full(x, 1), x)
+    pi_x = lax.mul(safe, lax.full((), 3.141592653589793, util.aval(x).dtype))
+    return lax.select(is_zero, _full(x, 1), lax.div(lax.sin(pi_x), pi_x))
+
+
+def round(a: Any, decimals: int = 0, out: None = None) -> Any:
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+    a = _as_array(a)
+    dt = util.aval(a).dtype
+    if dt.kind != "f":
+        if decimals < 0:
+            raise NotImplementedError("jnp.round of integers with negative decimals")
+        return a
+    if decimals == 0:
+        return lax.round(a, 1)  # half to even, as NumPy
+    scale = lax.full((), 10.0**decimals, dt)
+    return lax.div(lax.round(lax.mul(a, scale), 1), scale)
+
+
+around = round
+
+
+def rint(x: Any, /) -> Any:
+    (x,) = _promote_inexact("rint", x)
+    return lax.round(x, 1)
+
+
+def trunc(x: Any, /) -> Any:
+    x = _as_array(x)
+    if not _is_float(x):
+        return x
+    return lax.select(lax.lt(x, _zero(x)), lax.ceil(x), lax.floor(x))
+
+
+def fix(x: Any, out: None = None) -> Any:
+    return trunc(x)
+
+
+def fmax(x1: Any, x2: Any) -> Any:
+    x1, x2 = util.promote_args("fmax", x1, x2)
+    if not _is_float(x1):
+        return lax.max(x1, x2)
+    out = lax.select(isnan(x1), x2, lax.max(x1, x2))
+    return lax.select(isnan(x2), x1, out)
+
+
+def fmin(x1: Any, x2: Any) -> Any:
+    x1, x2 = util.promote_args("fmin", x1, x2)
+    if not _is_float(x1):
+        return lax.min(x1, x2)
+    out = lax.select(isnan(x1), x2, lax.min(x1, x2))
+    return lax.select(isnan(x2), x1, out)
+
+
+def conjugate(x: Any, /) -> Any:
+    return _as_array(x)  # real dtypes only: complex numbers are not supported yet
+
+
+conj = conjugate
+
+
+def real(val: Any, /) -> Any:
+    return _as_array(val)
+
+
+def imag(val: Any, /) -> Any:
+    return _full(_as_array(val), 0)
+
+
+def gcd(x1: Any, x2: Any) -> Any:
+    x1, x2 = util.promote_args("gcd", x1, x2)
+    if util.aval(x1).dtype.kind not in "iu":
+        raise ValueError("Arguments to jax.numpy.gcd must be integers.")
+    from ..lax.control_flow import while_loop
+
+    def cond(c: Any) -> Any:
+        return lax.reduce_or(lax.ne(c[1], _zero(c[1])), tuple(range(util.aval(c[1]).ndim)))
+
+    def body(c: Any) -> Any:
+        a, b = c
+        nz = lax.ne(b, _zero(b))
+        safe_b = lax.select(nz, b, _full(b, 1))
+        return lax.select(nz, b, a), lax.select(nz, lax.rem(a, safe_b), b)
+
+    a0, b0 = absolute(x1), absolute(x2)
+    return while_loop(cond, body, (lax.max(a0, b0), lax.min(a0, b0)))[0]
+
+
+def lcm(x1: Any, x2: Any) -> Any:
+    x1, x2 = util.promote_args("lcm", x1, x2)
+    d = gcd(x1, x2)
+    zero = lax.eq(d, _zero(d))
+    safe = lax.select(zero, _full(d, 1), d)
+    return lax.select(zero, d, absolute(lax.mul(x1, lax.div(x2, safe))))
