@@ -184,6 +184,10 @@ def _convert(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, **_: An
     return E.cast(ins[0], out.dtype)
 
 
+def _bitcast(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, **_: Any) -> Exp:
+    return E.bitcast(ins[0], out.dtype)
+
+
 def _integer_pow(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, y: int) -> Exp:
     x = ins[0]
     if y < 0 and out.dtype.kind != "f":
@@ -429,6 +433,7 @@ def _reduce_rule(op: Op) -> Rule:
 
 
 register(lax.convert_element_type_p, _convert)
+register(lax.bitcast_convert_type_p, _bitcast)
 register(lax.integer_pow_p, _integer_pow)
 register(lax.select_n_p, _select_n)
 register(lax.iota_p, _iota)

@@ -15,6 +15,7 @@ from webjax._src.lax.lax import (
     bitwise_not,
     bitwise_or,
     bitwise_xor,
+    bitcast_convert_type,
     broadcast,
     broadcast_in_dim,
     broadcasted_iota,

@@ -107,6 +107,7 @@ for _name in (
     "reduce_or",
     "reduce_xor",
     "stop_gradient",
+    "bitcast_convert_type",
 ):
     ad.nondifferentiable.add(prims[_name])
 

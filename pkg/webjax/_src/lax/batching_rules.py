@@ -326,6 +326,7 @@ primitive_batchers[lax.rev_p] = _rev_batcher
 primitive_batchers[lax.dynamic_slice_p] = _dynamic_slice_batcher
 primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batcher
 primitive_batchers[lax.iota_p] = _iota_batcher
+primitive_batchers[lax.bitcast_convert_type_p] = _unary_batcher(lax.bitcast_convert_type_p)
 
 
 def _dot_general_batcher(vals: Sequence[Any], dims: Dims, *, dimension_numbers: Any,

@@ -736,3 +736,24 @@ def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any =
         raise TypeError(f"dot only supports rank 1 or 2 operands, got {la.shape} and {ra.shape}")
     return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
                        preferred_element_type)  # fmt: skip
+
+
+bitcast_convert_type_p = _prim("bitcast_convert_type")
+
+
+@bitcast_convert_type_p.def_abstract_eval
+def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
+    if x.dtype.itemsize != new_dtype.itemsize:
+        raise NotImplementedError(
+            "bitcast_convert_type between types of different widths "
+            f"({x.dtype.name} -> {new_dtype.name}) is not supported yet"
+        )
+    return ShapedArray(x.shape, new_dtype)
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """Reinterpret the bits of `operand` as `new_dtype` (same width)."""
+    dt = dtypes.canonicalize(dtypes.dtype(new_dtype))
+    if _aval(operand).dtype is dt:
+        return operand
+    return bitcast_convert_type_p.bind(operand, new_dtype=dt)
