@@ -96,6 +96,12 @@ _JAX_MODULES = {
     "jax.tree": "webjax.tree",
     "jax.dtypes": "webjax.dtypes",
     "jax.profiler": "webjax.profiler",
+    "jax.errors": "webjax.errors",
+    "jax.scipy": "webjax.scipy",
+    "jax.scipy.special": "webjax.scipy.special",
+    "jax.random": "webjax.random",
+    "jax.nn": "webjax.nn",
+    "jax.nn.initializers": "webjax.nn.initializers",
 }
 
 

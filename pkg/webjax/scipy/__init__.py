@@ -1,0 +1,3 @@
+"""webjax.scipy: `jax.scipy` (special functions so far)."""
+
+from webjax.scipy import special
