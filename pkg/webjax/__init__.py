@@ -6,7 +6,7 @@
 Public modules only re-export from `webjax._src`.
 """
 
-from webjax import dtypes, lax, numpy, profiler, tree, tree_util
+from webjax import dtypes, errors, lax, numpy, profiler, scipy, tree, tree_util
 from webjax._src.api import (
     available_backends,
     block_until_ready,
