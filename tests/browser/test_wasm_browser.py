@@ -22,7 +22,8 @@ from webjax._src.runtime.wasm import WasmBackend
 WB = WasmBackend()
 
 def _fmt(d):
-    return pyref.fmt(d)
+    # value format: pyref stores float16 as raw bits ('H'), values are halves ('e')
+    return "e" if d.name == "float16" else pyref.fmt(d)
 
 def _run(kernel, inputs):
     hs = []
@@ -38,11 +39,11 @@ def _run(kernel, inputs):
 
 def _ref(kernel, inputs):
     fn = pyref.compile_kernel(kernel)
-    ins = [list(struct.unpack(f"<{len(r) // d.itemsize}{_fmt(d)}", r))
+    ins = [list(struct.unpack(f"<{len(r) // d.itemsize}{pyref.fmt(d)}", r))
            for d, r in zip(kernel.arg_dtypes, inputs)]
     out = [0] * kernel.size
     fn(out, *ins)
-    return struct.pack(f"<{kernel.size}{_fmt(kernel.out_dtype)}", *out)
+    return struct.pack(f"<{kernel.size}{pyref.fmt(kernel.out_dtype)}", *out)
 
 def _check(kernel, inputs, tol=0):
     d = kernel.out_dtype
