@@ -180,6 +180,8 @@ def _other_cases() -> list[Case]:
         Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 1),)), (f32(3), np.float32(-1))),
         Case("pad", lambda x, v: lax.pad(x, v, ((0, 1, 0), (-1, 1, 0))), (x23, np.float32(5))),
         Case("rev", lambda x: lax_internal.rev(x, (1,)), (x23,)),
+        Case("clamp", lambda x: lax.clamp(0.3, x, 0.6), (x23,)),
+        Case("clamp", lambda lo, x, hi: lax.clamp(lo, x, hi), (x23 * 0.5, x23, x23 + 0.2)),
         Case("bitcast_convert_type", lambda x: lax.bitcast_convert_type(x, "uint32"), (x23,)),
         Case(
             "dot_general",

@@ -108,3 +108,120 @@ def test_device_init_under_plain_run_python(fresh_page: PyodidePage) -> None:
     fresh_page.run_py_sync("gpu = WebGPUBackend()\nh, n = run(gpu, 'bool')")
     got = fresh_page.run_py("(await gpu.read_async(h, n)).hex()")
     assert got == fresh_page.run_py("expect['bool']")
+
+
+SWEEP = """
+import math, struct
+from webjax._src.ir import scalar
+FMT = {"bool": "?", "int8": "b", "int16": "h", "int32": "i", "uint8": "B", "uint16": "H",
+       "uint32": "I", "float16": "e", "bfloat16": "H", "float32": "f"}
+
+def vals(d):
+    if d.kind == "b":
+        return [False, True]
+    if d.kind == "f":
+        vs = [0.0, -0.0, 1.0, -1.5, 2.5, 0.1, 1e30, -3e38, 65504.0, 7.0, math.inf, -math.inf,
+              math.nan, 1e-3, 300.0]
+        return [scalar.normalize(d, v) for v in vs]
+    lo, hi = dt.iinfo_bounds(d)
+    return sorted({v for v in [0, 1, -1, 7, -7, 31, 32, 100, -128, 255, 65535, lo, hi, lo + 1]
+                   if lo <= v <= hi})
+
+def pack(d, vs):
+    if d is dt.bfloat16:
+        vs = [struct.unpack("<I", struct.pack("<f", v))[0] >> 16 for v in vs]
+    return struct.pack(f"<{len(vs)}{FMT[d.name]}", *vs)
+
+def run_both(exp, size, bufs):
+    k, objs = make_kernel(exp, size)
+    res = []
+    for be in (gpu, cpu):
+        hs = []
+        for o in objs:
+            h = be.malloc(len(bufs[id(o)]))
+            be.write(h, bufs[id(o)])
+            hs.append(h)
+        out = be.malloc(size * k.out_dtype.itemsize)
+        be.dispatch(be.prepare(k), hs, out)
+        res.append(be.read(out, size * k.out_dtype.itemsize))
+    return k.out_dtype, res
+
+def same(d, g, w):
+    if g == w:
+        return True
+    n = len(g) // d.itemsize
+    f = FMT[d.name] if d is not dt.bfloat16 else "H"
+    a, b = struct.unpack(f"<{n}{f}", g), struct.unpack(f"<{n}{f}", w)
+    if d is dt.bfloat16:  # compare as NaN-equal floats
+        a = [struct.unpack("<f", struct.pack("<I", x << 16))[0] for x in a]
+        b = [struct.unpack("<f", struct.pack("<I", x << 16))[0] for x in b]
+    if d.kind == "f" and d is not dt.float16:  # SwiftShader flushes float32 subnormals
+        a = [math.copysign(0.0, x) if abs(x) < 2.0**-126 else x for x in a]
+        b = [math.copysign(0.0, x) if abs(x) < 2.0**-126 else x for x in b]
+    return all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+bad = []
+INTS = [dt.int8, dt.int16, dt.int32, dt.uint8, dt.uint16, dt.uint32]
+FLOATS = [dt.float32, dt.float16, dt.bfloat16]
+cases = [(op, d) for d in INTS for op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD, Op.MAX, Op.MIN,
+         Op.SHL, Op.SHR, Op.CMPLT, Op.CMPEQ)]
+cases += [(op, d) for d in FLOATS for op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD, Op.MAX,
+          Op.MIN, Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE)]
+cases += [(op, dt.bool_) for op in (Op.AND, Op.OR, Op.XOR, Op.CMPLT)]
+for op, d in cases:
+    vs = vals(d)
+    n = len(vs)
+    A, B = Buf(d), Buf(d)
+    i = E.idx(n * n)
+    exp = E.binary(op, E.load(A, E.idiv(i, n), d), E.load(B, E.mod(i, n), d))
+    od, (g, w) = run_both(exp, n * n, {id(A): pack(d, vs), id(B): pack(d, vs)})
+    if not same(od, g, w):
+        bad.append(f"{op.value}/{d}")
+ALL = [dt.bool_, *INTS, *FLOATS]
+for s in ALL:
+    for t in ALL:
+        vs = vals(s)
+        A = Buf(s)
+        x = E.load(A, E.idx(len(vs)), s)
+        od, (g, w) = run_both(E.cast(x, t), len(vs), {id(A): pack(s, vs)})
+        if not same(od, g, w):
+            bad.append(f"cast {s}->{t}")
+bad
+"""
+
+
+def test_exact_op_sweep_matches_cpu_on_swiftshader(webjax_page: PyodidePage) -> None:
+    webjax_page.run_py(SETUP + "\ngpu = WebGPUBackend()\n")
+    assert webjax_page.run_py(SWEEP) == []
+
+
+def test_transcendentals_close_on_swiftshader(webjax_page: PyodidePage) -> None:
+    webjax_page.run_py(SETUP + "\ngpu = WebGPUBackend()\n")
+    worst = webjax_page.run_py(
+        """
+import math, random, struct
+rnd = random.Random(3)
+xs = [rnd.uniform(-20, 20) for _ in range(300)] + [1e-3, 0.5, 1e5, 3e38, -7e22, 1.0]
+def ordered(v):
+    b = struct.unpack("<I", struct.pack("<f", v))[0]
+    return b if b < 0x80000000 else 0x80000000 - b
+worst = {}
+for op in (Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ATAN, Op.ERF, Op.LOG1P):
+    src = [abs(x) for x in xs] if op in (Op.LOG, Op.LOG1P) else xs
+    A = Buf(dt.float32)
+    k, _ = make_kernel(E.unary(op, E.load(A, E.idx(len(src)), dt.float32)), len(src))
+    outs = []
+    for be in (gpu, cpu):
+        h = be.malloc(4 * len(src))
+        be.write(h, struct.pack(f"<{len(src)}f", *src))
+        o = be.malloc(4 * len(src))
+        be.dispatch(be.prepare(k), [h], o)
+        outs.append(struct.unpack(f"<{len(src)}f", be.read(o, 4 * len(src))))
+    worst[op.value] = max(
+        0 if (g == w or (g != g and w != w)) else
+        (abs(ordered(g) - ordered(w)) if math.isfinite(g) and math.isfinite(w) else 10**9)
+        for g, w in zip(*outs))
+worst
+"""
+    )
+    assert max(worst.values()) <= 3, worst

@@ -521,6 +521,8 @@ def _var_name(i: int) -> str:
 def _pp_atom(x: Atom, names: _Names) -> str:
     if isinstance(x, Literal):
         v = x.val
+        if hasattr(v, "_literal_value"):
+            v = v._literal_value()
         if x.aval.dtype.kind == "f":
             text = repr(float(v)) if v == v and abs(v) != math.inf else str(float(v))
         elif x.aval.dtype.kind == "b":
@@ -537,9 +539,9 @@ def _pp_param(v: Any, names: _Names, indent: int) -> str:
     if isinstance(v, Jaxpr):
         return _pp_jaxpr(v, names, indent + 2)
     if isinstance(v, tuple) and v and all(isinstance(b, (Jaxpr, ClosedJaxpr)) for b in v):
-        pad = " " * (indent + 2)
-        inner = "\n".join(pad + _pp_param(b, names, indent + 2) for b in v)
-        return "(\n" + inner + "\n" + " " * indent + ")"
+        pad = " " * (indent + 4)
+        inner = "\n".join(pad + _pp_param(b, names, indent + 4) for b in v)
+        return "(\n" + inner + "\n" + " " * (indent + 2) + ")"
     if isinstance(v, DType):
         return v.name
     if callable(v) and hasattr(v, "__name__"):
@@ -581,8 +583,10 @@ def _pp_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
     head = "{ lambda " + consts + "; " + ins + ". let"
     if not lines:
         return head + f"\n{' ' * (indent + 2)}in {outs} }}"
-    if len(lines) == 1 and indent > 0 and "\n" not in lines[0]:
-        return head + " " + lines[0].strip() + f" in {outs} }}"
+    if len(lines) == 1 and "\n" not in lines[0]:
+        one_line = head + " " + lines[0].strip() + f" in {outs} }}"
+        if indent + len(one_line) <= 80:  # JAX's printer width
+            return one_line
     return head + "\n" + "\n".join(lines) + f"\n{' ' * (indent + 2)}in {outs} }}"
 
 

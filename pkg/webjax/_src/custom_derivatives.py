@@ -285,6 +285,13 @@ def _lin_transpose(cts: list[Any], *args: Any, num_res: int, bwd: Any, out_avals
 ad.primitive_transposes[custom_lin_p] = _lin_transpose
 
 
+def _lin_batch(args: list[Any], dims: list[Any], **params: Any) -> Any:
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+batching.primitive_batchers[custom_lin_p] = _lin_batch
+
+
 def _cvjp_jvp(
     primals: list[Any],
     tangents: list[Any],

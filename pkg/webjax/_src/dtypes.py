@@ -153,7 +153,14 @@ def dtype(x: Any) -> DType:
         return float64 if config.x64_enabled() else float32
     if x is None:
         return default_float()
-    # NumPy dtypes and scalar types, or objects with a .dtype (arrays).
+    if isinstance(x, type):  # NumPy scalar types (np.float32) and the like
+        try:
+            import numpy as np
+
+            return dtype(np.dtype(x).name)
+        except (ImportError, TypeError):
+            raise TypeError(f"data type {x!r} not understood") from None
+    # NumPy dtypes, or objects with a .dtype (arrays).
     np_name = getattr(x, "name", None)
     if isinstance(np_name, str) and np_name in DType._by_name:
         return DType._by_name[np_name]
@@ -280,3 +287,10 @@ def iinfo_bounds(dt: DType) -> tuple[int, int]:
     if dt.kind == "i":
         return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
     raise TypeError(f"{dt} is not an integer type")
+
+
+def float0() -> Any:
+    """JAX's tangent type of integer values: NumPy's zero-size void dtype named float0."""
+    import numpy as np
+
+    return np.dtype([("float0", np.void, 0)])

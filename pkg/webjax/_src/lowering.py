@@ -219,6 +219,12 @@ def _select_n(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp
     return result
 
 
+def _clamp(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
+    lo, x, hi = (_at(e, av, out) for e, av in zip(ins, avals, strict=True))
+    return _widened(lambda a, b, c: E.binary(Op.MIN, E.binary(Op.MAX, b, a), c), [lo, x, hi],
+                    out.dtype)  # fmt: skip
+
+
 def _iota(
     ins: list[Exp],
     avals: list[ShapedArray],
@@ -436,6 +442,7 @@ register(lax.convert_element_type_p, _convert)
 register(lax.bitcast_convert_type_p, _bitcast)
 register(lax.integer_pow_p, _integer_pow)
 register(lax.select_n_p, _select_n)
+register(lax.clamp_p, _clamp)
 register(lax.iota_p, _iota)
 register(lax.broadcast_in_dim_p, _broadcast_in_dim)
 register(lax.reshape_p, _reshape)

@@ -27,13 +27,51 @@ def _to_array(x: Any) -> Any:
     return asarray(x)
 
 
-def _flat_fun(fun: Callable[..., Any], in_tree: Any, out_store: list[Any]) -> Callable[..., list]:
+class _Outs:
+    """Output bookkeeping of a flattened function: tree, and aux leaves carried as outputs."""
+
+    def __init__(self) -> None:
+        self.tree: Any = None
+        self.n_main = 0
+        self.aux_tree: Any = None
+        self.aux_static: dict[int, Any] = {}
+
+    def split(self, outs: Sequence[Any]) -> tuple[list[Any], Any]:
+        main, aux_dyn = list(outs[: self.n_main]), iter(outs[self.n_main :])
+        if self.aux_tree is None:
+            return main, None
+        n_aux = self.aux_tree.num_leaves
+        leaves = [self.aux_static[i] if i in self.aux_static else next(aux_dyn)
+                  for i in range(n_aux)]  # fmt: skip
+        return main, tree_unflatten(self.aux_tree, leaves)
+
+
+def _flat_fun(fun: Callable[..., Any], in_tree: Any, store: _Outs,
+              has_aux: bool = False) -> Callable[..., list]:  # fmt: skip
+    """`fun` on flat arguments returning flat outputs; with has_aux the aux leaves that are
+    arrays come after the main outputs (so transformations return them concrete)."""
+
     def flat(*args: Any) -> list[Any]:
         a, kw = tree_unflatten(in_tree, args)
         out = fun(*a, **kw)
-        leaves, tree = tree_flatten(out)
-        out_store[:] = [tree]
-        return [_to_array(x) for x in leaves]
+        aux_leaves: list[Any] = []
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise ValueError(
+                    "has_aux=True requires fun to return a pair (output, auxiliary data), got "
+                    f"{type(out).__name__}"
+                )
+            out, aux = out
+            leaves_aux, store.aux_tree = tree_flatten(aux)
+            store.aux_static = {}
+            for i, leaf in enumerate(leaves_aux):
+                if core.is_valid_jaxtype(leaf):
+                    aux_leaves.append(_to_array(leaf))
+                else:
+                    store.aux_static[i] = leaf
+        leaves, store.tree = tree_flatten(out)
+        store.n_main = len(leaves)
+        return [_to_array(x) for x in leaves] + aux_leaves
 
     return flat
 
@@ -80,79 +118,57 @@ def jvp(
     t_flat = [_to_array(t) for t in t_flat]
     for p, t in zip(p_flat, t_flat, strict=True):
         _check_tangent(p, t)
-    out_tree: list[Any] = []
-    aux_box: list[Any] = []
-    f = _aux_split(fun, has_aux, aux_box)
-    flat = _flat_fun(f, tree_structure((tuple(primals), {})), out_tree)
-    primal_outs, tangent_outs = ad.jvp_flat(
-        lambda *a: flat(*a), p_flat, [t if _is_float(t) else Zero(core.get_aval(t)) for t in t_flat]
-    )
-    tangent_outs = [ad.instantiate(t) for t in tangent_outs]
-    po = tree_unflatten(out_tree[0], primal_outs)
-    to = tree_unflatten(out_tree[0], tangent_outs)
-    return (po, to, aux_box[0]) if has_aux else (po, to)
+    store = _Outs()
+    flat = _flat_fun(fun, tree_structure((tuple(primals), {})), store, has_aux)
+    t_in = [t if _is_float(t) else Zero(core.get_aval(t)) for t in t_flat]
+    primal_outs, tangent_outs = ad.jvp_flat(flat, p_flat, t_in)
+    main, aux = store.split(primal_outs)
+    tangent_outs = [ad.instantiate(t) for t in tangent_outs[: store.n_main]]
+    po = tree_unflatten(store.tree, main)
+    to = tree_unflatten(store.tree, tangent_outs)
+    return (po, to, aux) if has_aux else (po, to)
 
 
 def _is_float(x: Any) -> bool:
     return core.get_aval(x).dtype.kind == "f"
 
 
-def _aux_split(fun: Callable[..., Any], has_aux: bool, box: list[Any]) -> Callable[..., Any]:
-    if not has_aux:
-        return fun
-
-    def f(*a: Any, **kw: Any) -> Any:
-        out = fun(*a, **kw)
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise ValueError(
-                "has_aux=True requires fun to return a pair (output, auxiliary data), got "
-                f"{type(out).__name__}"
-            )
-        box[:] = [tree_map(_stop_aux, out[1])]
-        return out[0]
-
-    return f
-
-
-def _stop_aux(x: Any) -> Any:
-    """Aux outputs leave the transformation as plain values (JAX returns them unchanged)."""
-    return x
-
-
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     p_flat, in_tree = tree_flatten((primals, {}))
     p_flat = [_to_array(p) for p in p_flat]
-    out_tree: list[Any] = []
-    aux_box: list[Any] = []
-    flat = _flat_fun(_aux_split(fun, has_aux, aux_box), in_tree, out_tree)
+    store = _Outs()
+    flat = _flat_fun(fun, in_tree, store, has_aux)
     primal_outs, lin = ad.linearize_flat(flat, p_flat)
+    main, aux = store.split(primal_outs)
 
     def f_jvp(*tangents: Any) -> Any:
         t_flat, _ = tree_flatten(tangents)
-        outs = lin(*[_to_array(t) for t in t_flat])
-        return tree_unflatten(out_tree[0], [ad.instantiate(o) for o in outs])
+        outs = lin(*[_to_array(t) for t in t_flat])[: store.n_main]
+        return tree_unflatten(store.tree, [ad.instantiate(o) for o in outs])
 
-    po = tree_unflatten(out_tree[0], primal_outs)
-    return (po, f_jvp, aux_box[0]) if has_aux else (po, f_jvp)
+    po = tree_unflatten(store.tree, main)
+    return (po, f_jvp, aux) if has_aux else (po, f_jvp)
 
 
 # ---- reverse mode -------------------------------------------------------------------------------
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     p_flat, in_tree = tree_flatten((primals, {}))
     p_flat = [_to_array(p) for p in p_flat]
-    out_tree: list[Any] = []
-    aux_box: list[Any] = []
-    flat = _flat_fun(_aux_split(fun, has_aux, aux_box), in_tree, out_tree)
+    store = _Outs()
+    flat = _flat_fun(fun, in_tree, store, has_aux)
     primal_outs, pullback = ad.vjp_flat(flat, p_flat)
-    out_avals = [core.get_aval(o) for o in primal_outs]
+    main, aux = store.split(primal_outs)
+    out_avals = [core.get_aval(o) for o in main]
+    aux_zeros = [Zero(core.get_aval(o)) for o in primal_outs[store.n_main :]]
     p_tree = tree_structure(primals)
+    in_avals = [core.get_aval(p) for p in p_flat]
 
     def vjp_fun(ct: Any) -> tuple[Any, ...]:
         ct_flat, ct_tree = tree_flatten(ct)
-        if ct_tree != out_tree[0]:
+        if ct_tree != store.tree:
             raise ValueError(
                 "Tree structure of cotangent input "
-                f"{ct_tree}, does not match structure of primal output {out_tree[0]}."
+                f"{ct_tree}, does not match structure of primal output {store.tree}."
             )
         cts = []
         for c, a in zip(ct_flat, out_avals, strict=True):
@@ -164,19 +180,39 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                     f"same as the shape of corresponding primal input {a.shape}."
                 )
             cts.append(c)
-        res = pullback(*cts)
-        in_avals = [core.get_aval(p) for p in p_flat]
+        res = pullback(*cts, *aux_zeros)
         res = [_zero_ct(r, a) for r, a in zip(res, in_avals, strict=True)]
         return tuple(tree_unflatten(p_tree, res))
 
-    po = tree_unflatten(out_tree[0], primal_outs)
-    return (po, vjp_fun, aux_box[0]) if has_aux else (po, vjp_fun)
+    po = tree_unflatten(store.tree, main)
+    return (po, vjp_fun, aux) if has_aux else (po, vjp_fun)
 
 
 def _zero_ct(r: Any, aval: ShapedArray) -> Any:
+    """A cotangent shaped like its primal: zeros where none flowed, JAX's weak type kept.
+
+    Integer and bool primals get JAX's `float0` zeros (a NumPy array of the empty void type,
+    when NumPy is installed)."""
+    if aval.dtype.kind in "iub":
+        return _float0_zeros(aval.shape)
     if isinstance(r, Zero) or r is None:
-        return ad.zeros_like_aval(aval.strip_weak_type())
+        return ad.zeros_like_aval(aval)
+    ra = core.get_aval(r)
+    if aval.weak_type and not ra.weak_type and ra.dtype is aval.dtype:
+        from .lax import lax
+
+        return lax.convert_element_type(r, aval.dtype, weak_type=True)
     return r
+
+
+def _float0_zeros(shape: tuple[int, ...]) -> Any:
+    try:
+        import numpy as np
+    except ImportError:  # Pyodide without NumPy: the closest thing is a boolean zero array
+        from .lax import lax
+
+        return lax.full(shape, False, dtypes.bool_)
+    return np.zeros(shape, dtype=dtypes.float0())
 
 
 def _argnums(argnums: Any, nargs: int) -> tuple[tuple[int, ...], bool]:
@@ -540,17 +576,16 @@ def make_jaxpr(
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     flat, in_tree = tree_flatten((args, kwargs))
     avals = [_abstractify(x) for x in flat]
-    out_tree: list[Any] = []
-    closed = pe.trace_to_closed_jaxpr(_flat_fun(fun, in_tree, out_tree), avals)
+    store = _Outs()
+    closed = pe.trace_to_closed_jaxpr(_flat_fun(fun, in_tree, store), avals)
     shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
-    return tree_unflatten(out_tree[0], shapes)
+    return tree_unflatten(store.tree, shapes)
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Any = ()) -> Callable:
     flat, in_tree = tree_flatten((primals, {}))
     avals = [_abstractify(x) for x in flat]
-    out_tree: list[Any] = []
-    transposed = ad.linear_transpose_flat(_flat_fun(fun, in_tree, out_tree), avals)
+    transposed = ad.linear_transpose_flat(_flat_fun(fun, in_tree, _Outs()), avals)
     p_tree = tree_structure(primals)
 
     def f_t(*cts: Any) -> Any:

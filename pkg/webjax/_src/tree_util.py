@@ -275,7 +275,9 @@ class PyTreeDef:
             return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(self.aux, kids)) + "}"
         if self.kind is type(None):
             return "None"
-        return f"CustomNode({self.kind.__name__}[{self.aux!r}], [{', '.join(kids)}])"
+        if self.kind not in _registry:  # a namedtuple
+            return f"CustomNode(namedtuple[{self.kind.__name__}], [{', '.join(kids)}])"
+        return f"CustomNode({self.kind.__name__}[{self.aux}], [{', '.join(kids)}])"
 
     def __reduce__(self) -> Any:
         raise TypeError("PyTreeDef is not picklable in webjax")

@@ -2,6 +2,7 @@
 
 from webjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from webjax._src.lax.lax import (
+    RoundingMethod,
     abs,
     acos,
     acosh,

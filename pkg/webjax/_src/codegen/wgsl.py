@@ -1,13 +1,17 @@
-"""WGSL codegen: a Kernel becomes one compute shader (the same text runs on wgpu and in browsers).
+"""WGSL codegen: a Kernel becomes compute shaders (the same text runs on wgpu and in browsers).
 
 Every buffer is bound as `array<u32>`: 32-bit dtypes are bitcast words, sub-32-bit dtypes are
 packed little-endian (4 bool/int8/uint8 or 2 int16/uint16/float16/bfloat16 per word). Each
 invocation writes whole output words, so packed outputs have no write races. Values live in a
 "compute type" per dtype (bool, i32, u32 or f32); narrow ints are re-wrapped after ops that can
-leave their range, float16/bfloat16 are f32 values rounded to the format after every op (exact
-for + - * / and sqrt, as f32 has > 2p+2 bits), so no optional shader features are needed.
-WGSL compilers may assume no NaN/inf and use loose op precision, so NaN-sensitive ops (compares,
-MAX/MIN, ISFINITE, casts) are bit tests, and transcendentals come from wgsl_math.
+leave their range; float16/bfloat16 are f32 values rounded to the format after every op (exact
+for + - * / and sqrt, as f32 has > 2p+2 bits), so no optional feature (shader-f16) is needed
+and f16 subnormals survive GPUs that flush f32 subnormals.
+Drivers are not IEEE-strict (checked on lavapipe, NVIDIA's Vulkan driver and SwiftShader): they
+may assume no NaN, fold x*0 -> 0 and x+0 -> x, re-associate (a/b + r/b -> (a+r)/b), divide
+through a reciprocal and flush subnormals (WebGPU allows the last). So NaN-sensitive ops are
+bit tests, float arithmetic goes through an optimization barrier (`fb`, wgsl_math), division
+is corrected to be correctly rounded, and transcendentals come from wgsl_libm / wgsl_special.
 """
 
 from __future__ import annotations
@@ -119,6 +123,9 @@ def const_expr(value: object, d: DType, pre: _Prelude | None = None) -> str:
     """A WGSL literal; with `pre`, float literals go through the optimization barrier."""
     ct = _CT[d.name]
     if ct == "f32" and pre is not None:
+        bits = _f32_bits(float(value))  # type: ignore[arg-type]
+        if (bits >> 23) & 0xFF == 0xFF:  # inf/NaN: Tint rejects them as constants
+            return f"bitcast<f32>(0x{bits:08x}u | {pre.need('opq')})"
         return f"{pre.need('fb')}({const_expr(value, d)})"
     if ct == "bool":
         return "true" if value else "false"

@@ -420,9 +420,18 @@ fn m_logistic(x: f32) -> f32 {
         """
 fn m_sqrt(x: f32) -> f32 {
   if (f_isnan(x) || x < 0.0) { return bitcast<f32>(F_NAN); }
-  return sqrt(x);
+  let u = bitcast<u32>(x);
+  if (u < 0x00800000u || u >= 0x7f800000u) { return sqrt(x); }  // 0, subnormal, inf
+  // x = m 4^k with m in [1, 4): correct sqrt(m) by its exact residual, then scale by 2^k
+  let e = i32(u >> 23u) - 127;
+  let k = e >> 1u;
+  let m = bitcast<f32>((u & 0x7fffffu) | (u32(127 + e - 2 * k) << 23u));
+  let s = fb(sqrt(m));
+  let p = two_prod(s, s);
+  let sc = s + fb(fb(fb(m - p.hi) - p.lo) / (2.0 * s));
+  return ldexp(sc, k);
 }""",
-        ("f_isnan", "f_nan"),
+        ("f_isnan", "f_nan", "df", "fb"),
     ),
     "m_rsqrt": (
         "fn m_rsqrt(x: f32) -> f32 { return f_div(1.0, m_sqrt(x)); }",

@@ -16,6 +16,12 @@ DEPS: dict[str, tuple[str, ...]] = {}
 
 
 def _h(name: str, src: str, *deps: str) -> None:
+    # Tint rejects constant expressions that evaluate to inf/NaN: build those at run time
+    # from `opq` (always 0, unknown to the compiler).
+    src = src.replace("bitcast<f32>(F_NAN)", "bitcast<f32>(F_NAN | opq)")
+    src = src.replace("bitcast<f32>(0x7f800000u)", "bitcast<f32>(0x7f800000u | opq)")
+    if "opq" in src and name != "opq":
+        deps = (*deps, "opq")
     HELPERS[name] = src.strip("\n")
     DEPS[name] = deps
 
@@ -90,24 +96,31 @@ _h(
     "f_div",
     """
 fn f_div(a: f32, b: f32) -> f32 {
-  let q0 = a / b;
   let ua = bitcast<u32>(a) & 0x7fffffffu;
   let ub = bitcast<u32>(b) & 0x7fffffffu;
-  if (ua < 0x00800000u || ub < 0x00800000u || ua >= 0x7f800000u || ub >= 0x7f800000u) {
-    return q0;  // zeros, subnormals, inf, NaN: the native op's IEEE special cases
+  let sign = (bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u;
+  // IEEE special cases by hand: a reciprocal-based x/huge flushes 1/huge, giving inf/huge = NaN
+  if (ua > 0x7f800000u || ub > 0x7f800000u || (ua == ub && (ua == 0u || ua == 0x7f800000u))) {
+    return bitcast<f32>(F_NAN);
   }
+  if (ua == 0x7f800000u || ub == 0u) { return bitcast<f32>(sign | 0x7f800000u); }
+  if (ub == 0x7f800000u || ua == 0u) { return bitcast<f32>(sign); }
   let e = i32(ua >> 23u) - i32(ub >> 23u);
-  if (e < -125) { return q0; }  // a subnormal result: scaling would round twice
+  if (ua < 0x00800000u || ub < 0x00800000u || e < -125) {
+    return a / b;  // subnormal operands or result: scaling would round twice
+  }
+  if (e > 128) { return bitcast<f32>(sign | 0x7f800000u); }
   let ma = bitcast<f32>((ua & 0x7fffffu) | 0x3f800000u);
   let mb = bitcast<f32>((ub & 0x7fffffu) | 0x3f800000u);
-  let q = ma / mb;
+  let q = fb(ma / mb);  // barriers: NVIDIA's compiler turns a/b + r/b into (a + r)/b
   let p = two_prod(q, mb);
-  let qc = q + fb(fb(ma - p.hi) - p.lo) / mb;
+  let qc = q + fb(fb(fb(ma - p.hi) - p.lo) / mb);
   let mag = ldexp(ldexp(qc, e / 2), e - e / 2);
-  return bitcast<f32>(bitcast<u32>(mag) | ((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u));
+  return bitcast<f32>(bitcast<u32>(mag) | sign);
 }""",
     "df",
     "fb",
+    "f_nan",
 )
 _h("f_floor", "fn f_floor(x: f32) -> f32 { return floor(x); }")
 _h("f_ceil", "fn f_ceil(x: f32) -> f32 { return ceil(x); }")

@@ -128,10 +128,8 @@ def literal_value(x: Any) -> Literal | None:
     if type(x) in (bool, int, float):
         return Literal(x, core.get_aval(x))
     const = getattr(x, "_literal_value", None)
-    if const is not None:
-        v = const()
-        if v is not None:
-            return Literal(v, x.aval)
+    if const is not None and const() is not None:
+        return Literal(x, x.aval)  # the array itself: evaluating the jaxpr gives it back
     return None
 
 

@@ -710,3 +710,29 @@ def _dot_transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: Any, precision
 
 ad.primitive_jvps[lax.dot_general_p] = _dot_jvp
 ad.primitive_transposes[lax.dot_general_p] = _dot_transpose
+
+
+def _clamp_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    lo, x, hi = primals
+    tlo, tx, thi = tangents
+    out = lax.clamp(lo, x, hi)
+    oa = _aval(out)
+    zeros = lax.full(oa.shape, 0, oa.dtype)
+    t: Any = Zero(ad.tangent_aval(oa))
+    if not isinstance(tx, Zero):
+        inside = lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi))
+        t = lax.select(_bcast_bool(inside, oa), ad.instantiate(tx), zeros)
+    if not isinstance(tlo, Zero):
+        t = ad.add_maybe_zero(t, lax.select(_bcast_bool(lax.gt(lo, x), oa),
+                                            _bcast_tangent(tlo, oa), zeros))  # fmt: skip
+    if not isinstance(thi, Zero):
+        t = ad.add_maybe_zero(t, lax.select(_bcast_bool(lax.lt(hi, x), oa),
+                                            _bcast_tangent(thi, oa), zeros))  # fmt: skip
+    return out, t
+
+
+def _bcast_bool(p: Any, oa: ShapedArray) -> Any:
+    return p if _aval(p).shape == oa.shape else lax.broadcast_in_dim(p, oa.shape, ())
+
+
+ad.primitive_jvps[lax.clamp_p] = _clamp_jvp

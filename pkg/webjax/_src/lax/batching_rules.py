@@ -360,6 +360,36 @@ def _dot_general_batcher(vals: Sequence[Any], dims: Dims, *, dimension_numbers: 
 primitive_batchers[lax.dot_general_p] = _dot_general_batcher
 
 
+def _clamp_batcher(vals: Sequence[Any], dims: Dims) -> tuple[Any, BatchDim]:
+    """Bring everything to the operand's batched shape (scalar bounds stay scalar if
+    unbatched)."""
+    lo, x, hi = vals
+    dlo, dx, dhi = dims
+    size = _axis_size(vals, dims)
+    x = (
+        batching.bdim_at_front(x, dx, size)
+        if dx is not not_mapped
+        else batching.broadcast(x, size, 0)
+    )
+    shape = _shape(x)
+
+    def fit(b: Any, d: BatchDim) -> Any:
+        if d is not_mapped and not _shape(b):
+            return b
+        b = batching.bdim_at_front(b, d, size) if d is not not_mapped else b
+        bs = _shape(b)
+        if d is not_mapped:
+            return lax.broadcast_in_dim(b, shape, tuple(range(1, len(shape))))
+        if len(bs) == 1:  # a batched scalar bound
+            return lax.broadcast_in_dim(b, shape, (0,))
+        return b
+
+    return lax.clamp_p.bind(fit(lo, dlo), x, fit(hi, dhi)), 0
+
+
+primitive_batchers[lax.clamp_p] = _clamp_batcher
+
+
 def missing_batching_rules() -> list[str]:
     """Names of lax primitives that vmap cannot batch yet (the coverage table's gaps)."""
     return sorted(name for name, p in lax.prims.items() if p not in primitive_batchers)

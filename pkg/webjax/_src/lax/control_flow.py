@@ -121,7 +121,9 @@ def _join_branches(
                 f"{what} must have identical types, got {_types_str(out_avals[0])} and "
                 f"{_types_str(out_avals[k])}."
             )
-    # every branch takes every branch's constants (each ignores the others')
+    # every branch takes every branch's constants (each ignores the others'); outputs are weak
+    # only where every branch's is (JAX joins the branch types)
+    weak = [all(o[i].weak_type for o in out_avals) for i in range(len(out_avals[0]))]
     all_consts = [c for t in traced for c in t[1]]
     const_avals = _avals(all_consts)
     branches = []
@@ -133,15 +135,13 @@ def _join_branches(
 
         def call(*args: Any, _c: ClosedJaxpr = closed, _lo: int = lo, _hi: int = hi) -> list:
             cs, ops = args[: len(const_avals)], args[len(const_avals) :]
-            return _call(_c, *cs[_lo:_hi], *ops)
+            outs = _call(_c, *cs[_lo:_hi], *ops)
+            return [
+                lax.convert_element_type(o, a.dtype, False) if a.weak_type and not w else o
+                for o, a, w in zip(outs, _c.out_avals, weak, strict=True)
+            ]
 
         branches.append(_trace_flat(call, [*const_avals, *avals]))
-    # weak types: joined across branches
-    joined = [
-        a.update(weak_type=all(o[i].weak_type for o in out_avals))
-        for i, a in enumerate(out_avals[0])
-    ]
-    del joined
     return tuple(branches), [*all_consts, *ops_flat], out_trees[0]
 
 

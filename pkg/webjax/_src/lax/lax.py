@@ -8,6 +8,7 @@ table keyed by the primitive.
 from __future__ import annotations
 
 import builtins
+import enum
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -336,10 +337,22 @@ shift_left, shift_right_arithmetic, shift_right_logical = map(
 eq, ne, lt, le, gt, ge = map(_binary, ("eq", "ne", "lt", "le", "gt", "ge"))
 
 
-def round(x: Any, rounding_method: Any = 0) -> Any:
-    if int(rounding_method) != 1:
-        raise NotImplementedError("lax.round with AWAY_FROM_ZERO rounding is not supported yet")
-    return prims["round"].bind(x)
+class RoundingMethod(enum.IntEnum):
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
+    """Round to an integral value: halves away from zero (JAX's default) or to even."""
+    if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
+        return prims["round"].bind(x)
+    # |x| = r + f with r = floor(|x|) and f in [0, 1) exactly; round up when f >= 1/2
+    a = abs(x)
+    r = floor(a)
+    dt = _aval(x).dtype
+    up = ge(sub(a, r), full((), 0.5, dt))
+    mag = select(up, add(r, full((), 1.0, dt)), r)
+    return select(lt(x, full((), 0.0, dt)), neg(mag), mag)
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -535,7 +548,7 @@ def _pad_abstract(
             raise ValueError(
                 f"interior padding in padding_config must be nonnegative, got {interior}"
             )
-        n = lo + hi + d + max(d - 1, 0) * interior
+        n = lo + hi + d + builtins.max(d - 1, 0) * interior
         if n < 0:
             raise ValueError(f"Dimension size after padding is not at least 0, got {n}")
         shape.append(n)
@@ -666,10 +679,29 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     return dynamic_update_slice(operand, update, starts)
 
 
+clamp_p = _prim("clamp")
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    for b, name in ((lo, "min"), (hi, "max")):
+        if b.dtype is not x.dtype:
+            raise TypeError(
+                f"lax.clamp requires arguments to have the same dtypes, got {lo.dtype.name}, "
+                f"{x.dtype.name}, {hi.dtype.name}."
+            )
+        if b.shape and b.shape != x.shape:
+            raise TypeError(
+                f"Clamp with non-scalar {name} requires {name} and operand shapes to match, got "
+                f"{b.shape} and {x.shape}"
+            )
+    return x
+
+
 def clamp(min: Any, x: Any, max: Any) -> Any:
     """Elementwise min(max(x, min), max) (JAX's argument order)."""
-    lo, hi = min, max
-    return _min_fn(_max_fn(x, lo), hi)
+    lo, xx, hi = _coerce_scalars(min, x, max)
+    return clamp_p.bind(lo, xx, hi)
 
 
 # ---- contractions ------------------------------------------------------------------------------

@@ -1,0 +1,258 @@
+"""WebGPU in the browser (Pyodide): `navigator.gpu` driven through a small JS helper.
+
+The helper (JS source below, evaluated once) keeps the hot paths to one FFI crossing each:
+`dispatch` builds the bind group and queues the dispatch in JS, `flush` encodes and submits the
+queue, `read` maps a staging copy. WebGPU's device request and buffer mapping are promises:
+Python can only wait for them synchronously through JSPI (`pyodide.ffi.run_sync`, available
+when Python was entered via `runPythonAsync`). Under plain `runPython` the sync paths raise
+SyncReadError naming the async alternative (`await webjax.init_webgpu_async()`,
+`await x.block_until_ready_async()`, `await webjax.read_async(x)`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..runtime.backend import BackendUnavailable, SyncReadError
+
+_HELPER_JS = r"""
+(() => {
+  const layouts = new Map();
+  let queue = [];
+  let lastError = undefined;
+  function layoutFor(device, n) {
+    let l = layouts.get(n);
+    if (!l) {
+      const entries = [];
+      for (let i = 0; i < n; i++) {
+        entries.push({binding: i, visibility: GPUShaderStage.COMPUTE,
+                      buffer: {type: i == n - 1 ? "storage" : "read-only-storage"}});
+      }
+      const bgl = device.createBindGroupLayout({entries});
+      l = [bgl, device.createPipelineLayout({bindGroupLayouts: [bgl]})];
+      layouts.set(n, l);
+    }
+    return l;
+  }
+  return {
+    async init(powerPreference) {
+      if (!navigator.gpu) return undefined;
+      const adapter = await navigator.gpu.requestAdapter({powerPreference});
+      if (!adapter) return undefined;
+      const A = adapter.limits;
+      const requiredLimits = {
+        maxStorageBuffersPerShaderStage: A.maxStorageBuffersPerShaderStage,
+        maxStorageBufferBindingSize: A.maxStorageBufferBindingSize,
+        maxBufferSize: A.maxBufferSize,
+      };
+      const device = await adapter.requestDevice({requiredLimits});
+      device.addEventListener("uncapturederror", (e) => {
+        const message = String(e.error && e.error.message || e.error);
+        if (lastError === undefined) lastError = message;  // the first error is the cause
+        console.error("webjax webgpu:", message);
+      });
+      const info = adapter.info || {};
+      const L = device.limits;
+      return {
+        device,
+        description: [info.vendor, info.architecture, info.description].filter(Boolean).join(" "),
+        maxStorageBuffers: L.maxStorageBuffersPerShaderStage,
+        maxBufferBytes: Math.min(L.maxStorageBufferBindingSize, L.maxBufferSize),
+      };
+    },
+    createBuffer(device, size) {
+      return device.createBuffer({size,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST});
+    },
+    write(device, buf, u8) { device.queue.writeBuffer(buf, 0, u8); },
+    pipeline(device, code, n) {
+      const module = device.createShaderModule({code});
+      return device.createComputePipeline(
+        {layout: layoutFor(device, n)[1], compute: {module, entryPoint: "main"}});
+    },
+    async pipelineAsync(device, code, n) {
+      const module = device.createShaderModule({code});
+      return await device.createComputePipelineAsync(
+        {layout: layoutFor(device, n)[1], compute: {module, entryPoint: "main"}});
+    },
+    dispatch(device, pipeline, n, gx, gy, ...bufs) {
+      const entries = bufs.map((buffer, i) => ({binding: i, resource: {buffer}}));
+      const group = device.createBindGroup({layout: layoutFor(device, n)[0], entries});
+      queue.push([pipeline, group, gx, gy]);
+    },
+    copy(src, dst, size) { queue.push([null, src, dst, size]); },
+    flush(device) {
+      if (!queue.length) return;
+      const enc = device.createCommandEncoder();
+      let pass = null;
+      for (const [p, a, b, c] of queue) {
+        if (p === null) {
+          if (pass) { pass.end(); pass = null; }
+          enc.copyBufferToBuffer(a, 0, b, 0, c);
+          continue;
+        }
+        if (!pass) pass = enc.beginComputePass();
+        pass.setPipeline(p);
+        pass.setBindGroup(0, a);
+        pass.dispatchWorkgroups(b, c, 1);
+      }
+      if (pass) pass.end();
+      queue = [];
+      device.queue.submit([enc.finish()]);
+    },
+    async read(device, buf, size) {
+      const padded = Math.max(4, Math.ceil(size / 4) * 4);
+      const staging = device.createBuffer(
+        {size: padded, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(buf, 0, staging, 0, padded);
+      device.queue.submit([enc.finish()]);
+      await staging.mapAsync(GPUMapMode.READ);
+      const out = new Uint8Array(staging.getMappedRange(), 0, size).slice();
+      staging.unmap();
+      staging.destroy();
+      return out;
+    },
+    async idle(device) { await device.queue.onSubmittedWorkDone(); },
+    takeError() { const e = lastError; lastError = undefined; return e; },
+  };
+})()
+"""
+
+_HELPER: Any = None
+_DEVICE: BrowserWebGPU | None = None
+
+_ASYNC_HINT = (
+    "Run Python through pyodide.runPythonAsync (or PyScript / an async cell) so webjax can wait "
+    "synchronously, or use the async API: {what}"
+)
+
+
+def _helper() -> Any:
+    global _HELPER
+    if _HELPER is None:
+        from pyodide.code import run_js
+
+        _HELPER = run_js(_HELPER_JS)
+    return _HELPER
+
+
+def _wait(promise: Any, what: str) -> Any:
+    """Block on a JS promise through JSPI, or raise SyncReadError naming the async call."""
+    from pyodide.ffi import can_run_sync, run_sync
+
+    if not can_run_sync():
+        raise SyncReadError(
+            "webgpu: a synchronous wait on the GPU is impossible here (Python was entered "
+            "through plain pyodide.runPython, without JSPI). " + _ASYNC_HINT.format(what=what)
+        )
+    return run_sync(promise)
+
+
+class BrowserWebGPU:
+    """The browser's GPUDevice behind the host API that runtime/webgpu.py uses."""
+
+    def __init__(self, info: Any) -> None:
+        self.h = _helper()
+        self.device = info.device
+        self.description = str(info.description) or "WebGPU"
+        self.max_storage_buffers = int(info.maxStorageBuffers)
+        self.max_buffer_bytes = int(info.maxBufferBytes)
+
+    def _check(self) -> None:
+        err = self.h.takeError()
+        if err is not None:
+            raise RuntimeError(f"webgpu: {err}")
+
+    def create_buffer(self, nbytes: int) -> Any:
+        return self.h.createBuffer(self.device, nbytes)
+
+    def destroy_buffer(self, buf: Any) -> None:
+        buf.destroy()
+
+    def write_buffer(self, buf: Any, data: bytes | bytearray | memoryview) -> None:
+        import js
+
+        u8 = js.Uint8Array.new(len(data) if not isinstance(data, memoryview) else data.nbytes)
+        u8.assign(data)  # one memcpy into JS memory
+        self.h.write(self.device, buf, u8)
+
+    def read_buffer(self, buf: Any, nbytes: int) -> bytes:
+        what = "`await x.block_until_ready_async()` or `await webjax.read_async(x)`"
+        data = _wait(self.h.read(self.device, buf, nbytes), what)
+        self._check()
+        return bytes(data.to_bytes())
+
+    async def read_buffer_async(self, buf: Any, nbytes: int) -> bytes:
+        data = await self.h.read(self.device, buf, nbytes)
+        self._check()
+        return bytes(data.to_bytes())
+
+    def create_pipeline(self, source: str, nbindings: int) -> Any:
+        return self.h.pipeline(self.device, source, nbindings)
+
+    async def create_pipeline_async(self, source: str, nbindings: int) -> Any:
+        return await self.h.pipelineAsync(self.device, source, nbindings)
+
+    def enqueue(self, pipeline: Any, nbindings: int, gx: int, gy: int, bufs: list[Any]) -> None:
+        self.h.dispatch(self.device, pipeline, nbindings, gx, gy, *bufs)
+
+    def enqueue_copy(self, src: Any, dst: Any, nbytes: int) -> None:
+        self.h.copy(src, dst, nbytes)
+
+    def submit(self) -> None:
+        self.h.flush(self.device)
+
+    def wait_idle(self) -> None:
+        _wait(self.h.idle(self.device), "`await x.block_until_ready_async()`")
+        self._check()
+
+    async def wait_idle_async(self) -> None:
+        await self.h.idle(self.device)
+        self._check()
+
+
+def _has_webgpu() -> bool:
+    import js
+
+    return bool(getattr(js.navigator, "gpu", None))
+
+
+def _no_adapter() -> BackendUnavailable:
+    return BackendUnavailable(
+        "this browser offers WebGPU but no adapter (GPU blocklisted or disabled; Chromium "
+        "needs --enable-unsafe-webgpu on Linux)"
+    )
+
+
+async def init_webgpu_async(power_preference: str = "high-performance") -> BrowserWebGPU:
+    """Open the WebGPU device without blocking (works under plain `runPython` + `await`)."""
+    global _DEVICE
+    if _DEVICE is None:
+        if not _has_webgpu():
+            raise BackendUnavailable(_NO_GPU)
+        info = await _helper().init(power_preference)
+        if info is None:
+            raise _no_adapter()
+        _DEVICE = BrowserWebGPU(info)
+    return _DEVICE
+
+
+_NO_GPU = (
+    "navigator.gpu is missing: this browser has no WebGPU, or the page is not a secure "
+    "context (serve it from https:// or http://localhost)"
+)
+
+
+def open_device() -> BrowserWebGPU:
+    """The device for the backend factory: ready, opened through JSPI, or a clear error."""
+    global _DEVICE
+    if _DEVICE is not None:
+        return _DEVICE
+    if not _has_webgpu():
+        raise BackendUnavailable(_NO_GPU)
+    info = _wait(_helper().init("high-performance"), "`await webjax.init_webgpu_async()` first")
+    if info is None:
+        raise _no_adapter()
+    _DEVICE = BrowserWebGPU(info)
+    return _DEVICE
