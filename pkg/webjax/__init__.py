@@ -10,14 +10,17 @@ from webjax import dtypes, errors, lax, numpy, profiler, scipy, tree, tree_util
 from webjax._src.api import (
     available_backends,
     block_until_ready,
+    block_until_ready_async,
     default_backend,
     default_device,
     device_count,
     device_put,
     devices,
+    init_webgpu_async,
     install_as_jax,
     local_device_count,
     local_devices,
+    read_async,
 )
 from webjax._src.array import Array
 from webjax._src.config import config
@@ -57,6 +60,7 @@ __all__ = [
     "custom_vjp",
     "eval_shape",
     "grad",
+    "init_webgpu_async",
     "hessian",
     "jacfwd",
     "jit",
@@ -74,6 +78,7 @@ __all__ = [
     "vmap",
     "available_backends",
     "block_until_ready",
+    "block_until_ready_async",
     "config",
     "default_backend",
     "default_device",
@@ -88,6 +93,7 @@ __all__ = [
     "local_devices",
     "numpy",
     "profiler",
+    "read_async",
     "tree",
     "tree_util",
 ]

@@ -79,6 +79,38 @@ def device_put(
     return tree_map(put, x)
 
 
+async def init_webgpu_async() -> list[Device]:
+    """Open the WebGPU device without blocking. In a page where Python runs without JSPI
+    (plain `runPython`), await this before using the webgpu device."""
+    from .hosts import in_browser
+
+    if in_browser():
+        from .hosts.webgpu_browser import init_webgpu_async as open_async
+
+        await open_async()
+    return devices("webgpu")
+
+
+async def read_async(x: Any) -> Any:
+    """The values of every array in the pytree `x` as nested Python lists, without blocking
+    the page (the async twin of `tolist()`)."""
+    from .array import Array
+    from .tree_util import tree_flatten, tree_unflatten
+
+    leaves, tree = tree_flatten(x)
+    out = [await leaf.tolist_async() if isinstance(leaf, Array) else leaf for leaf in leaves]
+    return tree_unflatten(tree, out)
+
+
+async def block_until_ready_async(x: Any) -> Any:
+    from .tree_util import tree_leaves
+
+    for leaf in tree_leaves(x):
+        if hasattr(leaf, "block_until_ready_async"):
+            await leaf.block_until_ready_async()
+    return x
+
+
 def block_until_ready(x: Any) -> Any:
     from .tree_util import tree_leaves
 

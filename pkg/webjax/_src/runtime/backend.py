@@ -130,6 +130,8 @@ def get_backend(platform: str) -> Backend:
         raise RuntimeError(f"Backend '{platform}' is not available: {_UNAVAILABLE[platform]}")
     try:
         backend = _FACTORIES[platform]()
+    except SyncReadError:
+        raise  # not a verdict on the host: the async initialisation can still succeed
     except BackendUnavailable as e:
         _UNAVAILABLE[platform] = str(e)
         raise RuntimeError(f"Backend '{platform}' is not available: {e}") from None
@@ -140,6 +142,8 @@ def get_backend(platform: str) -> Backend:
 def unavailable_reason(platform: str) -> str | None:
     try:
         get_backend(platform)
+    except SyncReadError as e:
+        return str(e)
     except RuntimeError:
         return _UNAVAILABLE.get(platform, f"unknown backend '{platform}'")
     return None
