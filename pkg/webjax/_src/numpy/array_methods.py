@@ -7,8 +7,7 @@ from typing import Any
 
 from .. import core
 from ..array import Array
-from ..lax import lax
-from . import creation, indexing, reductions, shape, ufuncs, util
+from . import contractions, creation, indexing, matrices, reductions, shape, ufuncs, util
 
 
 def _swap(fn: Any) -> Any:
@@ -35,7 +34,8 @@ _BINARY = {
     "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
     "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
     "pow": ufuncs.power, "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or,
-    "xor": ufuncs.bitwise_xor, "lshift": ufuncs.left_shift,
+    "xor": ufuncs.bitwise_xor, "lshift": ufuncs.left_shift, "rshift": ufuncs.right_shift,
+    "matmul": contractions.matmul, "divmod": ufuncs.divmod,
 }  # fmt: skip
 _COMPARE = {
     "eq": ufuncs.equal, "ne": ufuncs.not_equal, "lt": ufuncs.less, "le": ufuncs.less_equal,
@@ -68,13 +68,59 @@ def _getitem(self: Any, idx: Any) -> Any:
     return indexing.getitem(self, idx)
 
 
+def _sort(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError("Array.sort needs a sort primitive, which webjax does not have yet")
+
+
+def _argsort(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        "Array.argsort needs a sort primitive, which webjax does not have yet"
+    )
+
+
+def _repeat(self: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any = None) -> Any:
+    return shape.repeat(self, repeats, axis, total_repeat_length=total_repeat_length)
+
+
+def _nonzero(self: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    return indexing.nonzero(self, size=size, fill_value=fill_value)
+
+
+def _flatten(self: Any, order: str = "C") -> Any:
+    return shape.ravel(self, order)
+
+
+def _copy(self: Any) -> Any:
+    return creation.array(self, copy=True)
+
+
 METHODS: dict[str, Any] = {
     "astype": _astype,
     "__getitem__": _getitem,
     "reshape": _reshape,
     "transpose": _transpose,
     "ravel": shape.ravel,
-    "flatten": shape.ravel,
+    "flatten": _flatten,
+    "copy": _copy,
+    "dot": contractions.dot,
+    "clip": ufuncs.clip,
+    "round": ufuncs.round,
+    "conj": ufuncs.conjugate,
+    "conjugate": ufuncs.conjugate,
+    "argmax": reductions.argmax,
+    "argmin": reductions.argmin,
+    "cumsum": reductions.cumsum,
+    "cumprod": reductions.cumprod,
+    "var": reductions.var,
+    "std": reductions.std,
+    "ptp": reductions.ptp,
+    "trace": matrices.trace,
+    "diagonal": matrices.diagonal,
+    "repeat": _repeat,
+    "take": indexing.take,
+    "nonzero": _nonzero,
+    "sort": _sort,
+    "argsort": _argsort,
     "squeeze": shape.squeeze,
     "swapaxes": shape.swapaxes,
     "sum": reductions.sum,
@@ -89,6 +135,8 @@ PROPERTIES: dict[str, Any] = {
     "at": indexing._IndexUpdateHelper,
     "T": lambda self: shape.transpose(self),
     "mT": shape.matrix_transpose,
+    "real": ufuncs.real,
+    "imag": ufuncs.imag,
 }
 
 
@@ -99,8 +147,6 @@ def _install(cls: type) -> None:
     for name, fn in _COMPARE.items():
         setattr(cls, f"__{name}__", _guard(fn))
     extra = {
-        "__rshift__": _guard(_rshift),
-        "__rrshift__": _guard(_swap(_rshift)),
         "__neg__": ufuncs.negative,
         "__pos__": ufuncs.positive,
         "__abs__": ufuncs.absolute,
@@ -114,13 +160,5 @@ def _install(cls: type) -> None:
         setattr(cls, name, property(fn))
 
 
-def _rshift(x: Any, y: Any) -> Any:
-    x, y = util.promote_args("right_shift", x, y)
-    if util.aval(x).dtype.kind == "u":
-        return lax.shift_right_logical(x, y)
-    return lax.shift_right_arithmetic(x, y)
-
-
 _install(Array)
 _install(core.Tracer)
-del creation

@@ -119,7 +119,12 @@ def array(
     *,
     device: Any = None,
 ) -> Any:
+    if isinstance(object, (list, tuple)) and _contains_arrays(object):
+        # mixed nested sequences of arrays and scalars: build each level, then stack
+        object = [array(o, dtype, ndmin=0) if isinstance(o, (list, tuple)) else o for o in object]
     out = asarray(object, dtype, device=device)
+    if util.aval(out).weak_type and isinstance(object, (list, tuple)):
+        out = util.convert(out, util.aval(out).dtype)  # sequences give strongly typed arrays
     nd = util.aval(out).ndim
     if ndmin > nd:
         out = lax.reshape(out, (1,) * (ndmin - nd) + util.aval(out).shape)
@@ -244,3 +249,51 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
 
 def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:  # fmt: skip
+    from .ufuncs import power
+
+    exps = linspace(start, stop, num, endpoint, dtype=None if dtype is None else dtype)
+    dt = util.aval(exps).dtype
+    out = power(lax.full((), _host_scalar(base), dt if dt.kind == "f" else None), exps)
+    return util.convert(out, dtypes.canonicalize(dtypes.dtype(dtype))) if dtype is not None else out
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              axis: int = 0) -> Any:  # fmt: skip
+    start, stop = _host_scalar(start), _host_scalar(stop)
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    sign = -1.0 if start < 0 and stop < 0 else 1.0
+    out = logspace(math.log10(abs(start)), math.log10(abs(stop)), num, endpoint, 10.0, dtype)
+    return lax.mul(out, lax.full((), sign, util.aval(out).dtype)) if sign < 0 else out
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    x = util.ensure_array(x)
+    if dtype is None:
+        dtype = dtypes.default_float()
+    return util.convert(x, dtypes.canonicalize(dtypes.dtype(dtype)))
+
+
+def copy(a: Any, order: Any = None) -> Any:
+    return array(a, copy=True)
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    shape = util.aval(a).shape
+    return math.prod(shape) if axis is None else shape[util.canonical_axis(axis, len(shape))]
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    return util.aval(a).shape
+
+
+def ndim(a: Any) -> int:
+    return util.aval(a).ndim
+
+
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    return zeros_like(prototype, dtype, shape)

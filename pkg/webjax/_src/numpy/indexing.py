@@ -2,12 +2,13 @@
 
 Basic indices (ints, slices with any step, None, Ellipsis) become slice/rev/reshape, which
 are views (no kernel). Integer scalars that are traced become dynamic_slice. Boolean masks
-need concrete values (as in JAX). Integer-array (advanced) indexing needs gather, which is not
-implemented yet and says so.
+need concrete values (as in JAX). Integer-array (advanced) indexing, take and take_along_axis
+are one-hot gathers until a gather primitive exists (see `_one_hot_gather`).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -54,7 +55,7 @@ def _expand(idx: Any, ndim: int) -> list[Any]:
             out.extend([slice(None)] * (ndim - n_real))
         else:
             out.append(i)
-    if Ellipsis not in idx:
+    if not any(i is Ellipsis for i in idx):
         out.extend([slice(None)] * (ndim - n_real))
     return out
 
@@ -101,6 +102,8 @@ def _static_int(i: Any) -> int | None:
 
 def getitem(x: Any, idx: Any) -> Any:
     x = util.ensure_array(x)
+    if _has_advanced(idx):
+        return _advanced_getitem(x, idx)
     if _has_bool_mask(idx):
         return _mask_getitem(x, idx)
     shape = util.aval(x).shape
@@ -205,8 +208,6 @@ def _mask_getitem(x: Any, idx: Any) -> Any:
             f"boolean index did not match shape of indexed array in index 0: got {mshape}, "
             f"expected {xshape[: len(mshape)]}"
         )
-    import math
-
     rest = xshape[len(mshape) :]
     flat = lax.reshape(x, (math.prod(mshape), *rest))
     picks = [
@@ -315,3 +316,288 @@ def _update(x: Any, idx: Any, values: Any, combine: Any) -> Any:
     values = util.broadcast_to(values, util.aval(block_shape).shape)
     values = lax.reshape(values, sizes)
     return lax.dynamic_update_slice(x, combine(old, values), starts)
+
+
+# ---- gathers -----------------------------------------------------------------------------------
+# There is no gather primitive yet. Until one lands, every gather here is a one-hot selection:
+# compare the indices with an iota over the gathered axis, select the matching elements and
+# sum the rest away. That is exact for every value (a select, not a multiply, so inf and nan
+# pass through), differentiable, vmappable and jittable, but costs O(len(indices) * axis size)
+# work and memory. TODO(gather): replace `_one_hot_gather` with lax.gather once it exists.
+def _one_hot_gather(x: Any, idx: Any, axis: int) -> Any:
+    """x[..., idx, ...] along `axis` for in-bounds int32 `idx` of any shape."""
+    xs = util.aval(x).shape
+    ishape = util.aval(idx).shape
+    n = xs[axis]
+    rest = xs[:axis] + xs[axis + 1 :]
+    xt = lax.transpose(x, (*[i for i in range(len(xs)) if i != axis], axis))
+    big = rest[:axis] + ishape + rest[axis:] + (n,)
+    k = len(ishape)
+    x_dims = (*range(axis), *range(axis + k, len(big) - 1), len(big) - 1)
+    xb = lax.broadcast_in_dim(xt, big, x_dims)
+    ib = lax.broadcast_in_dim(idx, big, tuple(range(axis, axis + k)))
+    hit = lax.eq(ib, lax.broadcasted_iota(dtypes.int32, big, len(big) - 1))
+    dt = util.aval(x).dtype
+    picked = lax.select(hit, xb, lax.full(big, False if dt.kind == "b" else 0, dt))
+    last = (len(big) - 1,)
+    out = lax.reduce_or(picked, last) if dt.kind == "b" else lax.reduce_sum(picked, last)
+    return util.with_weak_type_of(out, x)
+
+
+def _as_index_array(i: Any) -> Any:
+    from .creation import asarray
+
+    arr = asarray(i) if not (isinstance(i, core.Tracer) or hasattr(i, "_exp")) else i
+    av = util.aval(arr)
+    if av.dtype.kind not in "iu":
+        if av.size == 0 and av.dtype.kind == "f":  # `x[[]]` is an empty integer index
+            return lax.convert_element_type(arr, dtypes.int32)
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                        f"{av.dtype.name}")  # fmt: skip
+    return lax.convert_element_type(arr, dtypes.int32)
+
+
+def _normalize(idx: Any, n: int) -> Any:
+    zero = lax.full((), 0, dtypes.int32)
+    return lax.select(lax.lt(idx, zero), lax.add(idx, lax.full((), n, dtypes.int32)), idx)
+
+
+def _clip_index(idx: Any, n: int) -> Any:
+    return lax.clamp(lax.full((), 0, dtypes.int32), idx, lax.full((), max(n - 1, 0), dtypes.int32))
+
+
+def _default_fill(dt: Any) -> Any:
+    if dt.kind == "f":
+        return float("nan")
+    if dt.kind == "b":
+        return True
+    lo, hi = dtypes.iinfo_bounds(dt)
+    return lo if dt.kind == "i" else hi
+
+
+def _gather_mode(x: Any, idx: Any, axis: int, mode: Any, fill_value: Any, name: str) -> Any:
+    n = util.aval(x).shape[axis]
+    mode = "fill" if mode is None else mode
+    if mode == "raise":
+        raise NotImplementedError(f"The 'raise' mode to jnp.{name} is not supported.")
+    if mode == "wrap":
+        nn = lax.full((), max(n, 1), dtypes.int32)
+        return _one_hot_gather(x, _normalize(lax.rem(idx, nn), n), axis)
+    idx = _normalize(idx, n)
+    if mode == "clip":
+        return _one_hot_gather(x, _clip_index(idx, n), axis)
+    if mode not in ("fill", "drop", "promise_in_bounds"):
+        raise ValueError(f"Invalid mode value: {mode!r}")
+    out = _one_hot_gather(x, idx, axis)
+    if mode == "promise_in_bounds":
+        return out
+    dt = util.aval(x).dtype
+    oob = lax.bitwise_or(lax.lt(idx, lax.full((), 0, dtypes.int32)),
+                         lax.ge(idx, lax.full((), n, dtypes.int32)))  # fmt: skip
+    ishape = util.aval(idx).shape
+    out_shape = util.aval(out).shape
+    oob = lax.broadcast_in_dim(oob, out_shape, tuple(range(axis, axis + len(ishape))))
+    fill = _default_fill(dt) if fill_value is None else fill_value
+    return util.with_weak_type_of(lax.select(oob, lax.full(out_shape, fill, dt), out), x)
+
+
+def take(a: Any, indices: Any, axis: Any = None, out: None = None, mode: Any = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Any:  # fmt: skip
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a = util.ensure_array(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (util.aval(a).size,)), 0
+    ax = util.canonical_axis(axis, util.aval(a).ndim)
+    return _gather_mode(a, _as_index_array(indices), ax, mode, fill_value, "take")
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1, mode: Any = None,
+                    fill_value: Any = None) -> Any:  # fmt: skip
+    arr = util.ensure_array(arr)
+    idx = _as_index_array(indices)
+    if axis is None:
+        arr, idx = (
+            lax.reshape(arr, (util.aval(arr).size,)),
+            lax.reshape(idx, (util.aval(idx).size,)),
+        )
+        axis = 0
+    nd = util.aval(arr).ndim
+    if util.aval(idx).ndim != nd:
+        raise ValueError("indices and arr must have the same number of dimensions; "
+                         f"{util.aval(idx).ndim} vs. {nd}")  # fmt: skip
+    ax = util.canonical_axis(axis, nd)
+    sa, si = util.aval(arr).shape, util.aval(idx).shape
+    other = util.broadcast_shapes(sa[:ax] + sa[ax + 1 :], si[:ax] + si[ax + 1 :])
+    arr = util.broadcast_to(arr, other[:ax] + (sa[ax],) + other[ax:])
+    idx = util.broadcast_to(idx, other[:ax] + (si[ax],) + other[ax:])
+    # one-hot over the axis, with the other dimensions matched elementwise (not outer)
+    n, m = sa[ax], si[ax]
+    big = other[:ax] + (m,) + other[ax:] + (n,)
+    last = len(big) - 1
+    dims = tuple(i for i in range(last) if i != ax) + (last,)
+    xt = lax.transpose(arr, tuple(i for i in range(nd) if i != ax) + (ax,))
+    xb = lax.broadcast_in_dim(xt, big, dims)
+    mode = "fill" if mode is None else mode
+    norm = _normalize(idx, n)
+    if mode == "wrap":
+        norm = _normalize(lax.rem(idx, lax.full((), max(n, 1), dtypes.int32)), n)
+    elif mode == "clip":
+        norm = _clip_index(norm, n)
+    hit = lax.eq(lax.broadcast_in_dim(norm, big, tuple(range(last))),
+                 lax.broadcasted_iota(dtypes.int32, big, last))  # fmt: skip
+    dt = util.aval(arr).dtype
+    picked = lax.select(hit, xb, lax.full(big, False if dt.kind == "b" else 0, dt))
+    out = lax.reduce_or(picked, (last,)) if dt.kind == "b" else lax.reduce_sum(picked, (last,))
+    if mode in ("fill", "drop"):
+        oob = lax.bitwise_or(lax.lt(norm, lax.full((), 0, dtypes.int32)),
+                             lax.ge(norm, lax.full((), n, dtypes.int32)))  # fmt: skip
+        fill = _default_fill(dt) if fill_value is None else fill_value
+        out = lax.select(oob, lax.full(util.aval(out).shape, fill, dt), out)
+    return util.with_weak_type_of(out, arr)
+
+
+def _is_advanced(i: Any) -> bool:
+    if isinstance(i, (list, tuple)):
+        return True
+    av = _maybe_aval(i)
+    return av is not None and av.ndim > 0 and av.dtype.kind in "iu"
+
+
+def _has_advanced(idx: Any) -> bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(_is_advanced(i) for i in items)
+
+
+def _advanced_getitem(x: Any, idx: Any) -> Any:
+    """Integer-array indexing with NumPy's placement rules; out-of-bounds indices clamp (JAX)."""
+    if _has_bool_mask(idx):
+        raise NotImplementedError("boolean masks combined with integer arrays are not supported")
+    shape = util.aval(x).shape
+    entries = _expand(idx, len(shape))
+    # ints count as advanced indices here: they broadcast with the arrays (NumPy's rule)
+    kinds = []
+    for e in entries:
+        if e is None:
+            kinds.append("new")
+        elif isinstance(e, slice):
+            kinds.append("slice")
+        elif _is_advanced(e) or _is_int_scalar(e):
+            kinds.append("adv")
+        else:
+            _check_advanced(e)
+            raise TypeError(f"Unsupported index type: {type(e).__name__}")
+    axis = 0
+    adv_axes, adv_arrays = [], []
+    for e, kind in zip(entries, kinds):
+        if kind == "new":
+            continue
+        if kind == "slice":
+            x = _apply_slice(x, axis, e, util.aval(x).shape[axis])
+        else:
+            d = util.aval(x).shape[axis]
+            adv_axes.append(axis)
+            adv_arrays.append(_clip_index(_normalize(_as_index_array(e), d), d))
+        axis += 1
+    bshape = util.broadcast_shapes(*(util.aval(a).shape for a in adv_arrays))
+    adv_arrays = [util.broadcast_to(a, bshape) for a in adv_arrays]
+    xs = util.aval(x).shape
+    rest_axes = [i for i in range(len(xs)) if i not in adv_axes]
+    # flatten the indexed axes into one, and the index arrays into one linear index
+    x = lax.transpose(x, (*adv_axes, *rest_axes))
+    sizes = [xs[i] for i in adv_axes]
+    x = lax.reshape(x, (math.prod(sizes), *(xs[i] for i in rest_axes)))
+    linear = adv_arrays[-1]
+    stride = 1
+    for a, d_next in zip(reversed(adv_arrays[:-1]), reversed(sizes[1:])):
+        stride *= d_next
+        linear = lax.add(linear, lax.mul(a, lax.full((), stride, dtypes.int32)))
+    out = _one_hot_gather(x, linear, 0)  # shape: bshape + rest
+    nb = len(bshape)
+    adv_pos = [k for k, kind in enumerate(kinds) if kind == "adv"]
+    contiguous = adv_pos == list(range(adv_pos[0], adv_pos[-1] + 1))
+    order: list[Any] = [] if contiguous else ["B"]
+    for k, kind in enumerate(kinds):
+        if kind == "adv":
+            if contiguous and k == adv_pos[0]:
+                order.append("B")
+        else:
+            order.append(kind)
+    perm: list[int] = []
+    new_axes: list[int] = []
+    pos = r = 0
+    for tok in order:
+        if tok == "B":
+            perm.extend(range(nb))
+            pos += nb
+        elif tok == "slice":
+            perm.append(nb + r)
+            r += 1
+            pos += 1
+        else:
+            new_axes.append(pos)
+            pos += 1
+    out = lax.transpose(out, perm)
+    return lax.expand_dims(out, new_axes) if new_axes else out
+
+
+# ---- nonzero -----------------------------------------------------------------------------------
+def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, ...]:
+    a = util.ensure_array(a)
+    av = util.aval(a)
+    if av.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar)"
+                         ".nonzero() instead.")  # fmt: skip
+    mask = lax.ne(util.convert(a, dtypes.bool_), lax.full((), False, dtypes.bool_))
+    flat = lax.reshape(mask, (av.size,))
+    if size is None:
+        val = core.to_concrete(flat)
+        if val is None or isinstance(val, core.Tracer):
+            raise core.ConcretizationTypeError(
+                "The size argument of jnp.nonzero must be statically specified to use "
+                "jnp.nonzero within JAX transformations."
+            )
+        size = sum(1 for v in val.tolist() if v)
+    size = operator.index(size)
+    ints = lax.convert_element_type(flat, dtypes.int32)
+    from .reductions import cumsum
+
+    # the k-th true element is the one whose running count is k + 1
+    rank = lax.sub(cumsum(ints), lax.full((), 1, dtypes.int32))
+    big = (size, av.size)
+    hit = lax.bitwise_and(
+        lax.broadcast_in_dim(flat, big, (1,)),
+        lax.eq(lax.broadcast_in_dim(rank, big, (1,)), lax.broadcasted_iota(dtypes.int32, big, 0)),
+    )
+    pos = lax.broadcasted_iota(dtypes.int32, big, 1)
+    flat_idx = lax.reduce_sum(lax.select(hit, pos, lax.full(big, 0, dtypes.int32)), (1,))
+    valid = lax.reduce_or(hit, (1,))
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * av.ndim
+    if len(fills) != av.ndim:
+        raise ValueError(f"fill_value must be a scalar or a tuple of length {av.ndim}; got "
+                         f"{fill_value}")  # fmt: skip
+    out = []
+    stride = av.size
+    for d, fv in zip(av.shape, fills):
+        stride //= d if d else 1
+        coord = lax.div(flat_idx, lax.full((), max(stride, 1), dtypes.int32))
+        coord = lax.rem(coord, lax.full((), max(d, 1), dtypes.int32))
+        fill = lax.full((size,), 0 if fv is None else fv, dtypes.int32)
+        out.append(lax.convert_element_type(lax.select(valid, coord, fill), dtypes.default_int()))
+    return tuple(out)
+
+
+def flatnonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    a = util.ensure_array(a)
+    return nonzero(lax.reshape(a, (util.aval(a).size,)), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    a = util.ensure_array(a)
+    if util.aval(a).ndim == 0:
+        a = lax.reshape(a, (1,))
+        coords = nonzero(a, size=size, fill_value=fill_value)
+        return lax.reshape(coords[0], (util.aval(coords[0]).shape[0], 0))
+    coords = nonzero(a, size=size, fill_value=fill_value)
+    return lax.concatenate([lax.expand_dims(c, (1,)) for c in coords], 1)

@@ -1,138 +1,441 @@
-"""Reductions: sum, prod, max, min, mean, all, any (with axis, dtype, keepdims)."""
+"""Reductions: sum, prod, max, min, mean, var, std, all, any, arg{max,min}, nan-variants and
+cumulative ones (with axis, dtype, keepdims, where=, initial=).
+
+As in JAX, reductions return strongly typed results (`jnp.sum(2.0)` is not weak).
+"""
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
 from .. import dtypes
+from ..dtypes import DType
 from ..lax import lax
-from . import util
+from . import ufuncs, util
 
 
-def _reduction(
-    x: Any, axis: Any, keepdims: bool, dtype: Any, name: str, lax_fn: Any, upcast_small_ints: bool
-) -> Any:
+def _strong(x: Any) -> Any:
     x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
     av = util.aval(x)
-    axes = util.canonical_axes(axis, av.ndim)
-    if dtype is not None:
-        x = util.convert(x, dtypes.canonicalize(dtypes.dtype(dtype)))
-    elif upcast_small_ints and av.dtype.kind in "biu" and av.dtype.itemsize < 4:
-        target = (
-            dtypes.default_int()
-            if av.dtype.kind in "bi"
-            else dtypes.canonicalize(
-                dtypes.uint64 if dtypes.default_int().itemsize == 8 else dtypes.uint32
-            )
-        )
-        x = util.convert(x, target)
-    elif upcast_small_ints and av.dtype.kind == "b":
-        x = util.convert(x, dtypes.default_int())
-    out = lax_fn(x, axes)
-    if keepdims:
-        shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
-        out = lax.reshape(out, shape)
-    return out
+    return util.convert(x, av.dtype) if av.weak_type else x
 
 
-def sum(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
-    _unsupported(out, initial, where, "sum")
-    return _reduction(a, axis, keepdims, dtype, "sum", lax.reduce_sum, True)
+def _upcast_small_int(dt: DType) -> DType:
+    """sum/prod accumulate bools and small ints in the default int (as NumPy and JAX)."""
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < dtypes.default_int().itemsize):
+        return dtypes.default_int()
+    if dt.kind == "u" and dt.itemsize < dtypes.default_int().itemsize:
+        return dtypes.canonicalize(dtypes.uint64 if dtypes.default_int().itemsize == 8 else
+                                   dtypes.uint32)  # fmt: skip
+    return dt
 
 
-def prod(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
-    _unsupported(out, initial, where, "prod")
-    return _reduction(a, axis, keepdims, dtype, "prod", lax.reduce_prod, True)
+def _keep(out: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not keepdims:
+        return out
+    return lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def max(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
-    _unsupported(out, initial, where, "max")
-    _check_nonempty(a, axis, "max")
-    return _reduction(a, axis, keepdims, None, "max", lax.reduce_max, False)
+def _identity(name: str, dt: DType) -> Any:
+    if name == "sum":
+        return 0
+    if name == "prod":
+        return 1
+    if dt.kind == "f":
+        return -math.inf if name == "max" else math.inf
+    if dt.kind == "b":
+        return name != "max"
+    lo, hi = dtypes.iinfo_bounds(dt)
+    return lo if name == "max" else hi
 
 
-def min(
-    a: Any,
-    axis: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    initial: Any = None,
-    where: Any = None,
-) -> Any:
-    _unsupported(out, initial, where, "min")
-    _check_nonempty(a, axis, "min")
-    return _reduction(a, axis, keepdims, None, "min", lax.reduce_min, False)
+_LAX = {"sum": lax.reduce_sum, "prod": lax.reduce_prod, "max": lax.reduce_max,
+        "min": lax.reduce_min}  # fmt: skip
+_COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}
 
 
-def all(
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None
-) -> Any:
-    a = util.convert(util.ensure_array(a), dtypes.bool_)
-    return _reduction(a, axis, keepdims, None, "all", lax.reduce_and, False)
-
-
-def any(
-    a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None
-) -> Any:
-    a = util.convert(util.ensure_array(a), dtypes.bool_)
-    return _reduction(a, axis, keepdims, None, "any", lax.reduce_or, False)
-
-
-def mean(
-    a: Any,
-    axis: Any = None,
-    dtype: Any = None,
-    out: None = None,
-    keepdims: bool = False,
-    *,
-    where: Any = None,
-) -> Any:
-    _unsupported(out, None, where, "mean")
-    a = util.ensure_array(a) if not util.is_scalar(a) else util.convert(a, *util.result_type(a))
-    av = util.aval(a)
-    axes = util.canonical_axes(axis, av.ndim)
-    n = math.prod(av.shape[i] for i in axes)
-    if dtype is None:
-        dt = av.dtype if av.dtype.kind == "f" else dtypes.default_float()
-    else:
-        dt = dtypes.canonicalize(dtypes.dtype(dtype))
-    s = sum(util.convert(a, dt), axis=axis, keepdims=keepdims)
-    return lax.div(s, lax.full((), n, dt))
-
-
-def _unsupported(out: Any, initial: Any, where: Any, name: str) -> None:
+def _reduce(name: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, initial: Any,
+            where: Any, upcast: bool) -> Any:  # fmt: skip
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-    if initial is not None or where is not None:
-        raise NotImplementedError(f"jnp.{name} with initial= or where= is not supported yet")
-
-
-def _check_nonempty(a: Any, axis: Any, name: str) -> None:
+    a = _strong(a)
     av = util.aval(a)
     axes = util.canonical_axes(axis, av.ndim)
-    if 0 in [av.shape[i] for i in axes]:
+    if dtype is not None:
+        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+    else:
+        dt = _upcast_small_int(av.dtype) if upcast else av.dtype
+    if dt.kind == "b" and name in ("sum", "prod"):
+        dt = dtypes.default_int()
+    a = util.convert(a, dt)
+    has_identity = name in ("sum", "prod")
+    if where is not None:
+        if not has_identity and initial is None:
+            raise ValueError(f"reduction operation {name} does not have an identity, so to use "
+                             "a where mask one has to specify 'initial'")  # fmt: skip
+        mask = util.broadcast_to(util.convert(where, dtypes.bool_), av.shape)
+        a = lax.select(mask, a, lax.full(av.shape, _identity(name, dt), dt))
+    elif not has_identity and initial is None and 0 in [av.shape[i] for i in axes]:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    res = _LAX[name](a, axes)
+    if initial is not None:
+        res = _COMBINE[name](res, lax.full((), _host(initial), dt))
+    return _keep(res, av.shape, axes, keepdims)
+
+
+def _host(v: Any) -> Any:
+    if util.is_scalar(v):
+        return v
+    return v.item() if hasattr(v, "item") else v
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:  # fmt: skip
+    return _reduce("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:  # fmt: skip
+    return _reduce("prod", a, axis, dtype, out, keepdims, initial, where, promote_integers)
+
+
+def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
+        where: Any = None) -> Any:  # fmt: skip
+    return _reduce("max", a, axis, None, out, keepdims, initial, where, False)
+
+
+def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
+        where: Any = None) -> Any:  # fmt: skip
+    return _reduce("min", a, axis, None, out, keepdims, initial, where, False)
+
+
+amax, amin = max, min
+
+
+def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    return lax.sub(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
+
+
+def _boolean(name: str, fn: Any, empty: bool) -> Any:
+    def op(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
+           where: Any = None) -> Any:  # fmt: skip
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+        a = util.convert(_strong(a), dtypes.bool_)
+        av = util.aval(a)
+        axes = util.canonical_axes(axis, av.ndim)
+        if where is not None:
+            mask = util.broadcast_to(util.convert(where, dtypes.bool_), av.shape)
+            a = lax.select(mask, a, lax.full(av.shape, empty, dtypes.bool_))
+        return _keep(fn(a, axes), av.shape, axes, keepdims)
+
+    op.__name__ = name
+    return op
+
+
+all = _boolean("all", lax.reduce_and, True)
+any = _boolean("any", lax.reduce_or, False)
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    nz = lax.ne(util.convert(_strong(a), dtypes.bool_), lax.full((), False, dtypes.bool_))
+    return sum(nz, axis=axis, keepdims=keepdims, dtype=dtypes.default_int())
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...], where: Any, keepdims: bool,
+           dt: DType) -> Any:  # fmt: skip
+    if where is None:
+        n = math.prod(shape[i] for i in axes)
+        return lax.full((), n, dt)
+    mask = util.broadcast_to(util.convert(where, dtypes.bool_), shape)
+    return _keep(lax.reduce_sum(util.convert(mask, dt), axes), shape, axes, keepdims)
+
+
+def _inexact_dtype(av_dtype: DType, dtype: Any) -> DType:
+    if dtype is not None:
+        return dtypes.canonicalize(dtypes.dtype(dtype))
+    return av_dtype if av_dtype.kind == "f" else dtypes.default_float()
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+         *, where: Any = None) -> Any:  # fmt: skip
+    a = _strong(a)
+    av = util.aval(a)
+    axes = util.canonical_axes(axis, av.ndim)
+    dt = _inexact_dtype(av.dtype, dtype)
+    s = sum(util.convert(a, dt), axis=axes, out=out, keepdims=keepdims, where=where)
+    return lax.div(s, _count(av.shape, axes, where, keepdims, dt))
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:  # fmt: skip
+    if correction is not None:
+        ddof = correction
+    a = _strong(a)
+    av = util.aval(a)
+    axes = util.canonical_axes(axis, av.ndim)
+    dt = _inexact_dtype(av.dtype, dtype)
+    a = util.convert(a, dt)
+    mu = _mean_fn(a, axes, None, None, True, where=where) if mean is None else mean
+    centered = lax.sub(a, util.broadcast_to(util.convert(mu, dt), av.shape))
+    sq = sum(lax.integer_pow(centered, 2), axis=axes, out=out, keepdims=keepdims, where=where)
+    n = _count(av.shape, axes, where, keepdims, dt)
+    return lax.div(sq, lax.sub(n, lax.full((), ddof, dt)))
+
+
+_mean_fn = mean
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:  # fmt: skip
+    v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+    return lax.sqrt(v)
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
+            keepdims: bool = False) -> Any:  # fmt: skip
+    a = _strong(a)
+    av = util.aval(a)
+    if weights is None:
+        avg = _mean_fn(a, axis, keepdims=keepdims)
+        axes = util.canonical_axes(axis, av.ndim)
+        wsum = lax.full(util.aval(avg).shape, math.prod(av.shape[i] for i in axes),
+                        util.aval(avg).dtype)  # fmt: skip
+        return (avg, wsum) if returned else avg
+    w = _strong(weights)
+    wav = util.aval(w)
+    dt = _inexact_dtype(util.result_type(a, w)[0], None)
+    a, w = util.convert(a, dt), util.convert(w, dt)
+    if wav.shape != av.shape:
+        if axis is None:
+            raise ValueError("Axis must be specified when shapes of a and weights differ.")
+        if wav.ndim != 1:
+            raise ValueError("1D weights expected when shapes of a and weights differ.")
+        ax = util.canonical_axis(axis, av.ndim)
+        if wav.shape[0] != av.shape[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = lax.broadcast_in_dim(w, av.shape, (ax,))
+    wsum = sum(w, axis=axis, keepdims=keepdims)
+    avg = lax.div(sum(lax.mul(a, w), axis=axis, keepdims=keepdims), wsum)
+    return (avg, wsum) if returned else avg
+
+
+# ---- nan-ignoring variants ---------------------------------------------------------------------
+def _nan_replaced(a: Any, value: Any) -> Any:
+    a = _strong(a)
+    if util.aval(a).dtype.kind != "f":
+        return a
+    return lax.select(ufuncs.isnan(a), lax.full(util.aval(a).shape, value, util.aval(a).dtype), a)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:  # fmt: skip
+    return sum(_nan_replaced(a, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Any:  # fmt: skip
+    return prod(_nan_replaced(a, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _nan_extremum(name: str, fn: Any) -> Any:
+    def op(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:  # fmt: skip
+        a = _strong(a)
+        dt = util.aval(a).dtype
+        if dt.kind != "f":
+            return fn(a, axis, out, keepdims, initial, where)
+        res = fn(_nan_replaced(a, _identity(name[3:], dt)), axis, out, keepdims, initial, where)
+        all_nan = all(ufuncs.isnan(a), axis=axis, keepdims=keepdims)
+        return lax.select(all_nan, lax.full(util.aval(res).shape, math.nan, dt), res)
+
+    op.__name__ = name
+    return op
+
+
+nanmax = _nan_extremum("nanmax", max)
+nanmin = _nan_extremum("nanmin", min)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
+    a = _strong(a)
+    av = util.aval(a)
+    if av.dtype.kind != "f":
+        return mean(a, axis, dtype, out, keepdims, where=where)
+    dt = _inexact_dtype(av.dtype, dtype)
+    valid = ufuncs.logical_not(ufuncs.isnan(a))
+    if where is not None:
+        valid = lax.bitwise_and(valid, util.broadcast_to(util.convert(where, dtypes.bool_),
+                                                         av.shape))  # fmt: skip
+    s = sum(util.convert(_nan_replaced(a, 0), dt), axis=axis, keepdims=keepdims, where=where)
+    return lax.div(s, sum(valid, axis=axis, keepdims=keepdims, dtype=dt))
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+           keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
+    a = _strong(a)
+    av = util.aval(a)
+    dt = _inexact_dtype(av.dtype, dtype)
+    a = util.convert(a, dt)
+    axes = util.canonical_axes(axis, av.ndim)
+    valid = ufuncs.logical_not(ufuncs.isnan(a))
+    if where is not None:
+        valid = lax.bitwise_and(valid, util.broadcast_to(util.convert(where, dtypes.bool_),
+                                                         av.shape))  # fmt: skip
+    mu = nanmean(a, axes, keepdims=True, where=where)
+    centered = lax.sub(a, util.broadcast_to(mu, av.shape))
+    sq = sum(_nan_replaced(lax.integer_pow(centered, 2), 0), axes, keepdims=keepdims, where=valid)
+    n = sum(valid, axes, keepdims=keepdims, dtype=dt)
+    return lax.div(sq, lax.sub(n, lax.full((), ddof, dt)))
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+           keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
+    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where))
+
+
+# ---- argmax / argmin ---------------------------------------------------------------------------
+def _arg_extremum(name: str, reduce_fn: Any) -> Any:
+    def op(a: Any, axis: Any = None, out: None = None, keepdims: Any = None) -> Any:
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+        a = _strong(a)
+        av = util.aval(a)
+        if axis is None:
+            a, ax = lax.reshape(a, (av.size,)), 0
+        else:
+            ax = util.canonical_axis(axis, av.ndim)
+        shape = util.aval(a).shape
+        n = shape[ax] if shape else 1
+        if n == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        if not shape:
+            a, shape = lax.reshape(a, (1,)), (1,)
+        ext = lax.broadcast_in_dim(reduce_fn(a, (ax,)), shape,
+                                   tuple(i for i in range(len(shape)) if i != ax))  # fmt: skip
+        hit = lax.eq(a, ext)
+        if util.aval(a).dtype.kind == "f":  # the first nan wins, as in NumPy and JAX
+            hit = lax.bitwise_or(hit, ufuncs.isnan(a))
+        idx = lax.broadcasted_iota(dtypes.default_int(), shape, ax)
+        res = lax.reduce_min(lax.select(hit, idx, lax.full(shape, n, dtypes.default_int())),
+                             (ax,))  # fmt: skip
+        if keepdims:
+            out_shape = (
+                (1,) * av.ndim
+                if axis is None
+                else tuple(1 if i == ax else d for i, d in enumerate(av.shape))
+            )
+            res = lax.reshape(res, out_shape)
+        return res
+
+    op.__name__ = name
+    return op
+
+
+argmax = _arg_extremum("argmax", lax.reduce_max)
+argmin = _arg_extremum("argmin", lax.reduce_min)
+
+
+def _nanarg(name: str, fn: Any, fill: float) -> Any:
+    def op(a: Any, axis: Any = None, out: None = None, keepdims: Any = None) -> Any:
+        a = _strong(a)
+        if util.aval(a).dtype.kind != "f":
+            return fn(a, axis, out, keepdims)
+        nan = ufuncs.isnan(a)
+        res = fn(lax.select(nan, lax.full(util.aval(a).shape, fill, util.aval(a).dtype), a),
+                 axis, out, keepdims)  # fmt: skip
+        all_nan = all(nan, axis=axis, keepdims=bool(keepdims))
+        return lax.select(all_nan, lax.full(util.aval(res).shape, -1, util.aval(res).dtype), res)
+
+    op.__name__ = name
+    return op
+
+
+nanargmax = _nanarg("nanargmax", argmax, -math.inf)
+nanargmin = _nanarg("nanargmin", argmin, math.inf)
+
+
+# ---- cumulative reductions ---------------------------------------------------------------------
+def _shift(x: Any, axis: int, k: int, fill: Any) -> Any:
+    """x moved k places along axis toward higher indices, `fill` flowing in."""
+    shape = util.aval(x).shape
+    hi = list(shape)
+    hi[axis] -= k
+    head = list(shape)
+    head[axis] = k
+    body = lax.slice(x, (0,) * len(shape), hi)
+    return lax.concatenate([lax.full(head, fill, util.aval(x).dtype), body], axis)
+
+
+def _associative_scan(combine: Any, x: Any, axis: int, identity: Any) -> Any:
+    """Inclusive scan by recursive doubling (Hillis-Steele): log2(n) shifted combines.
+
+    Built only of pad and elementwise ops, so it is differentiable, vmappable and jittable.
+    """
+    n = util.aval(x).shape[axis]
+    k = 1
+    while k < n:
+        x = combine(x, _shift(x, axis, k, identity))
+        k *= 2
+    return x
+
+
+def _cumulative(name: str, combine: Any, reduce_name: str, nan_value: Any = None) -> Any:
+    def op(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+        a = _strong(a)
+        if nan_value is not None:
+            a = _nan_replaced(a, nan_value)
+        if axis is None or util.aval(a).ndim == 0:
+            a, axis = lax.reshape(a, (util.aval(a).size,)), 0
+        ax = util.canonical_axis(axis, util.aval(a).ndim)
+        dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else util.aval(a).dtype
+        if dt.kind == "b":
+            dt = dtypes.default_int()
+        a = util.convert(a, dt)
+        return _associative_scan(combine, a, ax, _identity(reduce_name, dt))
+
+    op.__name__ = name
+    return op
+
+
+cumsum = _cumulative("cumsum", lax.add, "sum")
+cumprod = _cumulative("cumprod", lax.mul, "prod")
+nancumsum = _cumulative("nancumsum", lax.add, "sum", 0)
+nancumprod = _cumulative("nancumprod", lax.mul, "prod", 1)
+cumulative_sum_ = cumsum
+
+
+def _cumulative_api(fn: Any, name: str) -> Any:
+    def op(x: Any, /, *, axis: Any = None, dtype: Any = None,
+           include_initial: bool = False) -> Any:  # fmt: skip
+        x = _strong(x)
+        nd = util.aval(x).ndim
+        if axis is None:
+            if nd > 1:
+                raise ValueError(f"The input array has rank {nd}, however axis was not set "
+                                 "to an explicit value. The axis argument is only optional "
+                                 "for one-dimensional arrays.")  # fmt: skip
+            axis = 0
+        res = fn(x, axis, dtype)
+        if include_initial:
+            ax = util.canonical_axis(axis, util.aval(res).ndim)
+            cfg = [(0, 0, 0)] * util.aval(res).ndim
+            cfg[ax] = (1, 0, 0)
+            ident = 0 if name == "cumulative_sum" else 1
+            res = lax.pad(res, lax.full((), ident, util.aval(res).dtype), cfg)
+        return res
+
+    op.__name__ = name
+    return op
+
+
+cumulative_sum = _cumulative_api(cumsum, "cumulative_sum")
+cumulative_prod = _cumulative_api(cumprod, "cumulative_prod")
+del cumulative_sum_, builtins

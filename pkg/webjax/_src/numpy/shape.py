@@ -1,7 +1,11 @@
-"""Shape manipulation: reshape, transpose, ravel, squeeze, expand_dims, stack, broadcast_to."""
+"""Shape manipulation: reshape, transpose, axes moves, flips and rolls, stacking and splitting,
+tiling and repeating, broadcasting. All views or copies built from lax slice/concatenate/
+reshape/transpose/broadcast_in_dim, so they differentiate and batch for free."""
 
 from __future__ import annotations
 
+import builtins
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -91,12 +95,28 @@ def broadcast_to(a: Any, shape: Any) -> Any:
     return util.broadcast_to(a, core.canonicalize_shape(shape))
 
 
-def atleast_1d(*arys: Any) -> Any:
-    out = [
-        reshape(a, (1,)) if util.aval(util.ensure_array(a)).ndim == 0 else util.ensure_array(a)
-        for a in arys
-    ]
+def _atleast(arys: tuple[Any, ...], fix: Any) -> Any:
+    out = [fix(util.ensure_array(a), util.aval(util.ensure_array(a)).shape) for a in arys]
     return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys: Any) -> Any:
+    return _atleast(arys, lambda a, s: a if len(s) >= 1 else lax.reshape(a, (1,)))
+
+
+def atleast_2d(*arys: Any) -> Any:
+    return _atleast(
+        arys, lambda a, s: a if len(s) >= 2 else lax.reshape(a, (1,) * (2 - len(s)) + s)
+    )
+
+
+def atleast_3d(*arys: Any) -> Any:
+    def fix(a: Any, s: tuple[int, ...]) -> Any:
+        if len(s) >= 3:
+            return a
+        return lax.reshape(a, {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}[len(s)])
+
+    return _atleast(arys, fix)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
@@ -121,3 +141,328 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if nd == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     return lax.concatenate(arrays, util.canonical_axis(axis, nd))
+
+
+permute_dims = transpose
+concat = concatenate
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    a = util.ensure_array(a)
+    nd = util.aval(a).ndim
+    src = util.canonical_axes(source if isinstance(source, (tuple, list)) else [source], nd)
+    dst = util.canonical_axes(
+        destination if isinstance(destination, (tuple, list)) else [destination], nd
+    )
+    if len(src) != len(dst):
+        raise ValueError(
+            "Inconsistent number of elements: {} vs {}".format(len(src), len(dst))  # noqa: UP032
+        )
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return lax.transpose(a, perm)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    nd = util.aval(util.ensure_array(a)).ndim
+    axis = util.canonical_axis(axis, nd)
+    start = start + nd if start < 0 else start
+    if start > axis:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def flip(m: Any, axis: Any = None) -> Any:
+    m = util.ensure_array(m)
+    return lax.rev(m, util.canonical_axes(axis, util.aval(m).ndim))
+
+
+def fliplr(m: Any) -> Any:
+    if util.aval(util.ensure_array(m)).ndim < 2:
+        raise ValueError("fliplr requires an array of at least 2 dimensions")
+    return flip(m, 1)
+
+
+def flipud(m: Any) -> Any:
+    if util.aval(util.ensure_array(m)).ndim < 1:
+        raise ValueError("flipud requires an array of at least 1 dimension")
+    return flip(m, 0)
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
+    m = util.ensure_array(m)
+    ax1, ax2 = util.canonical_axes(axes, util.aval(m).ndim)
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (ax1, ax2))
+    perm = list(range(util.aval(m).ndim))
+    perm[ax1], perm[ax2] = ax2, ax1
+    if k == 1:
+        return lax.transpose(flip(m, ax2), perm)
+    return flip(lax.transpose(m, perm), ax2)
+
+
+def _roll_static(a: Any, shift: int, axis: int) -> Any:
+    n = util.aval(a).shape[axis]
+    if n == 0:
+        return a
+    shift %= n
+    if shift == 0:
+        return a
+    return lax.concatenate([_take_range(a, axis, n - shift, n), _take_range(a, axis, 0, n - shift)],
+                           axis)  # fmt: skip
+
+
+def _take_range(a: Any, axis: int, start: int, stop: int) -> Any:
+    shape = util.aval(a).shape
+    lo, hi = [0] * len(shape), list(shape)
+    lo[axis], hi[axis] = start, stop
+    return lax.slice(a, lo, hi)
+
+
+def _roll_dynamic(a: Any, shift: Any, axis: int) -> Any:
+    # rolled[i] = a[(i - shift) mod n]: a dynamic slice of the array concatenated with itself
+    n = util.aval(a).shape[axis]
+    if n == 0:
+        return a
+    from .. import dtypes
+
+    s = lax.convert_element_type(util.ensure_array(shift), dtypes.int32)
+    nn = lax.full((), n, dtypes.int32)
+    start = lax.rem(lax.sub(nn, lax.rem(s, nn)), nn)
+    start = lax.select(lax.lt(start, lax.full((), 0, dtypes.int32)),
+                       lax.add(start, lax.full((), n, dtypes.int32)), start)  # fmt: skip
+    doubled = lax.concatenate([a, a], axis)
+    starts: list[Any] = [0] * util.aval(a).ndim
+    starts[axis] = start
+    return lax.dynamic_slice(doubled, starts, util.aval(a).shape)
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    a = util.ensure_array(a)
+    if axis is None:
+        return lax.reshape(roll(ravel(a), shift, 0), util.aval(a).shape)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        shifts = tuple(shifts) * len(axes) if len(shifts) == 1 else shifts
+    if len(shifts) != len(axes):
+        raise ValueError("Inconsistent shape between shift and axis")
+    for s, ax in zip(shifts, axes):
+        ax = util.canonical_axis(ax, util.aval(a).ndim)
+        if isinstance(s, int) or (not isinstance(s, core.Tracer) and hasattr(s, "__index__")):
+            a = _roll_static(a, operator.index(s), ax)
+        else:
+            a = _roll_dynamic(a, s, ax)
+    return a
+
+
+def tile(A: Any, reps: Any) -> Any:
+    A = util.ensure_array(A)
+    reps = (reps,) if isinstance(reps, int) or hasattr(reps, "__index__") else tuple(reps)
+    reps = tuple(operator.index(r) for r in reps)
+    shape = util.aval(A).shape
+    nd = builtins.max(len(shape), len(reps))
+    shape = (1,) * (nd - len(shape)) + shape
+    reps = (1,) * (nd - len(reps)) + reps
+    A = lax.reshape(A, shape)
+    # broadcast each axis d to (r, d), then merge: the tiled copies are contiguous blocks
+    big = tuple(x for r, d in zip(reps, shape) for x in (r, d))
+    out = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * nd, 2)))
+    return lax.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any = None) -> Any:
+    a = util.ensure_array(a)
+    if isinstance(repeats, (list, tuple)):
+        raise TypeError(f"repeat requires ndarray or scalar arguments, got {type(repeats)} at "
+                        "position 1.")  # fmt: skip
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = util.canonical_axis(axis, util.aval(a).ndim)
+    shape = util.aval(a).shape
+    if isinstance(repeats, core.Tracer) or (
+        not isinstance(repeats, int) and hasattr(repeats, "shape") and
+        util.aval(repeats).shape != () and core.to_concrete(repeats) is None
+    ):  # fmt: skip
+        raise NotImplementedError("jnp.repeat with traced repeats needs gather; use static ones")
+    reps = _host_ints(repeats)
+    if len(reps) == 1:
+        out = _repeat_one(a, reps[0], ax)
+    else:
+        if len(reps) != shape[ax]:
+            raise ValueError(f"repeats shape {(len(reps),)} does not match the dimension "
+                             f"{shape[ax]} of axis {ax}")  # fmt: skip
+        parts = [_repeat_one(_take_range(a, ax, i, i + 1), r, ax) for i, r in enumerate(reps) if r]
+        if not parts:
+            return lax.full(shape[:ax] + (0,) + shape[ax + 1 :], 0, util.aval(a).dtype)
+        out = lax.concatenate(parts, ax)
+    if total_repeat_length is not None:
+        n = util.aval(out).shape[ax]
+        if n >= total_repeat_length:
+            out = _take_range(out, ax, 0, total_repeat_length)
+        else:
+            fill = _take_range(out, ax, n - 1, n)
+            out = lax.concatenate([out] + [fill] * (total_repeat_length - n), ax)
+    return out
+
+
+def _repeat_one(a: Any, r: int, ax: int) -> Any:
+    shape = util.aval(a).shape
+    big = shape[: ax + 1] + (r,) + shape[ax + 1 :]
+    dims = tuple(i for i in range(len(shape) + 1) if i != ax + 1)
+    out = lax.broadcast_in_dim(a, big, dims)
+    return lax.reshape(out, shape[:ax] + (shape[ax] * r,) + shape[ax + 1 :])
+
+
+def _host_ints(v: Any) -> list[int]:
+    if isinstance(v, int):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [operator.index(x) for x in v]
+    val = core.to_concrete(v)
+    lst = val.tolist() if hasattr(val, "tolist") else val
+    return [int(x) for x in lst] if isinstance(lst, list) else [int(lst)]
+
+
+def _split_points(n: int, indices_or_sections: Any, exact: bool) -> list[int]:
+    if isinstance(indices_or_sections, int) or (
+        hasattr(indices_or_sections, "shape") and util.aval(indices_or_sections).ndim == 0
+    ):
+        k = operator.index(indices_or_sections)
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if exact and n % k:
+            raise ValueError("array split does not result in an equal division")
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+        return [builtins.sum(sizes[:i]) for i in range(1, k)]
+    return _host_ints(indices_or_sections)
+
+
+def _split(ary: Any, indices_or_sections: Any, axis: int, exact: bool) -> list[Any]:
+    ary = util.ensure_array(ary)
+    ax = util.canonical_axis(axis, util.aval(ary).ndim)
+    n = util.aval(ary).shape[ax]
+    points = _split_points(n, indices_or_sections, exact)
+    bounds = [0, *(builtins.min(builtins.max(p if p >= 0 else p + n, 0), n) for p in points), n]
+    pairs = itertools.pairwise(bounds)
+    return [_take_range(ary, ax, lo, builtins.max(lo, hi)) for lo, hi in pairs]
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    return _split(ary, indices_or_sections, axis, True)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    return _split(ary, indices_or_sections, axis, False)
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    nd = util.aval(util.ensure_array(ary)).ndim
+    return split(ary, indices_or_sections, 1 if nd > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    return split(ary, indices_or_sections, 2)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    x = util.ensure_array(x)
+    ax = util.canonical_axis(axis, util.aval(x).ndim)
+    return tuple(
+        lax.squeeze(_take_range(x, ax, i, i + 1), (ax,)) for i in range(util.aval(x).shape[ax])
+    )
+
+
+def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    arrs = atleast_1d(*tup) if len(tup) != 1 else [atleast_1d(*tup)]
+    return concatenate(arrs, axis=0 if util.aval(arrs[0]).ndim == 1 else 1, dtype=dtype)
+
+
+def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    arrs = atleast_2d(*tup) if len(tup) != 1 else [atleast_2d(*tup)]
+    return concatenate(arrs, axis=0, dtype=dtype)
+
+
+row_stack = vstack
+
+
+def dstack(tup: Sequence[Any], dtype: Any = None) -> Any:
+    arrs = atleast_3d(*tup) if len(tup) != 1 else [atleast_3d(*tup)]
+    return concatenate(arrs, axis=2, dtype=dtype)
+
+
+def column_stack(tup: Sequence[Any]) -> Any:
+    arrs = []
+    for a in tup:
+        a = util.ensure_array(a)
+        s = util.aval(a).shape
+        arrs.append(lax.reshape(a, (s[0] if s else 1, 1)) if len(s) < 2 else a)
+    return concatenate(arrs, axis=1)
+
+
+def append(arr: Any, values: Any, axis: Any = None) -> Any:
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+def broadcast_arrays(*args: Any) -> list[Any]:
+    arrs = [util.ensure_array(a) for a in args]
+    shape = util.broadcast_shapes(*(util.aval(a).shape for a in arrs))
+    return [util.broadcast_to(a, shape) for a in arrs]
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list[Any]:
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+    arrs = [util.ensure_array(x) for x in xi]
+    for a in arrs:
+        if util.aval(a).ndim != 1:
+            raise ValueError(
+                f"Arguments to jax.numpy.meshgrid must be 1D, got shape {util.aval(a).shape}"
+            )
+    n = len(arrs)
+    sizes = [util.aval(a).shape[0] for a in arrs]
+    if indexing == "xy" and n >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrs):
+        dim = {0: 1, 1: 0}.get(i, i) if indexing == "xy" and n >= 2 else i
+        shape = (
+            tuple(sizes) if not sparse else tuple(s if j == dim else 1 for j, s in enumerate(sizes))
+        )
+        out.append(lax.broadcast_in_dim(a, shape, (dim,)))
+    return out
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    a = util.ensure_array(a)
+    ax = util.canonical_axis(axis, util.aval(a).ndim)
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is None:
+            continue
+        e = util.ensure_array(extra)
+        if extra is not a and util.aval(e).ndim == 0:
+            s = list(util.aval(a).shape)
+            s[ax] = 1
+            e = util.broadcast_to(e, s)
+        parts.append(e)
+    if len(parts) > 1:
+        a = concatenate(parts, ax)
+    from .ufuncs import not_equal, subtract
+
+    for _ in range(n):
+        m = util.aval(a).shape[ax]
+        hi, lo = _take_range(a, ax, 1, m), _take_range(a, ax, 0, builtins.max(m - 1, 0))
+        a = not_equal(hi, lo) if util.aval(a).dtype.kind == "b" else subtract(hi, lo)
+    return a

@@ -186,13 +186,20 @@ def isnan(x: Any, /) -> Any:
 
 
 # ---- promotion helpers -------------------------------------------------------------------------
+def _promote_full(name: str, *args: Any) -> list[Any]:
+    """promote_args, with scalars broadcast too (select needs equal shapes)."""
+    promoted = util.promote_args(name, *args)
+    shape = util.broadcast_shapes(*(util.aval(a).shape for a in promoted))
+    return [util.broadcast_to(a, shape) for a in promoted]
+
+
 def _promote_inexact(name: str, *args: Any) -> list[Any]:
     """Promote, then move integer/bool results to the default float (JAX's promote_args_inexact)."""
-    args = util.promote_args(name, *args)
-    av = util.aval(args[0])
+    promoted = _promote_full(name, *args)
+    av = util.aval(promoted[0])
     if av.dtype.kind != "f":
-        args = [util.convert(a, dtypes.default_float(), av.weak_type) for a in args]
-    return args
+        promoted = [util.convert(a, dtypes.default_float(), av.weak_type) for a in promoted]
+    return promoted
 
 
 def _full(x: Any, value: Any) -> Any:
@@ -278,7 +285,7 @@ def nan_to_num(
 
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
-    a, b = util.promote_args("isclose", a, b)
+    a, b = _promote_full("isclose", a, b)
     dt = util.aval(a).dtype
     if dt.kind != "f":
         if dt.kind == "b":
@@ -330,8 +337,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
 
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be provided to "
-                         "jax.numpy.where, got {x} and {y}.")  # fmt: skip
+        raise TypeError("where requires ndarray or scalar arguments, got <class 'NoneType'> at "
+                        f"position {1 if x is None else 2}.")  # fmt: skip
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value arguments cannot be used in three-term where "
                          "function.")  # fmt: skip
@@ -377,7 +384,7 @@ def fabs(x: Any, /) -> Any:
 
 
 def fmod(x1: Any, x2: Any, /) -> Any:
-    x1, x2 = util.promote_args("fmod", x1, x2)
+    x1, x2 = _promote_full("fmod", x1, x2)
     return lax.rem(x1, x2)
 
 
@@ -507,7 +514,7 @@ def fix(x: Any, out: None = None) -> Any:
 
 
 def fmax(x1: Any, x2: Any) -> Any:
-    x1, x2 = util.promote_args("fmax", x1, x2)
+    x1, x2 = _promote_full("fmax", x1, x2)
     if not _is_float(x1):
         return lax.max(x1, x2)
     out = lax.select(isnan(x1), x2, lax.max(x1, x2))
@@ -515,7 +522,7 @@ def fmax(x1: Any, x2: Any) -> Any:
 
 
 def fmin(x1: Any, x2: Any) -> Any:
-    x1, x2 = util.promote_args("fmin", x1, x2)
+    x1, x2 = _promote_full("fmin", x1, x2)
     if not _is_float(x1):
         return lax.min(x1, x2)
     out = lax.select(isnan(x1), x2, lax.min(x1, x2))

@@ -120,3 +120,11 @@ def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
             raise ValueError(f"duplicate value in 'axis': {axis}")
         return axes
     return (canonical_axis(axis, ndim),)
+
+
+def with_weak_type_of(out: Any, x: Any) -> Any:
+    """`out` carrying x's weak_type (selects against fresh constants lose it otherwise)."""
+    w = aval(x).weak_type
+    if aval(out).weak_type == w:
+        return out
+    return lax.convert_element_type(out, aval(out).dtype, weak_type=w)

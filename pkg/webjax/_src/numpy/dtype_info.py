@@ -1,0 +1,182 @@
+"""Dtype queries of jax.numpy: finfo/iinfo as pure-Python values, promotion and the abstract
+scalar hierarchy (`jnp.floating`, `jnp.integer`, ...) for `issubdtype`.
+
+finfo/iinfo attributes follow NumPy's names; values are Python floats/ints rather than NumPy
+scalars (there is no NumPy in Pyodide's base install).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from .. import dtypes
+from ..dtypes import DType
+from . import util
+
+
+# ---- the abstract scalar hierarchy ---------------------------------------------------------------
+class _Abstract:
+    """`jnp.floating` and friends: abstract dtype categories, matched by dtype kind."""
+
+    def __init__(self, name: str, kinds: str) -> None:
+        self.__name__ = name
+        self.kinds = kinds
+
+    def __repr__(self) -> str:
+        return f"<class 'webjax.numpy.{self.__name__}'>"
+
+
+generic = _Abstract("generic", "biuf")
+number = _Abstract("number", "iuf")
+integer = _Abstract("integer", "iu")
+signedinteger = _Abstract("signedinteger", "i")
+unsignedinteger = _Abstract("unsignedinteger", "u")
+inexact = _Abstract("inexact", "f")
+floating = _Abstract("floating", "f")
+_ABSTRACT_BY_NAME = {
+    a.__name__: a
+    for a in (generic, number, integer, signedinteger, unsignedinteger, inexact, floating)
+}
+
+
+def _to_dtype(x: Any) -> DType:
+    if isinstance(x, (DType, dtypes.ScalarType, str, type)) or x is None:
+        return dtypes.dtype(x)
+    if hasattr(x, "dtype"):
+        return dtypes.dtype(x.dtype)
+    return util.aval(x).dtype
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    a = _abstract(arg1)
+    if a is not None:  # abstract <= abstract: compare the kinds they cover
+        b = _abstract(arg2)
+        return b is not None and set(a.kinds) <= set(b.kinds)
+    dt = _to_dtype(arg1)
+    b = _abstract(arg2)
+    if b is not None:
+        return dt.kind in b.kinds
+    return dt is _to_dtype(arg2)
+
+
+def _abstract(x: Any) -> _Abstract | None:
+    if isinstance(x, _Abstract):
+        return x
+    if isinstance(x, type) and getattr(x, "__module__", "") == "numpy":
+        return _ABSTRACT_BY_NAME.get(x.__name__)
+    return None
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """The array-API spelling: kind is a dtype, a category name, or a tuple of those."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    dt = _to_dtype(dtype)
+    names = {
+        "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+        "real floating": "f", "numeric": "iuf",
+    }  # fmt: skip
+    for k in kinds:
+        if isinstance(k, str) and k in names:
+            if dt.kind in names[k]:
+                return True
+        elif isinstance(k, str) and k == "complex floating":
+            continue
+        elif _to_dtype(k) is dt:
+            return True
+    return False
+
+
+# ---- promotion ---------------------------------------------------------------------------------
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    dt, weak = util.result_type(*args)
+    return (dt, weak) if return_weak_type_flag else dt
+
+
+def promote_types(a: Any, b: Any) -> DType:
+    # dtypes, never weak: promote_types(int32, float16) is float16 as in JAX's lattice
+    da, db = dtypes.dtype(a), dtypes.dtype(b)
+    return dtypes.result_type((da, False), (db, False))[0]
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    src, dst = _to_dtype(from_), _to_dtype(to)
+    if casting == "unsafe":
+        return True
+    if casting in ("no", "equiv"):
+        return src is dst
+    if src is dst or src.kind == "b":
+        return True
+    order = "buif"
+    if casting == "same_kind":
+        return order.index(src.kind) <= order.index(dst.kind) or (
+            src.kind == "u" and dst.kind == "i"
+        )
+    # safe: every value of src is representable in dst (NumPy's table)
+    if src.kind == dst.kind:
+        return src.itemsize <= dst.itemsize and {src.name, dst.name} != {"float16", "bfloat16"}
+    if src.kind == "u" and dst.kind == "i":
+        return src.itemsize < dst.itemsize
+    if src.kind in "iu" and dst.kind == "f":
+        return src.itemsize < dst.itemsize and dst.name != "bfloat16"
+    return False
+
+
+# ---- finfo / iinfo -----------------------------------------------------------------------------
+_FLOAT_FORMATS = {  # name -> (mantissa bits without the implicit one, exponent bits)
+    "float16": (10, 5),
+    "bfloat16": (7, 8),
+    "float32": (23, 8),
+    "float64": (52, 11),
+}
+
+
+class finfo:
+    """Machine limits of a float type (NumPy's attribute names, Python float values)."""
+
+    def __init__(self, dtype: Any) -> None:
+        dt = _to_dtype(dtype)
+        if dt.kind != "f":
+            raise ValueError(f"data type {dt} not inexact")
+        nmant, nexp = _FLOAT_FORMATS[dt.name]
+        self.dtype = dt
+        self.bits = dt.bits
+        self.nmant, self.nexp = nmant, nexp
+        self.maxexp = 1 << (nexp - 1)
+        self.minexp = 3 - self.maxexp - 1
+        self.machep, self.negep = -nmant, -nmant - 1
+        self.eps = 2.0**-nmant
+        self.epsneg = 2.0 ** (-nmant - 1)
+        self.max = (2.0 - 2.0**-nmant) * 2.0 ** (self.maxexp - 1)
+        self.min = -self.max
+        self.tiny = self.smallest_normal = 2.0**self.minexp
+        self.smallest_subnormal = 2.0 ** (self.minexp - nmant)
+        self.precision = int(nmant * 0.30102999566398120)  # floor(nmant * log10(2))
+        self.resolution = 10.0**-self.precision
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:e}, max={self.max:e}, "
+            f"dtype={self.dtype.name})"
+        )
+
+
+class iinfo:
+    """Machine limits of an integer type."""
+
+    def __init__(self, int_type: Any) -> None:
+        dt = _to_dtype(int_type)
+        if dt.kind not in "iu":
+            raise ValueError(f"Invalid integer data type {dt.name!r}.")
+        self.dtype = dt
+        self.kind = dt.kind
+        self.bits = dt.bits
+        self.min, self.max = dtypes.iinfo_bounds(dt)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"
+
+
+del builtins
