@@ -97,6 +97,12 @@ def _bind(name: str, **params: Any) -> Any:
     return lambda *xs: _P[name].bind(*xs, **params)
 
 
+_sl = __import__("webjax._src.lax.slicing", fromlist=["slicing"])
+_SDN = _sl.ScatterDimensionNumbers(
+    update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
 # name -> list of (function, args): inputs lie inside each function's domain, away from kinks.
 CASES: dict[str, list[tuple[Any, tuple]]] = {
     "abs": [(lax.abs, (X,))],
@@ -129,6 +135,38 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
         (lambda a, b: lax.dot(a, b), (X, Y)),
     ],
     "dynamic_slice": [(lambda x: lax.dynamic_slice(x, (jnp.array(1),), (2,)), (X,))],
+    "gather": [
+        (
+            lambda x: _sl.gather(
+                x,
+                jnp.array([[1], [0], [1]]),
+                _sl.GatherDimensionNumbers(
+                    offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)
+                ),
+                (1, 3),
+            ),
+            (M23,),
+        )
+    ],
+    "scatter-add": [
+        (
+            lambda x, u: _sl.scatter_add(x, jnp.array([[1], [0], [1]]), u, _SDN),
+            (M23, M23[:1].repeat(3, 0)),
+        )
+    ],
+    "scatter": [(lambda x, u: _sl.scatter(x, jnp.array([[1]]), u, _SDN), (M23, M23[:1] * 2))],
+    "scatter-mul": [
+        (
+            lambda x, u: _sl.scatter_mul(x, jnp.array([[1]]), u, _SDN, unique_indices=True),
+            (M23, M23[:1] * 2),
+        )
+    ],
+    "scatter-min": [
+        (lambda x, u: _sl.scatter_min(x, jnp.array([[0]]), u, _SDN), (M23, M23[:1] + 0.3))
+    ],
+    "scatter-max": [
+        (lambda x, u: _sl.scatter_max(x, jnp.array([[0]]), u, _SDN), (M23, M23[:1] + 0.3))
+    ],
     "dynamic_update_slice": [
         (lambda x, u: lax.dynamic_update_slice(x, u, (jnp.array(1),)), (X, Y[:2]))
     ],

@@ -144,6 +144,13 @@ def _cases() -> list[Case]:
     return cases
 
 
+_sl = __import__("webjax._src.lax.slicing", fromlist=["slicing"])
+_GDN = _sl.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+_SDN = _sl.ScatterDimensionNumbers(
+    update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
 def _other_cases() -> list[Case]:
     x23, x123 = f32(2, 3), f32(1, 2, 3)
     return [
@@ -180,6 +187,29 @@ def _other_cases() -> list[Case]:
         Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 1),)), (f32(3), np.float32(-1))),
         Case("pad", lambda x, v: lax.pad(x, v, ((0, 1, 0), (-1, 1, 0))), (x23, np.float32(5))),
         Case("rev", lambda x: lax_internal.rev(x, (1,)), (x23,)),
+        Case("gather", lambda x: _sl.gather(x, jnp.array([[1], [0]]), _GDN, (1, 3)), (x23,)),
+        Case("gather", lambda x, i: _sl.gather(x, i, _GDN, (1, 3)), (x23, np.array([[1], [0]]))),
+        Case(
+            "scatter-add",
+            lambda x, u: _sl.scatter_add(x, jnp.array([[1], [1]]), u, _SDN),
+            (x23, f32(2, 3)),
+        ),
+        Case("scatter", lambda x, u: _sl.scatter(x, jnp.array([[1]]), u, _SDN), (x23, f32(1, 3))),
+        Case(
+            "scatter-mul",
+            lambda x, u: _sl.scatter_mul(x, jnp.array([[0]]), u, _SDN),
+            (x23, f32(1, 3)),
+        ),
+        Case(
+            "scatter-min",
+            lambda x, u: _sl.scatter_min(x, jnp.array([[0]]), u, _SDN),
+            (x23, f32(1, 3)),
+        ),
+        Case(
+            "scatter-max",
+            lambda x, u: _sl.scatter_max(x, jnp.array([[0]]), u, _SDN),
+            (x23, f32(1, 3)),
+        ),
         Case("clamp", lambda x: lax.clamp(0.3, x, 0.6), (x23,)),
         Case("clamp", lambda lo, x, hi: lax.clamp(lo, x, hi), (x23 * 0.5, x23, x23 + 0.2)),
         Case("bitcast_convert_type", lambda x: lax.bitcast_convert_type(x, "uint32"), (x23,)),

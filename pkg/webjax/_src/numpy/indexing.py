@@ -246,35 +246,75 @@ class _IndexUpdateRef:
         return getitem(self.array, self.index)
 
     def set(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lambda old, new: new)
+        return _update(self.array, self.index, values, lambda old, new: new, "set")
 
     def add(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.add)
+        return _update(self.array, self.index, values, lax.add, "add")
 
     def subtract(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.sub)
+        return _update(self.array, self.index, values, lax.sub, "subtract")
 
     def multiply(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.mul)
+        return _update(self.array, self.index, values, lax.mul, "multiply")
 
     mul = multiply
 
     def divide(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.div)
+        return _update(self.array, self.index, values, lax.div, "divide")
 
     def min(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.min)
+        return _update(self.array, self.index, values, lax.min, "min")
 
     def max(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.max)
+        return _update(self.array, self.index, values, lax.max, "max")
 
     def power(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.pow)
+        return _update(self.array, self.index, values, lax.pow, "power")
 
 
-def _update(x: Any, idx: Any, values: Any, combine: Any) -> Any:
-    """Basic-index updates as a dynamic_update_slice of the (contiguous) indexed block."""
+def _is_basic(idx: Any, ndim: int) -> bool:
+    """Ints, unit-step slices, None and Ellipsis: the indexed block is contiguous per axis."""
+    if _has_advanced(idx) or _has_bool_mask(idx):
+        return False
+    return not any(isinstance(i, slice) and i.step not in (None, 1) for i in _expand(idx, ndim))
+
+
+def _scatter_update(x: Any, idx: Any, values: Any, kind: str) -> Any:
+    """Any index: find the flat position of every indexed element (by indexing an iota the
+    same way), then scatter the values into the flattened array."""
+    from ..lax import slicing
+
+    shape = util.aval(x).shape
+    dt = util.aval(x).dtype
+    size = math.prod(shape)
+    positions = getitem(lax.reshape(lax.iota(dtypes.int32, size), shape), idx)
+    pshape = util.aval(positions).shape
+    values = util.convert(values, dt) if util.is_scalar(values) else values
+    values = lax.convert_element_type(util.ensure_array(values), dt)
+    values = util.broadcast_to(values, pshape)
+    n = math.prod(pshape)
+    flat_pos = lax.reshape(positions, (n, 1))
+    flat_vals = lax.reshape(values, (n,))
+    if kind == "subtract":
+        flat_vals, kind = lax.neg(flat_vals), "add"
+    if kind == "divide":
+        flat_vals, kind = lax.div(lax.full((), 1, dt), flat_vals), "multiply"
+    fns = {"set": slicing.scatter, "add": slicing.scatter_add, "multiply": slicing.scatter_mul,
+           "min": slicing.scatter_min, "max": slicing.scatter_max}  # fmt: skip
+    if kind not in fns:
+        raise NotImplementedError(f"x.at[...].{kind}() with advanced indices is not supported")
+    dn = slicing.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                         scatter_dims_to_operand_dims=(0,))  # fmt: skip
+    out = fns[kind](lax.reshape(x, (size,)), flat_pos, flat_vals, dn, mode="clip")
+    return lax.reshape(out, shape)
+
+
+def _update(x: Any, idx: Any, values: Any, combine: Any, kind: str) -> Any:
+    """Basic-index updates as a dynamic_update_slice of the (contiguous) indexed block;
+    anything else as a scatter."""
     x = util.ensure_array(x)
+    if not _is_basic(idx, util.aval(x).ndim):
+        return _scatter_update(x, idx, values, kind)
     shape = util.aval(x).shape
     dt = util.aval(x).dtype
     entries = [i for i in _expand(idx, len(shape)) if i is not None]
@@ -319,28 +359,18 @@ def _update(x: Any, idx: Any, values: Any, combine: Any) -> Any:
 
 
 # ---- gathers -----------------------------------------------------------------------------------
-# There is no gather primitive yet. Until one lands, every gather here is a one-hot selection:
-# compare the indices with an iota over the gathered axis, select the matching elements and
-# sum the rest away. That is exact for every value (a select, not a multiply, so inf and nan
-# pass through), differentiable, vmappable and jittable, but costs O(len(indices) * axis size)
-# work and memory. TODO(gather): replace `_one_hot_gather` with lax.gather once it exists.
 def _one_hot_gather(x: Any, idx: Any, axis: int) -> Any:
-    """x[..., idx, ...] along `axis` for in-bounds int32 `idx` of any shape."""
+    """x[..., idx, ...] along `axis` for in-bounds int32 `idx` of any shape (a lax.gather)."""
+    from ..lax import slicing
+
     xs = util.aval(x).shape
-    ishape = util.aval(idx).shape
-    n = xs[axis]
-    rest = xs[:axis] + xs[axis + 1 :]
-    xt = lax.transpose(x, (*[i for i in range(len(xs)) if i != axis], axis))
-    big = rest[:axis] + ishape + rest[axis:] + (n,)
-    k = len(ishape)
-    x_dims = (*range(axis), *range(axis + k, len(big) - 1), len(big) - 1)
-    xb = lax.broadcast_in_dim(xt, big, x_dims)
-    ib = lax.broadcast_in_dim(idx, big, tuple(range(axis, axis + k)))
-    hit = lax.eq(ib, lax.broadcasted_iota(dtypes.int32, big, len(big) - 1))
-    dt = util.aval(x).dtype
-    picked = lax.select(hit, xb, lax.full(big, False if dt.kind == "b" else 0, dt))
-    last = (len(big) - 1,)
-    out = lax.reduce_or(picked, last) if dt.kind == "b" else lax.reduce_sum(picked, last)
+    k = len(util.aval(idx).shape)
+    rest = len(xs) - 1
+    offset_dims = (*range(axis), *range(axis + k, rest + k))
+    dn = slicing.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=(axis,),
+                                        start_index_map=(axis,))  # fmt: skip
+    sizes = tuple(1 if d == axis else n for d, n in enumerate(xs))
+    out = slicing.gather(x, lax.expand_dims(idx, (k,)), dn, sizes, mode="clip")
     return util.with_weak_type_of(out, x)
 
 

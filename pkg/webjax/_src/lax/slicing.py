@@ -1,0 +1,757 @@
+"""gather and scatter with XLA's general dimension numbers, and their rules.
+
+Lowering: a gather is a re-indexing (each output element reads the operand at a position
+computed from the index array, inside the same kernel). A scatter is, for each operand
+element, a reduction over all update positions whose target it is: O(operand x updates) work
+in one fused kernel, correct for duplicate indices; replacement (`scatter`) picks the last
+update in row-major order. Hand-written routines can replace these for large problems.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .. import core, dtypes, lowering
+from ..core import ShapedArray
+from ..interpreters import ad, batching
+from ..interpreters.ad import Zero, is_undefined
+from ..ir import exp as E
+from ..ir import view
+from ..ir.exp import Exp
+from ..ir.ops import Op
+from . import lax
+
+
+class GatherScatterMode(enum.Enum):
+    CLIP = 0
+    FILL_OR_DROP = 1
+    PROMISE_IN_BOUNDS = 2
+    ONE_HOT = 3
+
+    @staticmethod
+    def from_any(s: Any) -> GatherScatterMode:
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s is None or s == "clip":
+            return GatherScatterMode.CLIP if s == "clip" else GatherScatterMode.FILL_OR_DROP
+        if s in ("fill", "drop"):
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        raise ValueError(f"Unknown gather mode {s!r}")
+
+
+class GatherDimensionNumbers(NamedTuple):
+    offset_dims: tuple[int, ...]
+    collapsed_slice_dims: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()
+    start_indices_batching_dims: tuple[int, ...] = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    update_window_dims: tuple[int, ...]
+    inserted_window_dims: tuple[int, ...]
+    scatter_dims_to_operand_dims: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...] = ()
+    scatter_indices_batching_dims: tuple[int, ...] = ()
+
+
+def _tuple(x: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(i) for i in x)
+
+
+# ---- gather ------------------------------------------------------------------------------------
+gather_p = lax._prim("gather")
+
+
+def _gather_shape(
+    operand: ShapedArray,
+    indices: ShapedArray,
+    dn: GatherDimensionNumbers,
+    slice_sizes: tuple[int, ...],
+) -> tuple[int, ...]:
+    batch_shape = indices.shape[:-1]
+    skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset_sizes = [s for d, s in enumerate(slice_sizes) if d not in skip]
+    rank = len(batch_shape) + len(offset_sizes)
+    out, b, o = [], iter(batch_shape), iter(offset_sizes)
+    for i in range(rank):
+        out.append(next(o) if i in dn.offset_dims else next(b))
+    return tuple(out)
+
+
+@gather_p.def_abstract_eval
+def _gather_abstract(
+    operand: ShapedArray,
+    indices: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    slice_sizes: tuple[int, ...],
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    mode: Any,
+    fill_value: Any,
+) -> ShapedArray:
+    dn = dimension_numbers
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"gather indices must be of integer type, got {indices.dtype.name}")
+    if not indices.shape or indices.shape[-1] != len(dn.start_index_map):
+        raise TypeError(
+            "Gather op has index vector of size "
+            f"{indices.shape[-1] if indices.shape else 0} but start_index_map has size "
+            f"{len(dn.start_index_map)}"
+        )
+    if len(slice_sizes) != operand.ndim:
+        raise TypeError(
+            f"Gather op must have one slice size for every input dimension; got "
+            f"len(slice_sizes)={len(slice_sizes)}, input_shape.rank={operand.ndim}"
+        )
+    for d, s in enumerate(slice_sizes):
+        if not 0 <= s <= operand.shape[d]:
+            raise TypeError(
+                f"Slice size at index {d} in gather op is out of range, must be within [0, "
+                f"{operand.shape[d]} + 1), got {s}."
+            )
+    for d in dn.collapsed_slice_dims:
+        if slice_sizes[d] > 1:
+            raise TypeError(
+                f"Gather op can only collapse slice dims with bound 1, but bound is "
+                f"{slice_sizes[d]} for index {d} at position 0."
+            )
+    return ShapedArray(
+        _gather_shape(operand, indices, dn, slice_sizes), operand.dtype, operand.weak_type
+    )
+
+
+def gather(
+    operand: Any,
+    start_indices: Any,
+    dimension_numbers: GatherDimensionNumbers,
+    slice_sizes: Sequence[int],
+    *,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    mode: Any = None,
+    fill_value: Any = None,
+) -> Any:
+    dn = GatherDimensionNumbers(*[_tuple(f) for f in dimension_numbers])
+    return gather_p.bind(
+        operand,
+        start_indices,
+        dimension_numbers=dn,
+        slice_sizes=_tuple(slice_sizes),
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=GatherScatterMode.from_any(mode),
+        fill_value=fill_value,
+    )
+
+
+def _fill(dtype: dtypes.DType, fill_value: Any) -> Any:
+    if fill_value is not None:
+        return fill_value
+    if dtype.kind == "f":
+        return math.nan
+    if dtype.kind == "b":
+        return True
+    lo, hi = dtypes.iinfo_bounds(dtype)
+    return lo if dtype.kind == "i" else hi
+
+
+def _gather_lowering(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    slice_sizes: tuple[int, ...],
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    mode: Any,
+    fill_value: Any,
+) -> Exp:
+    dn = dimension_numbers
+    op_aval, idx_aval = avals
+    o = view.unravel(E.idx(out.size), out.shape)
+    batch = [o[i] for i in range(out.ndim) if i not in dn.offset_dims]
+    offsets = iter(o[i] for i in dn.offset_dims)
+    nvec = idx_aval.shape[-1]
+    valid: Exp | None = None
+    pos: list[Exp] = []
+    starts: dict[int, Exp] = {}
+    for k, d in enumerate(dn.start_index_map):
+        ix = view.reindex(ins[1], idx_aval.size, view.ravel([*batch, E.i32(k)], idx_aval.shape))
+        s = E.cast(ix, dtypes.int32)
+        hi = op_aval.shape[d] - slice_sizes[d]
+        if mode is GatherScatterMode.FILL_OR_DROP:
+            ok = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(0), s), E.binary(Op.CMPLE, s, E.i32(hi)))
+            valid = ok if valid is None else E.binary(Op.AND, valid, ok)
+        starts[d] = E.binary(Op.MIN, E.binary(Op.MAX, s, E.i32(0)), E.i32(hi))
+    del nvec
+    bmap = dict(zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True))
+    for d in range(op_aval.ndim):
+        if d in bmap:
+            pos.append(batch[bmap[d]])
+            continue
+        base = starts.get(d, E.i32(0))
+        off = E.i32(0) if d in dn.collapsed_slice_dims else next(offsets)
+        pos.append(E.add(base, off))
+    value = view.reindex(ins[0], op_aval.size, view.ravel(pos, op_aval.shape))
+    if valid is not None:
+        value = E.where(valid, value, E.const(_fill(out.dtype, fill_value), out.dtype))
+    return value
+
+
+lowering.register(gather_p, _gather_lowering)
+
+
+# ---- scatter -----------------------------------------------------------------------------------
+SCATTERS = ("scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max")
+scatter_prims = {name: lax._prim(name) for name in SCATTERS}
+scatter_p = scatter_prims["scatter"]
+scatter_add_p = scatter_prims["scatter-add"]
+scatter_mul_p = scatter_prims["scatter-mul"]
+scatter_min_p = scatter_prims["scatter-min"]
+scatter_max_p = scatter_prims["scatter-max"]
+_COMBINE = {
+    "scatter-add": Op.ADD,
+    "scatter-mul": Op.MUL,
+    "scatter-min": Op.MIN,
+    "scatter-max": Op.MAX,
+}
+
+
+def _scatter_abstract(
+    operand: ShapedArray,
+    indices: ShapedArray,
+    updates: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    mode: Any,
+    update_jaxpr: Any = None,
+    update_consts: Any = None,
+) -> ShapedArray:
+    dn = dimension_numbers
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"scatter indices must be of integer type, got {indices.dtype.name}")
+    if updates.dtype is not operand.dtype:
+        raise TypeError(
+            f"scatter updates must have the operand's dtype, got {updates.dtype.name} and "
+            f"{operand.dtype.name}"
+        )
+    if not indices.shape or indices.shape[-1] != len(dn.scatter_dims_to_operand_dims):
+        raise TypeError("scatter index vector size must match scatter_dims_to_operand_dims")
+    n_scatter = len(indices.shape) - 1
+    if updates.ndim != n_scatter + len(dn.update_window_dims):
+        raise TypeError(
+            f"Updates tensor must be of rank {n_scatter + len(dn.update_window_dims)}; got "
+            f"{updates.ndim}."
+        )
+    return operand
+
+
+for _p in scatter_prims.values():
+    _p.def_abstract_eval(_scatter_abstract)
+
+
+def _scatter_bind(
+    p: core.Primitive,
+    operand: Any,
+    indices: Any,
+    updates: Any,
+    dn: Any,
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    mode: Any,
+) -> Any:
+    dn = ScatterDimensionNumbers(*[_tuple(f) for f in dn])
+    return p.bind(
+        operand,
+        indices,
+        updates,
+        dimension_numbers=dn,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=GatherScatterMode.from_any(mode),
+        update_jaxpr=None,
+        update_consts=(),
+    )
+
+
+def _make_scatter(p: core.Primitive) -> Any:
+    def fn(
+        operand: Any,
+        scatter_indices: Any,
+        updates: Any,
+        dimension_numbers: ScatterDimensionNumbers,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: Any = None,
+    ) -> Any:
+        return _scatter_bind(
+            p,
+            operand,
+            scatter_indices,
+            updates,
+            dimension_numbers,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+        )
+
+    fn.__name__ = p.name.replace("-", "_")
+    return fn
+
+
+scatter = _make_scatter(scatter_p)
+scatter_add = _make_scatter(scatter_add_p)
+scatter_mul = _make_scatter(scatter_mul_p)
+scatter_min = _make_scatter(scatter_min_p)
+scatter_max = _make_scatter(scatter_max_p)
+
+
+def _scatter_match(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    dn: ScatterDimensionNumbers,
+    mode: Any,
+    r: Exp,
+    rsize: int,
+) -> tuple[Exp, Exp]:
+    """For operand element IDX and update element r: (does r land on IDX?, update value)."""
+    op_aval, idx_aval, upd_aval = avals
+    p = view.unravel(E.idx(op_aval.size), op_aval.shape)
+    u = view.unravel(r, upd_aval.shape)
+    scatter_pos = [u[i] for i in range(upd_aval.ndim) if i not in dn.update_window_dims]
+    window_pos = [u[i] for i in dn.update_window_dims]
+    starts: dict[int, Exp] = {}
+    in_bounds: Exp | None = None
+    window_sizes = [upd_aval.shape[i] for i in dn.update_window_dims]
+    skip = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+    window_operand_dims = [d for d in range(op_aval.ndim) if d not in skip]
+    wsize = dict(zip(window_operand_dims, window_sizes, strict=True))
+    for k, d in enumerate(dn.scatter_dims_to_operand_dims):
+        ix = view.reindex(
+            ins[1], idx_aval.size, view.ravel([*scatter_pos, E.i32(k)], idx_aval.shape)
+        )
+        s = E.cast(ix, dtypes.int32)
+        hi = op_aval.shape[d] - wsize.get(d, 1)
+        if mode is GatherScatterMode.CLIP:
+            s = E.binary(Op.MIN, E.binary(Op.MAX, s, E.i32(0)), E.i32(hi))
+        else:  # out-of-bounds updates are dropped
+            ok = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(0), s), E.binary(Op.CMPLE, s, E.i32(hi)))
+            in_bounds = ok if in_bounds is None else E.binary(Op.AND, in_bounds, ok)
+        starts[d] = s
+    match: Exp = E.const(True, dtypes.bool_) if in_bounds is None else in_bounds
+    bmap = dict(zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True))
+    w_it = iter(window_pos)
+    for d in range(op_aval.ndim):
+        if d in bmap:
+            target = scatter_pos[bmap[d]]
+        elif d in dn.inserted_window_dims:
+            target = starts.get(d, E.i32(0))
+        else:
+            target = E.add(starts.get(d, E.i32(0)), next(w_it))
+        match = E.binary(Op.AND, match, E.binary(Op.CMPEQ, p[d], target))
+    upd = view.reindex(ins[2], upd_aval.size, r)
+    return match, upd
+
+
+def _scatter_combine_lowering(name: str) -> Any:
+    combine = _COMBINE[name]
+
+    def rule(
+        ins: list[Exp],
+        avals: list[ShapedArray],
+        out: ShapedArray,
+        *,
+        dimension_numbers: Any,
+        mode: Any,
+        **_: Any,
+    ) -> Exp:
+        from ..ir import scalar
+
+        n = avals[2].size
+        r = E.ridx(n)
+        match, upd = _scatter_match(ins, avals, dimension_numbers, mode, r, n)
+        ident = E.const(scalar.identity(combine, out.dtype), out.dtype)
+        body = E.where(match, upd, ident)
+        if out.dtype.kind == "b" and combine in (Op.ADD, Op.MUL):
+            combine_b = Op.OR if combine is Op.ADD else Op.AND
+            return E.binary(combine_b, ins[0], E.reduce(combine_b, body, n))
+        return E.binary(combine, ins[0], E.reduce(combine, body, n))
+
+    return rule
+
+
+for _name in _COMBINE:
+    lowering.register(scatter_prims[_name], _scatter_combine_lowering(_name))
+
+
+def _scatter_winner(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    mode: Any,
+    **_: Any,
+) -> Exp:
+    """scatter (replace): the last matching update wins; -1 keeps the operand value."""
+    n = avals[2].size
+    r = E.ridx(n)
+    match, _upd = _scatter_match(ins, avals, dimension_numbers, mode, r, n)
+    return E.reduce(Op.MAX, E.where(match, r, E.i32(-1)), n)
+
+
+def _scatter_impl(operand: Any, indices: Any, updates: Any, **params: Any) -> Any:
+    from .. import array as array_mod
+    from ..array import Array
+
+    avals = [core.get_aval(x) for x in (operand, indices, updates)]
+    out = avals[0]
+    device = lowering._pick_device([operand, indices, updates])
+    if out.size == 0:
+        return Array(out, device, None)
+    exps = [
+        lowering._input_exp(x, a, device)
+        for x, a in zip((operand, indices, updates), avals, strict=True)
+    ]
+    win_aval = ShapedArray(out.shape, dtypes.int32)
+    winner = array_mod.from_exp(_scatter_winner(exps, avals, win_aval, **params), win_aval, device)
+    w = lowering._input_exp(winner, win_aval, device)
+    if avals[2].size == 0:
+        return operand
+    upd = view.reindex(exps[2], avals[2].size, E.binary(Op.MAX, w, E.i32(0)))
+    value = E.where(E.binary(Op.CMPLE, E.i32(0), w), upd, exps[0])
+    return array_mod.from_exp(value, out, device)
+
+
+scatter_p.def_impl(_scatter_impl)
+
+
+# ---- derivatives ---------------------------------------------------------------------------------
+def _gather_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+    operand, indices = primals
+    out = gather_p.bind(operand, indices, **params)
+    if isinstance(tangents[0], Zero):
+        return out, Zero(ad.tangent_aval(core.get_aval(out)))
+    p = dict(params)
+    if p["mode"] is GatherScatterMode.FILL_OR_DROP:
+        p["fill_value"] = 0
+    return out, gather_p.bind(tangents[0], indices, **p)
+
+
+def _gather_transpose(
+    ct: Any,
+    operand: Any,
+    indices: Any,
+    *,
+    dimension_numbers: Any,
+    slice_sizes: tuple[int, ...],
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    mode: Any,
+    fill_value: Any,
+) -> list[Any]:
+    aval = operand.aval
+    if isinstance(ct, Zero):
+        return [Zero(aval), None]
+    dn = dimension_numbers
+    sdn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims,
+    )  # fmt: skip
+    zeros = lax.full(aval.shape, 0, aval.dtype)
+    smode = (
+        GatherScatterMode.FILL_OR_DROP
+        if mode is GatherScatterMode.FILL_OR_DROP
+        else (GatherScatterMode.CLIP)
+    )
+    return [
+        _scatter_bind(
+            scatter_add_p, zeros, indices, ct, sdn, indices_are_sorted, unique_indices, smode
+        ),
+        None,
+    ]
+
+
+ad.primitive_jvps[gather_p] = _gather_jvp
+ad.primitive_transposes[gather_p] = _gather_transpose
+
+
+def _scatter_to_gather(
+    dn: ScatterDimensionNumbers, upd_aval: ShapedArray, op_aval: ShapedArray
+) -> tuple[GatherDimensionNumbers, tuple[int, ...]]:
+    gdn = GatherDimensionNumbers(
+        offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+        start_index_map=dn.scatter_dims_to_operand_dims,
+        operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=dn.scatter_indices_batching_dims,
+    )  # fmt: skip
+    sizes = []
+    w = iter(upd_aval.shape[i] for i in dn.update_window_dims)
+    for d in range(op_aval.ndim):
+        if d in dn.inserted_window_dims or d in dn.operand_batching_dims:
+            sizes.append(1)
+        else:
+            sizes.append(next(w))
+    return gdn, tuple(sizes)
+
+
+def _scatter_add_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+    operand, indices, updates = primals
+    out = scatter_add_p.bind(operand, indices, updates, **params)
+    t_op, t_up = tangents[0], tangents[2]
+    if isinstance(t_op, Zero) and isinstance(t_up, Zero):
+        return out, Zero(ad.tangent_aval(core.get_aval(out)))
+    return out, scatter_add_p.bind(ad.instantiate(t_op), indices, ad.instantiate(t_up), **params)
+
+
+def _scatter_add_transpose(
+    ct: Any,
+    operand: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    dimension_numbers: Any,
+    mode: Any,
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    **_: Any,
+) -> list[Any]:
+    u_aval = updates.aval if is_undefined(updates) else core.get_aval(updates)
+    op_aval = operand.aval if is_undefined(operand) else core.get_aval(operand)
+    if isinstance(ct, Zero):
+        return [
+            Zero(op_aval) if is_undefined(operand) else None,
+            None,
+            Zero(u_aval) if is_undefined(updates) else None,
+        ]
+    ct_op = ct if is_undefined(operand) else None
+    ct_up = None
+    if is_undefined(updates):
+        gdn, sizes = _scatter_to_gather(dimension_numbers, u_aval, op_aval)
+        gmode = (
+            GatherScatterMode.FILL_OR_DROP
+            if mode is GatherScatterMode.FILL_OR_DROP
+            else (GatherScatterMode.CLIP)
+        )
+        ct_up = gather_p.bind(
+            ct,
+            indices,
+            dimension_numbers=gdn,
+            slice_sizes=sizes,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=gmode,
+            fill_value=0,
+        )
+    return [ct_op, None, ct_up]
+
+
+ad.primitive_jvps[scatter_add_p] = _scatter_add_jvp
+ad.primitive_transposes[scatter_add_p] = _scatter_add_transpose
+
+
+def _scatter_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+    """Replacement is linear in (operand, updates) jointly once the winners are fixed."""
+    operand, indices, updates = primals
+    out = scatter_p.bind(operand, indices, updates, **params)
+    t_op, t_up = tangents[0], tangents[2]
+    if isinstance(t_op, Zero) and isinstance(t_up, Zero):
+        return out, Zero(ad.tangent_aval(core.get_aval(out)))
+    return out, scatter_p.bind(ad.instantiate(t_op), indices, ad.instantiate(t_up), **params)
+
+
+def _scatter_transpose(
+    ct: Any,
+    operand: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    dimension_numbers: Any,
+    mode: Any,
+    indices_are_sorted: bool,
+    unique_indices: bool,
+    **params: Any,
+) -> list[Any]:
+    u_aval = updates.aval if is_undefined(updates) else core.get_aval(updates)
+    op_aval = operand.aval if is_undefined(operand) else core.get_aval(operand)
+    if isinstance(ct, Zero):
+        return [
+            Zero(op_aval) if is_undefined(operand) else None,
+            None,
+            Zero(u_aval) if is_undefined(updates) else None,
+        ]
+    p = dict(
+        dimension_numbers=dimension_numbers,
+        mode=mode,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        **params,
+    )
+    ct_op = None
+    if is_undefined(operand):  # positions overwritten by an update get no cotangent
+        ct_op = scatter_p.bind(ct, indices, lax.full(u_aval.shape, 0, u_aval.dtype), **p)
+    ct_up = None
+    if is_undefined(updates):
+        # each update's cotangent is the cotangent at its target (exact for unique indices;
+        # with duplicates JAX's result is implementation-defined too)
+        gdn, sizes = _scatter_to_gather(dimension_numbers, u_aval, op_aval)
+        gmode = (
+            GatherScatterMode.FILL_OR_DROP
+            if mode is GatherScatterMode.FILL_OR_DROP
+            else (GatherScatterMode.CLIP)
+        )
+        ct_up = gather_p.bind(
+            ct,
+            indices,
+            dimension_numbers=gdn,
+            slice_sizes=sizes,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=gmode,
+            fill_value=0,
+        )
+    return [ct_op, None, ct_up]
+
+
+ad.primitive_jvps[scatter_p] = _scatter_jvp
+ad.primitive_transposes[scatter_p] = _scatter_transpose
+
+
+def _scatter_extremum_jvp(name: str) -> Any:
+    p = scatter_prims[name]
+
+    def rule(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+        operand, indices, updates = primals
+        out = p.bind(operand, indices, updates, **params)
+        t_op, t_up = tangents[0], tangents[2]
+        if isinstance(t_op, Zero) and isinstance(t_up, Zero):
+            return out, Zero(ad.tangent_aval(core.get_aval(out)))
+        if name == "scatter-mul":
+            if not params.get("unique_indices", False):
+                raise NotImplementedError(
+                    "scatter_mul gradients are only implemented if `unique_indices=True`"
+                )
+            oa = core.get_aval(out)
+            ones = lax.full(oa.shape, 1, oa.dtype)
+            zeros = lax.full(oa.shape, 0, oa.dtype)
+            scale = scatter_mul_p.bind(ones, indices, updates, **params)
+            t = lax.mul(ad.instantiate(t_op), scale)
+            if not isinstance(t_up, Zero):
+                hit_t = scatter_p.bind(zeros, indices, t_up, **params)
+                t = lax.add(t, lax.mul(operand, hit_t))
+            return out, t
+        # the tangent follows whichever value won: the operand where it equals the result,
+        # otherwise the (last) winning update
+        t_op = ad.instantiate(t_op)
+        t_up = ad.instantiate(t_up)
+        oa = core.get_aval(out)
+        from_updates = scatter_p.bind(t_op, indices, t_up, **params)
+        kept = lax.eq(operand, out)
+        return out, lax.select(kept, t_op, from_updates) if oa.dtype.kind == "f" else t_op
+
+    return rule
+
+
+for _name in ("scatter-min", "scatter-max", "scatter-mul"):
+    ad.primitive_jvps[scatter_prims[_name]] = _scatter_extremum_jvp(_name)
+
+
+# ---- batching ------------------------------------------------------------------------------------
+def _gather_batch(
+    vals: list[Any],
+    dims: list[Any],
+    *,
+    dimension_numbers: Any,
+    slice_sizes: tuple[int, ...],
+    **params: Any,
+) -> tuple[Any, Any]:
+    operand, indices = vals
+    od, idim = dims
+    dn = dimension_numbers
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    operand = batching.bdim_at_front(operand, od, size) if od is not None else operand
+    indices = batching.bdim_at_front(indices, idim, size) if idim is not None else indices
+
+    def sh(t: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(i + 1 for i in t)
+
+    if od is not None and idim is not None:
+        ndn = GatherDimensionNumbers(
+            offset_dims=sh(dn.offset_dims), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
+            start_index_map=sh(dn.start_index_map),
+            operand_batching_dims=(0, *sh(dn.operand_batching_dims)),
+            start_indices_batching_dims=(0, *sh(dn.start_indices_batching_dims)),
+        )  # fmt: skip
+        out = gather_p.bind(
+            operand, indices, dimension_numbers=ndn, slice_sizes=(1, *slice_sizes), **params
+        )
+        return out, 0
+    if od is not None:  # the batch axis is a full-size offset dim at the front of the output
+        ndn = GatherDimensionNumbers(
+            offset_dims=(0, *sh(dn.offset_dims)), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
+            start_index_map=sh(dn.start_index_map),
+            operand_batching_dims=sh(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims,
+        )  # fmt: skip
+        out = gather_p.bind(
+            operand, indices, dimension_numbers=ndn, slice_sizes=(size, *slice_sizes), **params
+        )
+        return out, 0
+    # only indices batched: their leading axis is a new batch axis of the output
+    ndn = GatherDimensionNumbers(
+        offset_dims=sh(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
+        start_index_map=dn.start_index_map, operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=sh(dn.start_indices_batching_dims),
+    )  # fmt: skip
+    out = gather_p.bind(operand, indices, dimension_numbers=ndn, slice_sizes=slice_sizes, **params)
+    out_batch_pos = [i for i in range(core.get_aval(out).ndim) if i not in ndn.offset_dims]
+    return out, out_batch_pos[0]
+
+
+batching.primitive_batchers[gather_p] = _gather_batch
+
+
+def _scatter_batch(p: core.Primitive) -> Any:
+    def rule(
+        vals: list[Any], dims: list[Any], *, dimension_numbers: Any, **params: Any
+    ) -> tuple[Any, Any]:
+        operand, indices, updates = vals
+        size = next(
+            core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None
+        )
+        operand, indices, updates = (
+            batching.bdim_at_front(v, d, size) if d is not None else batching.broadcast(v, size, 0)
+            for v, d in zip(vals, dims, strict=True)
+        )
+        dn = dimension_numbers
+
+        def sh(t: tuple[int, ...]) -> tuple[int, ...]:
+            return tuple(i + 1 for i in t)
+
+        ndn = ScatterDimensionNumbers(
+            update_window_dims=sh(dn.update_window_dims),
+            inserted_window_dims=sh(dn.inserted_window_dims),
+            scatter_dims_to_operand_dims=sh(dn.scatter_dims_to_operand_dims),
+            operand_batching_dims=(0, *sh(dn.operand_batching_dims)),
+            scatter_indices_batching_dims=(0, *sh(dn.scatter_indices_batching_dims)),
+        )  # fmt: skip
+        return p.bind(operand, indices, updates, dimension_numbers=ndn, **params), 0
+
+    return rule
+
+
+for _p in scatter_prims.values():
+    batching.primitive_batchers[_p] = _scatter_batch(_p)
