@@ -167,6 +167,11 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
     "scatter-max": [
         (lambda x, u: _sl.scatter_max(x, jnp.array([[0]]), u, _SDN), (M23, M23[:1] + 0.3))
     ],
+    "sort": [
+        (lambda x: lax.sort(x), (f32(0.3, -1.2, 0.7, 0.1),)),
+        (lambda x, y: lax.sort((x, y), num_keys=1)[1], (X, Y)),
+    ],
+    "top_k": [(lambda x: lax.top_k(x, 2)[0], (f32(0.3, -1.2, 0.7, 0.1),))],
     "dynamic_update_slice": [
         (lambda x, u: lax.dynamic_update_slice(x, u, (jnp.array(1),)), (X, Y[:2]))
     ],

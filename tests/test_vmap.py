@@ -187,6 +187,11 @@ def _other_cases() -> list[Case]:
         Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 1),)), (f32(3), np.float32(-1))),
         Case("pad", lambda x, v: lax.pad(x, v, ((0, 1, 0), (-1, 1, 0))), (x23, np.float32(5))),
         Case("rev", lambda x: lax_internal.rev(x, (1,)), (x23,)),
+        Case("sort", lambda x: lax.sort(x), (x23,)),
+        Case("sort", lambda x: lax.sort(x, dimension=0), (x23,)),
+        Case("sort", lambda x, y: lax.sort((x, y), num_keys=1)[1], (x23, f32(2, 3))),
+        Case("top_k", lambda x: lax.top_k(x, 2)[0], (x23,)),
+        Case("top_k", lambda x: lax.top_k(x, 2)[1], (x23,)),
         Case("gather", lambda x: _sl.gather(x, jnp.array([[1], [0]]), _GDN, (1, 3)), (x23,)),
         Case("gather", lambda x, i: _sl.gather(x, i, _GDN, (1, 3)), (x23, np.array([[1], [0]]))),
         Case(

@@ -69,6 +69,11 @@ def _scientific(x: float, dtype: DType) -> tuple[str, str]:
     return sign + mant, f"e{'+' if e >= 0 else '-'}{abs(e):02d}"
 
 
+def _k(v: float) -> tuple[float, bool]:
+    """A dict key that tells -0.0 from 0.0."""
+    return (v, math.copysign(1.0, v) < 0)
+
+
 def _float_formatter(values: list[float], dtype: DType) -> Any:
     finite = [abs(v) for v in values if math.isfinite(v)]
     nonzero = [v for v in finite if v != 0]
@@ -76,7 +81,7 @@ def _float_formatter(values: list[float], dtype: DType) -> Any:
         max(nonzero) >= 1e8 or min(nonzero) < 1e-4 or max(nonzero) / min(nonzero) > 1e3
     )
     if sci:
-        parts = {v: _scientific(v, dtype) for v in values if math.isfinite(v)}
+        parts = {_k(v): _scientific(v, dtype) for v in values if math.isfinite(v)}
         left = max((len(m.split(".")[0]) for m, _ in parts.values()), default=0)
         right = max((len(m.split(".")[1]) for m, _ in parts.values()), default=0)
         exp_w = max((len(e) for _, e in parts.values()), default=0)
@@ -84,19 +89,19 @@ def _float_formatter(values: list[float], dtype: DType) -> Any:
         def fmt(v: float) -> str:
             if not math.isfinite(v):
                 return _nonfinite(v)
-            m, e = parts[v]
+            m, e = parts[_k(v)]
             w, f = m.split(".")
             return w.rjust(left) + "." + f.ljust(right, "0") + e.ljust(exp_w)
 
     else:
-        strs = {v: _positional(v, dtype) for v in values if math.isfinite(v)}
+        strs = {_k(v): _positional(v, dtype) for v in values if math.isfinite(v)}
         left = max((len(s.split(".")[0]) for s in strs.values()), default=0)
         right = max((len(s.split(".")[1]) for s in strs.values()), default=0)
 
         def fmt(v: float) -> str:
             if not math.isfinite(v):
                 return _nonfinite(v)
-            w, f = strs[v].split(".")
+            w, f = strs[_k(v)].split(".")
             return w.rjust(left) + "." + f.ljust(right)
 
     sample = [fmt(v) for v in values if math.isfinite(v)]

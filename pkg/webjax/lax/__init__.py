@@ -95,5 +95,17 @@ from webjax._src.lax.lax import (
     tanh,
     transpose,
 )
+from webjax._src.lax.slicing import (
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    gather,
+    scatter,
+    scatter_add,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+)
+from webjax._src.lax.sorting import sort, sort_key_val, top_k
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -128,6 +128,7 @@ from .shape import (
     vsplit,
     vstack,
 )
+from .sorting import argsort, lexsort, median, percentile, quantile, sort
 from .ufuncs import (
     abs,
     absolute,

@@ -68,14 +68,16 @@ def _getitem(self: Any, idx: Any) -> Any:
     return indexing.getitem(self, idx)
 
 
-def _sort(self: Any, *args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError("Array.sort needs a sort primitive, which webjax does not have yet")
+def _sort(self: Any, axis: Any = -1, **kwargs: Any) -> Any:
+    from .sorting import sort
+
+    return sort(self, axis, **kwargs)
 
 
-def _argsort(self: Any, *args: Any, **kwargs: Any) -> Any:
-    raise NotImplementedError(
-        "Array.argsort needs a sort primitive, which webjax does not have yet"
-    )
+def _argsort(self: Any, axis: Any = -1, **kwargs: Any) -> Any:
+    from .sorting import argsort
+
+    return argsort(self, axis, **kwargs)
 
 
 def _repeat(self: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any = None) -> Any:
