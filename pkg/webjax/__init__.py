@@ -23,6 +23,7 @@ from webjax._src.api import (
     read_async,
 )
 from webjax._src.array import Array
+from webjax._src.checkpoint import checkpoint, remat
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
 from webjax._src.custom_derivatives import custom_jvp, custom_vjp
@@ -31,7 +32,6 @@ from webjax._src.lax.lax import stop_gradient
 from webjax._src.runtime.backend import Device
 from webjax._src.transformations import (
     ShapeDtypeStruct,
-    checkpoint,
     eval_shape,
     grad,
     hessian,
@@ -42,7 +42,6 @@ from webjax._src.transformations import (
     linear_transpose,
     linearize,
     make_jaxpr,
-    remat,
     value_and_grad,
     vjp,
 )

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from . import backends  # noqa: F401  (registers the backends)
+from . import checkpoint as _checkpoint  # noqa: F401  (remat)
 from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
 from .lax import (

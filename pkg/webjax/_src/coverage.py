@@ -5,28 +5,28 @@ Run `python -m webjax._src.coverage` to print the Markdown table.
 
 from __future__ import annotations
 
-from . import (
-    api,  # noqa: F401  (registers every rule)
-    custom_derivatives,
-    jit,
-    lowering,
-)
+from . import api  # noqa: F401  (registers every rule)
+from . import checkpoint, custom_derivatives, jit, lowering
 from .core import Primitive
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .lax import ad_rules, control_flow
 from .lax import lax as lax_mod
 
-# Linear primitives have a transpose rule; every other differentiable one needs none.
-_STRUCTURAL = {"cond", "scan", "jit", "custom_lin"}
-
-
 def all_primitives() -> list[Primitive]:
     prims: dict[str, Primitive] = dict(lax_mod.prims)
     prims["add_any"] = ad_rules.add_any_p
-    for p in (control_flow.cond_p, control_flow.while_p, control_flow.scan_p, jit.jit_p,
-              custom_derivatives.custom_jvp_call_p, custom_derivatives.custom_vjp_call_p,
-              custom_derivatives.custom_lin_p):  # fmt: skip
+    higher_order = [
+        checkpoint.checkpoint_p,
+        control_flow.cond_p,
+        control_flow.while_p,
+        control_flow.scan_p,
+        jit.jit_p,
+        custom_derivatives.custom_jvp_call_p,
+        custom_derivatives.custom_vjp_call_p,
+        custom_derivatives.custom_lin_p,
+    ]
+    for p in higher_order:
         prims[p.name] = p
     return [prims[k] for k in sorted(prims)]
 

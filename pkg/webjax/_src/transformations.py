@@ -595,20 +595,3 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes: Any = 
         return tuple(tree_unflatten(p_tree, res))
 
     return f_t
-
-
-def checkpoint(
-    fun: Callable[..., Any] | None = None,
-    *,
-    prevent_cse: bool = True,
-    policy: Any = None,
-    static_argnums: Any = (),
-) -> Any:
-    """Values and derivatives as without checkpointing (webjax keeps residuals; the memory
-    trade-off of rematerialization is not implemented yet)."""
-    if fun is None:
-        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy)
-    return fun
-
-
-remat = checkpoint
