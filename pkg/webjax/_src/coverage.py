@@ -5,13 +5,19 @@ Run `python -m webjax._src.coverage` to print the Markdown table.
 
 from __future__ import annotations
 
-from . import api  # noqa: F401  (registers every rule)
-from . import checkpoint, custom_derivatives, jit, lowering
+from . import (
+    api,  # noqa: F401  (registers every rule)
+    checkpoint,
+    custom_derivatives,
+    jit,
+    lowering,
+)
 from .core import Primitive
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .lax import ad_rules, control_flow
 from .lax import lax as lax_mod
+
 
 def all_primitives() -> list[Primitive]:
     prims: dict[str, Primitive] = dict(lax_mod.prims)
