@@ -76,8 +76,41 @@ def from_bytes(device: Device, dtype: DType, size: int, data: bytes | memoryview
     return lb
 
 
+def _buffers(exp: Exp) -> set[int]:
+    return {id(n.arg) for n in exp.toposort() if n.op is Op.LOAD and not isinstance(n.arg, int)}
+
+
+def _split_inputs(exp: Exp, size: int, device: Device, limit: int) -> Exp:
+    """Materialize sub-expressions until the kernel reads at most `limit` buffers.
+
+    Any sub-expression outside a reduction body is itself a value over the same flat index,
+    so it can become its own kernel; the largest one that fits goes first."""
+    while len(_buffers(exp)) > limit:
+        best: Exp | None = None
+        best_n = 0
+        for node in exp.toposort():
+            if node is exp or node.op in (Op.LOAD, Op.CONST, Op.IDX, Op.RIDX, Op.REDUCE):
+                continue
+            if any(n.op in (Op.RIDX, Op.REDUCE) for n in node.toposort()):
+                continue
+            n = len(_buffers(node))
+            if best_n < n <= limit:
+                best, best_n = node, n
+        if best is None or best_n < 2:
+            raise ValueError(
+                f"a kernel would read {len(_buffers(exp))} buffers; the {device.platform} "
+                f"device allows {limit} and the expression cannot be split further"
+            )
+        part = schedule(best, size, device)
+        exp = E.replace(exp, {best: load_all(part)})
+    return exp
+
+
 def schedule(exp: Exp, size: int, device: Device) -> LazyBuffer:
     """Turn an expression into a pending kernel writing a new buffer (nothing runs yet)."""
+    limit = device.backend.max_args
+    if limit < (1 << 20) and len(_buffers(exp)) > limit:
+        exp = _split_inputs(exp, size, device, limit)
     kernel, inputs = make_kernel(exp, size)
     backend = device.backend
     if not backend.supports_dtype(kernel.out_dtype):

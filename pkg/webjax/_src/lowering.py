@@ -101,8 +101,24 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
             f"(needed by '{prim.name}')."
         )
     exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
+    exps = _fit_buffer_limit(exps, avals, device)
     out = LOWERINGS[prim](exps, avals, out_aval, **params)
     return array_mod.from_exp(out, out_aval, device)
+
+
+def _fit_buffer_limit(exps: list[Exp], avals: list[ShapedArray], device: Device) -> list[Exp]:
+    """Materialize inputs until together they read no more buffers than one kernel may (an
+    input inside a reduction body could not be split later)."""
+    limit = device.backend.max_args
+    if limit >= (1 << 20):
+        return exps
+    while len(set().union(*(lazy._buffers(e) for e in exps))) > limit:
+        sizes = [len(lazy._buffers(e)) for e in exps]
+        k = max(range(len(exps)), key=lambda i: sizes[i])
+        if sizes[k] <= 1:
+            break  # each input is one buffer: the output expression is split when scheduled
+        exps[k] = lazy.load_all(lazy.schedule(exps[k], avals[k].size, device))
+    return exps
 
 
 def register(prim: Primitive, rule: Rule) -> None:

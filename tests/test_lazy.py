@@ -1,0 +1,65 @@
+"""The eager scheduler: lazy execution, fusion counts, and the per-kernel buffer limit."""
+
+from __future__ import annotations
+
+import pytest
+
+import webjax
+import webjax.numpy as jnp
+from webjax._src import profiler
+
+
+def _dispatches(platform: str) -> int:
+    return profiler.dispatch_count.get(platform, 0)
+
+
+def test_buffer_limit_is_respected(device, monkeypatch):
+    backend = device.backend
+    monkeypatch.setattr(backend, "max_args", 3)
+    seen: list[int] = []
+    original = backend.prepare
+
+    def spy(kernel):
+        seen.append(kernel.nargs)
+        return original(kernel)
+
+    monkeypatch.setattr(backend, "prepare", spy)
+    xs = [jnp.array([float(i), 1.0]) for i in range(9)]
+    s = xs[0]
+    for x in xs[1:]:
+        s = s * 0.5 + x
+    expected = 0.0
+    for i in range(9):
+        expected = expected * 0.5 + i if i else 0.0
+    assert s.tolist()[0] == pytest.approx(expected)
+    assert jnp.stack(xs).sum(0).tolist() == [36.0, 9.0]
+    assert jnp.concatenate(xs).tolist()[::2] == [float(i) for i in range(9)]
+    assert seen and max(seen) <= 3
+
+
+def test_fusion_counts(device):
+    before = _dispatches(device.platform)
+    x = jnp.arange(100.0)
+    y = (jnp.sin(x) * 2.0 + x / 3.0).sum()  # elementwise chain fused into the reduction
+    y.block_until_ready()
+    assert _dispatches(device.platform) - before == 1
+    before = _dispatches(device.platform)
+    z = jnp.exp(x).reshape(10, 10).T[2:5]  # movement ops never launch kernels
+    z.block_until_ready()
+    assert _dispatches(device.platform) - before == 1
+
+
+def test_dropped_work_never_runs(device):
+    before = _dispatches(device.platform)
+    for _ in range(5):
+        _ = jnp.arange(1000.0) * 3.0  # never read
+    assert _dispatches(device.platform) == before
+
+
+def test_jit_fuses_elementwise_program(device):
+    f = webjax.jit(lambda x, y: jnp.sqrt(x * x + y * y) * 0.5 + 1)
+    x = jnp.arange(16.0)
+    f(x, x).block_until_ready()
+    before = _dispatches(device.platform)
+    f(x, x).block_until_ready()
+    assert _dispatches(device.platform) - before == 1
