@@ -1,6 +1,7 @@
 """Profiler: one event per kernel dispatch, as Chrome-trace JSON (Perfetto opens it).
 
-`start_trace(log_dir)` / `stop_trace()` as in `jax.profiler`. Event fields are stable (tests and
+`start_trace(log_dir)` / `stop_trace()` as in `jax.profiler`. In the browser each event is
+also a `performance.measure` on a DevTools custom track (group "webjax", track = device). Event fields are stable (tests and
 benchmarks count kernels from them): name, cat ("kernel"), ph ("X"), ts/dur in microseconds,
 pid 1, tid = device platform, args = {platform, size, dtype, expr}.
 """
@@ -18,6 +19,16 @@ _events: list[dict[str, Any]] | None = None
 _log_dir: str | None = None
 # Always-on counter of kernel dispatches per platform (cheap; used by tests for fusion).
 dispatch_count: dict[str, int] = {}
+
+
+def _browser_now() -> float | None:
+    from .hosts import in_browser
+
+    if not in_browser():
+        return None
+    from .hosts import profiler_browser
+
+    return profiler_browser.now_ms()
 
 
 def start_trace(log_dir: str | os.PathLike[str] | None = None, **_: Any) -> None:
@@ -57,8 +68,16 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
         yield
         return
     t0 = time.perf_counter()
+    browser_t0 = _browser_now()
     yield
     t1 = time.perf_counter()
+    if browser_t0 is not None:
+        from .hosts import profiler_browser
+
+        props = {"size": kernel.size, "dtype": kernel.out_dtype.name,
+                 "expr": repr(kernel.exp)[:500]}  # fmt: skip
+        profiler_browser.measure(f"kernel[{kernel.size}]", browser_t0,
+                                 profiler_browser.now_ms(), platform, props)  # fmt: skip
     _events.append(
         {
             "name": f"kernel[{kernel.size}]",
