@@ -2,8 +2,9 @@
 
 `start_trace(log_dir)` / `stop_trace()` as in `jax.profiler`. In the browser each event is
 also a `performance.measure` on a DevTools custom track (group "webjax", track = device).
-Event fields are stable (tests and benchmarks count kernels from them): name, cat ("kernel"), ph ("X"), ts/dur in microseconds,
-pid 1, tid = device platform, args = {platform, size, dtype, expr}.
+Event fields are stable (tests and benchmarks count kernels from them): name, cat
+("kernel"), ph ("X"), ts/dur in microseconds, pid 1, tid = device platform,
+args = {platform, size, dtype, expr}.
 """
 
 from __future__ import annotations
