@@ -6,7 +6,7 @@
 Public modules only re-export from `webjax._src`.
 """
 
-from webjax import dtypes, errors, lax, numpy, profiler, scipy, tree, tree_util
+from webjax import debug, dtypes, errors, lax, numpy, profiler, scipy, tree, tree_util
 from webjax._src.api import (
     available_backends,
     block_until_ready,
@@ -80,6 +80,7 @@ __all__ = [
     "block_until_ready_async",
     "config",
     "default_backend",
+    "debug",
     "default_device",
     "device_count",
     "device_put",

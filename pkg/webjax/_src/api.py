@@ -8,6 +8,7 @@ from typing import Any
 from . import backends  # noqa: F401  (registers the backends)
 from . import checkpoint as _checkpoint  # noqa: F401  (remat)
 from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
+from . import debugging as _debugging  # noqa: F401  (jax.debug)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
 from .lax import (
     ad_rules,  # noqa: F401  (registers derivative rules)
@@ -130,6 +131,7 @@ _JAX_MODULES = {
     "jax.dtypes": "webjax.dtypes",
     "jax.profiler": "webjax.profiler",
     "jax.errors": "webjax.errors",
+    "jax.debug": "webjax.debug",
     "jax.scipy": "webjax.scipy",
     "jax.scipy.special": "webjax.scipy.special",
     "jax.random": "webjax.random",

@@ -31,6 +31,7 @@ def all_primitives() -> list[Primitive]:
         custom_derivatives.custom_jvp_call_p,
         custom_derivatives.custom_vjp_call_p,
         custom_derivatives.custom_lin_p,
+        debugging.debug_callback_p,
     ]
     for p in higher_order:
         prims[p.name] = p

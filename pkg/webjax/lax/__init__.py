@@ -48,6 +48,7 @@ from webjax._src.lax.lax import (
     full,
     ge,
     gt,
+    index_in_dim,
     integer_pow,
     iota,
     is_finite,

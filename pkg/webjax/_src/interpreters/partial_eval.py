@@ -134,7 +134,7 @@ def literal_value(x: Any) -> Literal | None:
 
 
 def _dce(jaxpr: Jaxpr) -> Jaxpr:
-    """Drop equations whose outputs are unused (all primitives here are pure)."""
+    """Drop equations whose outputs are unused (all but the effectful ones are pure)."""
     live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
     eqns = []
     for eqn in reversed(jaxpr.eqns):

@@ -789,3 +789,14 @@ def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
     if _aval(operand).dtype is dt:
         return operand
     return bitcast_convert_type_p.bind(operand, new_dtype=dt)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = False) -> Any:
+    """operand[..., index, ...] along `axis` for a static index."""
+    shape = _aval(operand).shape
+    i = int(index) % shape[axis] if shape[axis] else int(index)
+    lo = [0] * len(shape)
+    hi = list(shape)
+    lo[axis], hi[axis] = i, i + 1
+    out = slice(operand, lo, hi)
+    return out if keepdims else squeeze(out, (axis,))
