@@ -9,6 +9,7 @@ from . import (
     api,  # noqa: F401  (registers every rule)
     checkpoint,
     custom_derivatives,
+    debugging,
     jit,
     lowering,
 )
