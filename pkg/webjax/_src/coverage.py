@@ -20,6 +20,16 @@ from .lax import ad_rules, control_flow
 from .lax import lax as lax_mod
 
 
+# Primitives linear in (some of) their operands: reverse mode needs their transpose.
+LINEAR = frozenset({
+    "add", "sub", "neg", "add_any", "mul", "div", "convert_element_type", "reduce_sum",
+    "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice", "pad", "rev",
+    "dynamic_slice", "dynamic_update_slice", "select_n", "gather", "scatter", "scatter-add",
+    "dot_general", "cond", "scan", "jit", "checkpoint", "custom_lin", "cumsum",
+    "reduce_window_sum", "conv_general_dilated",
+})  # fmt: skip
+
+
 def all_primitives() -> list[Primitive]:
     prims: dict[str, Primitive] = dict(lax_mod.prims)
     prims["add_any"] = ad_rules.add_any_p
@@ -65,6 +75,8 @@ def gaps() -> list[str]:
             out.append(f"{p.name}: no evaluation rule")
         if r["jvp"] == "-" and p.name != "custom_lin":
             out.append(f"{p.name}: no jvp rule")
+        if p.name in LINEAR and r["transpose"] == "-":
+            out.append(f"{p.name}: linear but no transpose rule")
         if r["vmap"] == "-" and p.name != "custom_lin":
             out.append(f"{p.name}: no batching rule")
     return out
