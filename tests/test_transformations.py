@@ -98,6 +98,9 @@ def _bind(name: str, **params: Any) -> Any:
 
 
 _sl = __import__("webjax._src.lax.slicing", fromlist=["slicing"])
+_win = __import__("webjax._src.lax.windowed", fromlist=["windowed"])
+_WIN1 = {"window_dimensions": (2,), "window_strides": (1,), "padding": ((0, 0),),
+         "base_dilation": (1,), "window_dilation": (1,)}  # fmt: skip
 _SDN = _sl.ScatterDimensionNumbers(
     update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
 )
@@ -167,6 +170,42 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
     "scatter-max": [
         (lambda x, u: _sl.scatter_max(x, jnp.array([[0]]), u, _SDN), (M23, M23[:1] + 0.3))
     ],
+    "conv_general_dilated": [
+        (
+            lambda x, w: lax.conv(x, w, (1,), "SAME"),
+            (f32(0.3, -1.2, 0.7, 0.5).reshape(1, 1, 4), f32(0.2, -0.4).reshape(1, 1, 2)),
+        ),
+    ],
+    "reduce_window_sum": [
+        (lambda x: lax.reduce_window(x, 0.0, lax.add, (2,), (1,), "VALID"), (X,)),
+    ],
+    "reduce_window_max": [
+        (lambda x: lax.reduce_window(x, -np.inf, lax.max, (2,), (1,), "VALID"), (X,)),
+    ],
+    "reduce_window_min": [
+        (lambda x: lax.reduce_window(x, np.inf, lax.min, (2,), (1,), "VALID"), (X,)),
+    ],
+    "select_and_gather_add": [
+        (
+            lambda t: _win.select_and_gather_add_p.bind(
+                t, jnp.asarray(X), select_prim=_P["ge"], **_WIN1
+            ),
+            (Y,),
+        ),
+    ],
+    "select_and_scatter_add": [
+        (
+            lambda s: _win.select_and_scatter_add_p.bind(
+                s, jnp.asarray(X), select_prim=_P["ge"], **_WIN1
+            ),
+            (f32(0.4, -0.3),),
+        ),
+    ],
+    "cumsum": [(lambda x: lax.cumsum(x), (X,)), (lambda x: lax.cumsum(x, reverse=True), (X,))],
+    "cumprod": [(lambda x: lax.cumprod(x), (X,))],
+    "cummax": [(lambda x: lax.cummax(x), (X,))],
+    "cummin": [(lambda x: lax.cummin(x), (X,))],
+    "cumlogsumexp": [(lambda x: lax.cumlogsumexp(x), (X,))],
     "sort": [
         (lambda x: lax.sort(x), (f32(0.3, -1.2, 0.7, 0.1),)),
         (lambda x, y: lax.sort((x, y), num_keys=1)[1], (X, Y)),

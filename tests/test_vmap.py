@@ -151,6 +151,11 @@ _SDN = _sl.ScatterDimensionNumbers(
 )
 
 
+_win = __import__("webjax._src.lax.windowed", fromlist=["windowed"])
+_WIN = {"window_dimensions": (2, 2), "window_strides": (1, 1), "padding": ((0, 0), (0, 0)),
+        "base_dilation": (1, 1), "window_dilation": (1, 1)}  # fmt: skip
+
+
 def _other_cases() -> list[Case]:
     x23, x123 = f32(2, 3), f32(1, 2, 3)
     return [
@@ -187,6 +192,51 @@ def _other_cases() -> list[Case]:
         Case("pad", lambda x, v: lax.pad(x, v, ((1, 2, 1),)), (f32(3), np.float32(-1))),
         Case("pad", lambda x, v: lax.pad(x, v, ((0, 1, 0), (-1, 1, 0))), (x23, np.float32(5))),
         Case("rev", lambda x: lax_internal.rev(x, (1,)), (x23,)),
+        Case(
+            "conv_general_dilated",
+            lambda x, w: lax.conv(x, w, (1,), "SAME"),
+            (f32(1, 2, 5), f32(3, 2, 2)),
+        ),
+        Case(
+            "conv_general_dilated",
+            lambda x, w: lax.conv(x, w, (2,), "VALID"),
+            (f32(2, 1, 6), f32(2, 1, 3)),
+        ),
+        Case(
+            "reduce_window_sum",
+            lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), "VALID"),
+            (f32(3, 4),),
+        ),
+        Case(
+            "reduce_window_max",
+            lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 2), (1, 2), "SAME"),
+            (f32(3, 4),),
+        ),
+        Case(
+            "reduce_window_min",
+            lambda x: lax.reduce_window(x, np.inf, lax.min, (2,), (1,), "VALID"),
+            (f32(5),),
+        ),
+        Case(
+            "select_and_gather_add",
+            lambda t, x: _win.select_and_gather_add_p.bind(
+                t, x, select_prim=lax_internal.prims["ge"], **_WIN
+            ),
+            (f32(3, 4), f32(3, 4)),
+        ),
+        Case(
+            "select_and_scatter_add",
+            lambda s, x: _win.select_and_scatter_add_p.bind(
+                s, x, select_prim=lax_internal.prims["ge"], **_WIN
+            ),
+            (f32(2, 3), f32(3, 4)),
+        ),
+        Case("cumsum", lambda x: lax.cumsum(x, axis=1), (x23,)),
+        Case("cumsum", lambda x: lax.cumsum(x, axis=0, reverse=True), (x23,)),
+        Case("cumprod", lambda x: lax.cumprod(x, axis=1), (x23,)),
+        Case("cummax", lambda x: lax.cummax(x, axis=1), (x23,)),
+        Case("cummin", lambda x: lax.cummin(x, axis=0), (x23,)),
+        Case("cumlogsumexp", lambda x: lax.cumlogsumexp(x, axis=1), (x23,)),
         Case("sort", lambda x: lax.sort(x), (x23,)),
         Case("sort", lambda x: lax.sort(x, dimension=0), (x23,)),
         Case("sort", lambda x, y: lax.sort((x, y), num_keys=1)[1], (x23, f32(2, 3))),

@@ -14,6 +14,8 @@ from .lax import (
     ad_rules,  # noqa: F401  (registers derivative rules)
     batching_rules,  # noqa: F401  (registers vmap rules)
     control_flow,  # noqa: F401  (cond, while, scan)
+    convolution,  # noqa: F401  (conv_general_dilated and its rules)
+    windowed,  # noqa: F401  (reduce_window, select_and_*, cumulative reductions)
 )
 from .lowering import default_device as _current_default_device
 from .lowering import using_device

@@ -1,6 +1,15 @@
 """webjax.lax: JAX's lax API."""
 
 from webjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
+from webjax._src.lax.convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_transpose,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
 from webjax._src.lax.lax import (
     RoundingMethod,
     abs,
@@ -108,5 +117,13 @@ from webjax._src.lax.slicing import (
     scatter_mul,
 )
 from webjax._src.lax.sorting import sort, sort_key_val, top_k
+from webjax._src.lax.windowed import (
+    cumlogsumexp,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    reduce_window,
+)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

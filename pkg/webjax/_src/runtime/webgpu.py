@@ -67,6 +67,10 @@ class WebGPUBackend(Backend):
         self._deferred: list[WebGPUBuffer] = []  # freed while queued work still uses them
         self._pool: dict[int, list[Any]] = {}
         self._pool_bytes = 0
+        # Strong references to every device buffer we own: they must die only through
+        # destroy_buffer, never through the cycle collector finalizing a GPUBuffer before the
+        # LazyBuffer that frees it (which would pool a released buffer).
+        self._live: dict[int, Any] = {}
 
     def supports_dtype(self, dtype: DType) -> bool:
         return wgsl.supports_dtype(dtype)
@@ -83,7 +87,9 @@ class WebGPUBackend(Backend):
         if free:
             self._pool_bytes -= size
             return WebGPUBuffer(free.pop(), nbytes, size)
-        return WebGPUBuffer(self.host.create_buffer(size), nbytes, size)
+        buf = self.host.create_buffer(size)
+        self._live[id(buf)] = buf
+        return WebGPUBuffer(buf, nbytes, size)
 
     def free(self, handle: WebGPUBuffer) -> None:
         if handle.buf is None:
@@ -99,12 +105,14 @@ class WebGPUBackend(Backend):
             self._pool.setdefault(handle.size, []).append(buf)
             self._pool_bytes += handle.size
         else:
+            self._live.pop(id(buf), None)
             self.host.destroy_buffer(buf)
 
     def trim(self) -> None:
         """Destroy the pooled (free) buffers."""
         for bufs in self._pool.values():
             for b in bufs:
+                self._live.pop(id(b), None)
                 self.host.destroy_buffer(b)
         self._pool.clear()
         self._pool_bytes = 0

@@ -1,0 +1,752 @@
+"""conv_general_dilated: XLA's general convolution, with its lowering and transformation rules.
+
+Semantics follow `jax.lax.conv_general_dilated`: window strides, explicit or 'SAME'/'VALID'
+padding (negative padding allowed), lhs (input) and rhs (kernel) dilation, arbitrary layouts
+through `ConvDimensionNumbers`, feature groups and batch groups.
+
+Lowering: one fused REDUCE per output element over (input feature within its group, kernel
+window). The input position is computed from the output position, stride, dilations and
+padding; positions in the padding or between the points of the lhs-dilation lattice read
+zero through a masked load, so no padded or dilated copy is ever materialized.
+
+Derivatives: the conv is bilinear; both transposes are convs again (the lhs cotangent is a
+conv of the output cotangent with the flipped, feature-swapped kernel; the rhs cotangent a conv
+of the input with the output cotangent, features and batch exchanging roles), derived per
+spatial dimension below. Batching folds the mapped axis into the batch or feature dimensions
+with reshapes (views), never a loop.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .. import core, dtypes, lowering
+from ..core import ShapedArray
+from ..interpreters import ad, batching
+from ..interpreters.ad import Zero, is_undefined
+from ..interpreters.batching import not_mapped
+from ..ir import exp as E
+from ..ir import view
+from ..ir.exp import Exp
+from ..ir.ops import Op
+from . import lax
+
+Pads = tuple[tuple[int, int], ...]
+
+
+class ConvDimensionNumbers(NamedTuple):
+    """Dimension indices of (batch, feature, spatial...) for lhs and out, (out feature, in
+    feature, spatial...) for rhs."""
+
+    lhs_spec: tuple[int, ...]
+    rhs_spec: tuple[int, ...]
+    out_spec: tuple[int, ...]
+
+
+# ---- dimension numbers and padding ---------------------------------------------------------------
+def _spec_from_string(spec: str, first: str, second: str, order: str) -> tuple[int, ...]:
+    """Axis indices of `spec` as (first, second, spatial in the order of `order`'s letters)."""
+    spatial = sorted(
+        (i for i, c in enumerate(spec) if c not in (first, second)),
+        key=lambda i: order.index(spec[i]),
+    )
+    return (spec.index(first), spec.index(second), *spatial)
+
+
+def conv_dimension_numbers(
+    lhs_shape: Sequence[int], rhs_shape: Sequence[int], dimension_numbers: Any
+) -> ConvDimensionNumbers:
+    """Normalize `dimension_numbers` (None, a ConvDimensionNumbers, or three layout strings such
+    as ('NHWC', 'HWIO', 'NHWC')) to a ConvDimensionNumbers of axis indices."""
+    nd = len(lhs_shape)
+    if len(rhs_shape) != nd:
+        raise TypeError(
+            f"convolution requires lhs and rhs ndim to be equal, got {nd} and {len(rhs_shape)}."
+        )
+    if nd < 2:
+        raise TypeError(f"convolution requires operands of rank at least 2, got rank {nd}.")
+    if dimension_numbers is None:
+        iota = tuple(range(nd))
+        return ConvDimensionNumbers(iota, iota, iota)
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        return dimension_numbers
+    if len(dimension_numbers) != 3:
+        raise TypeError(
+            f"convolution dimension_numbers must have three entries, got {dimension_numbers}"
+        )
+    if all(isinstance(s, str) for s in dimension_numbers):
+        lhs_s, rhs_s, out_s = dimension_numbers
+        for s, pair, rank, what in (
+            (lhs_s, "NC", nd, "lhs"),
+            (rhs_s, "OI", nd, "rhs"),
+            (out_s, "NC", nd, "out"),
+        ):
+            if len(s) != rank:
+                raise TypeError(
+                    f"convolution dimension_numbers[{('lhs', 'rhs', 'out').index(what)}] must "
+                    f"have len equal to the ndim of {what} ({rank}), got {len(s)} ({s!r})."
+                )
+            if s.count(pair[0]) != 1 or s.count(pair[1]) != 1 or len(set(s)) != len(s):
+                raise TypeError(
+                    f"convolution dimension_numbers {what} spec {s!r} must contain "
+                    f"{pair[0]!r} and {pair[1]!r} exactly once and no repeated letters."
+                )
+        sp = set(rhs_s) - set("OI")
+        if set(lhs_s) - set("NC") != sp or set(out_s) - set("NC") != sp:
+            raise TypeError(
+                "convolution dimension_numbers must have the same spatial letters in lhs, rhs "
+                f"and out, got {dimension_numbers}."
+            )
+        return ConvDimensionNumbers(
+            _spec_from_string(lhs_s, "N", "C", rhs_s),
+            _spec_from_string(rhs_s, "O", "I", rhs_s),
+            _spec_from_string(out_s, "N", "C", rhs_s),
+        )
+    specs = tuple(tuple(int(i) for i in s) for s in dimension_numbers)
+    for s in specs:
+        if sorted(s) != list(range(nd)):
+            raise TypeError(
+                f"convolution dimension_numbers {dimension_numbers} are not "
+                f"permutations of the {nd} operand axes."
+            )
+    return ConvDimensionNumbers(*specs)
+
+
+def padtype_to_pads(
+    in_shape: Sequence[int],
+    window_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: str,
+) -> list[tuple[int, int]]:
+    """Explicit (low, high) pads for 'SAME', 'SAME_LOWER' or 'VALID' padding."""
+    kind = padding.upper() if isinstance(padding, str) else padding
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"Unknown padding type: {padding}.")
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides, strict=True):
+        out = -(-n // s)
+        total = max((out - 1) * s + k - n, 0)
+        small, big = total // 2, total - total // 2
+        pads.append((small, big) if kind == "SAME" else (big, small))
+    return pads
+
+
+def _dilate_dim(n: int, d: int) -> int:
+    return 0 if n == 0 else 1 + d * (n - 1)
+
+
+def _window_count(padded: int, window: int, stride: int) -> int:
+    return 0 if padded < window else (padded - window) // stride + 1
+
+
+def _ints(xs: Sequence[Any] | None, n: int, default: int = 1) -> tuple[int, ...]:
+    return (default,) * n if xs is None else tuple(int(x) for x in xs)
+
+
+# ---- the primitive -------------------------------------------------------------------------------
+conv_general_dilated_p = lax._prim("conv_general_dilated")
+
+
+def _spatial(shape: Sequence[int], spec: Sequence[int]) -> list[int]:
+    return [shape[a] for a in spec[2:]]
+
+
+@conv_general_dilated_p.def_abstract_eval
+def _conv_abstract(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    window_strides: tuple[int, ...],
+    padding: Pads,
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> ShapedArray:
+    lspec, rspec, ospec = dimension_numbers
+    nsp = lhs.ndim - 2
+    if lhs.ndim != rhs.ndim or len(lspec) != lhs.ndim:
+        raise TypeError(
+            f"convolution operands must have equal ranks matching the dimension "
+            f"numbers, got {lhs.shape}, {rhs.shape} and {dimension_numbers}"
+        )
+    for name, v in (
+        ("window_strides", window_strides),
+        ("padding", padding),
+        ("lhs_dilation", lhs_dilation),
+        ("rhs_dilation", rhs_dilation),
+    ):
+        if len(v) != nsp:
+            raise TypeError(
+                f"conv_general_dilated {name} must have {nsp} entries (one per "
+                f"spatial dimension), got {v}"
+            )
+    for name, v in (
+        ("window_strides", window_strides),
+        ("lhs_dilation", lhs_dilation),
+        ("rhs_dilation", rhs_dilation),
+    ):
+        if any(s < 1 for s in v):
+            raise ValueError(f"conv_general_dilated {name} must be positive, got {v}")
+    g, b = feature_group_count, batch_group_count
+    if g < 1 or b < 1:
+        raise ValueError("feature_group_count and batch_group_count must be positive integers")
+    if g > 1 and b > 1:
+        raise ValueError(
+            "At most one of feature_group_count and batch_group_count may be > 1, "
+            f"got feature_group_count={g} and batch_group_count={b}"
+        )
+    n, c = lhs.shape[lspec[0]], lhs.shape[lspec[1]]
+    o, i = rhs.shape[rspec[0]], rhs.shape[rspec[1]]
+    if c % g:
+        raise ValueError(
+            f"conv_general_dilated feature_group_count must divide lhs feature "
+            f"dimension size, but {g} does not divide {c}."
+        )
+    if c // g != i:
+        raise ValueError(
+            "conv_general_dilated lhs feature dimension size divided by feature_group_count "
+            f"must equal the rhs input feature dimension size, but {c} // {g} != {i}."
+        )
+    if o % g:
+        raise ValueError(
+            f"conv_general_dilated rhs output feature dimension size must be a "
+            f"multiple of feature_group_count, but {o} is not a multiple of {g}."
+        )
+    if n % b:
+        raise ValueError(
+            f"conv_general_dilated batch_group_count must divide lhs batch "
+            f"dimension size, but {b} does not divide {n}."
+        )
+    if o % b:
+        raise ValueError(
+            f"conv_general_dilated rhs output feature dimension size must be a "
+            f"multiple of batch_group_count, but {o} is not a multiple of {b}."
+        )
+    if lhs.dtype is not rhs.dtype and preferred_element_type is None:
+        raise TypeError(
+            f"conv_general_dilated requires operands of the same dtype, got "
+            f"{lhs.dtype.name} and {rhs.dtype.name}."
+        )
+    if lhs.dtype.kind == "b" or rhs.dtype.kind == "b":
+        raise TypeError("conv_general_dilated does not accept boolean operands")
+    spatial = []
+    for k, (size, ksize) in enumerate(
+        zip(_spatial(lhs.shape, lspec), _spatial(rhs.shape, rspec), strict=True)
+    ):
+        lo, hi = padding[k]
+        padded = _dilate_dim(size, lhs_dilation[k]) + lo + hi
+        spatial.append(
+            _window_count(max(padded, 0), _dilate_dim(ksize, rhs_dilation[k]), window_strides[k])
+        )
+    shape = [0] * lhs.ndim
+    shape[ospec[0]], shape[ospec[1]] = n // b, o
+    for k, s in enumerate(spatial):
+        shape[ospec[2 + k]] = s
+    dt = preferred_element_type if preferred_element_type is not None else lhs.dtype
+    return ShapedArray(tuple(shape), dt, lhs.weak_type and rhs.weak_type)
+
+
+def _dilated_source(u: Exp, dilation: int, size: int) -> tuple[Exp, list[Exp]]:
+    """Index into an axis of `size` elements dilated by `dilation`, read at dilated position
+    `u`, with the conditions for `u` to be a real element (not a hole or out of range)."""
+    conds = [E.binary(Op.CMPLE, E.i32(0), u)]
+    if dilation == 1:
+        conds.append(E.binary(Op.CMPLT, u, E.i32(size)))
+        return u, conds
+    q = E.idiv(u, dilation)
+    conds += [E.binary(Op.CMPEQ, E.mod(u, dilation), E.i32(0)), E.binary(Op.CMPLT, q, E.i32(size))]
+    return q, conds
+
+
+def _all(conds: list[Exp]) -> Exp | None:
+    out: Exp | None = None
+    for c in conds:
+        if c.is_const and c.arg:
+            continue
+        out = c if out is None else E.binary(Op.AND, out, c)
+    return out
+
+
+def _conv_lower(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    window_strides: tuple[int, ...],
+    padding: Pads,
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    **_: Any,
+) -> Exp:
+    la, ra = avals
+    lspec, rspec, ospec = dimension_numbers
+    nsp = la.ndim - 2
+    n_out, o_feat = la.shape[lspec[0]] // batch_group_count, ra.shape[rspec[0]]
+    in_feat = ra.shape[rspec[1]]
+    ksizes = _spatial(ra.shape, rspec)
+    lsizes = _spatial(la.shape, lspec)
+    rsize = in_feat * math.prod(ksizes)
+    o = view.unravel(E.idx(out.size), out.shape)
+    r = view.unravel(E.ridx(rsize), [in_feat, *ksizes])
+    f, i = o[ospec[1]], r[0]
+    li: list[Exp] = [E.i32(0)] * la.ndim
+    ri: list[Exp] = [E.i32(0)] * ra.ndim
+    feature = i
+    if feature_group_count > 1:
+        group = E.idiv(f, o_feat // feature_group_count)
+        feature = E.add(E.mul(group, in_feat), i)
+    batch = o[ospec[0]]
+    if batch_group_count > 1:
+        group = E.idiv(f, o_feat // batch_group_count)
+        batch = E.add(E.mul(group, n_out), batch)
+    li[lspec[0]], li[lspec[1]] = batch, feature
+    ri[rspec[0]], ri[rspec[1]] = f, i
+    conds: list[Exp] = []
+    for d in range(nsp):
+        k = r[1 + d]
+        ri[rspec[2 + d]] = k
+        u = E.add(
+            E.add(E.mul(o[ospec[2 + d]], window_strides[d]), E.mul(k, rhs_dilation[d])),
+            -padding[d][0],
+        )
+        src, c = _dilated_source(u, lhs_dilation[d], lsizes[d])
+        li[lspec[2 + d]] = src
+        conds += c
+    lhs = view.reindex(ins[0], la.size, view.ravel(li, la.shape))
+    rhs = view.reindex(ins[1], ra.size, view.ravel(ri, ra.shape))
+    acc = out.dtype
+    if acc in (dtypes.float16, dtypes.bfloat16):
+        acc = dtypes.float32
+    lhs, rhs = E.cast(lhs, acc), E.cast(rhs, acc)
+    valid = _all(conds)
+    if valid is not None:
+        lhs = E.where(valid, lhs, E.const(0, acc))
+    return E.cast(E.reduce(Op.ADD, E.binary(Op.MUL, lhs, rhs), rsize), out.dtype)
+
+
+lowering.register(conv_general_dilated_p, _conv_lower)
+
+
+# ---- user-facing functions -----------------------------------------------------------------------
+def conv_general_dilated(
+    lhs: Any,
+    rhs: Any,
+    window_strides: Sequence[int],
+    padding: Any,
+    lhs_dilation: Sequence[int] | None = None,
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    feature_group_count: int = 1,
+    batch_group_count: int = 1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """General n-d convolution (cross-correlation, as in XLA) with dilations and groups."""
+    la, ra = core.get_aval(lhs), core.get_aval(rhs)
+    dnums = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
+    nsp = la.ndim - 2
+    ldil = _ints(lhs_dilation, nsp)
+    rdil = _ints(rhs_dilation, nsp)
+    strides = _ints(window_strides, nsp)
+    if isinstance(padding, str):
+        if any(d != 1 for d in ldil):
+            raise ValueError(
+                "String padding is not implemented for transposed convolution using this op. "
+                "Please either exactly specify the required padding or use conv_transpose."
+            )
+        window = [
+            _dilate_dim(k, d) for k, d in zip(_spatial(ra.shape, dnums.rhs_spec), rdil, strict=True)
+        ]
+        pads = tuple(padtype_to_pads(_spatial(la.shape, dnums.lhs_spec), window, strides, padding))
+    else:
+        pads = tuple((int(lo), int(hi)) for lo, hi in padding)
+    pet = (
+        None
+        if preferred_element_type is None
+        else dtypes.canonicalize(dtypes.dtype(preferred_element_type))
+    )
+    return conv_general_dilated_p.bind(
+        lhs,
+        rhs,
+        window_strides=strides,
+        padding=pads,
+        lhs_dilation=ldil,
+        rhs_dilation=rdil,
+        dimension_numbers=dnums,
+        feature_group_count=int(feature_group_count),
+        batch_group_count=int(batch_group_count),
+        precision=precision,
+        preferred_element_type=pet,
+    )
+
+
+def conv(
+    lhs: Any,
+    rhs: Any,
+    window_strides: Sequence[int],
+    padding: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """Convolution in NCHW/OIHW layout without dilation."""
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def conv_with_general_padding(
+    lhs: Any,
+    rhs: Any,
+    window_strides: Sequence[int],
+    padding: Any,
+    lhs_dilation: Sequence[int] | None,
+    rhs_dilation: Sequence[int] | None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """Convolution in NCHW/OIHW layout with explicit padding and dilations."""
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def _conv_transpose_pads(k: int, s: int, padding: str) -> tuple[int, int]:
+    """Padding of the lhs-dilated input that makes a conv the gradient-style transpose of a
+    strided conv with a kernel of (dilated) size `k` and stride `s`."""
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = k + s - 2 + max(k - s, 0)
+        lo = k - 1
+    else:
+        raise ValueError("Padding mode must be `SAME` or `VALID`.")
+    return lo, total - lo
+
+
+_TRANSPOSE_LAYOUTS = {
+    2: ("NC", "IO", "NC"),
+    3: ("NHC", "HIO", "NHC"),
+    4: ("NHWC", "HWIO", "NHWC"),
+    5: ("NHWDC", "HWDIO", "NHWDC"),
+}
+
+
+def conv_transpose(
+    lhs: Any,
+    rhs: Any,
+    strides: Sequence[int],
+    padding: Any,
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    transpose_kernel: bool = False,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """Transposed convolution ("deconvolution"): a conv of the stride-dilated input."""
+    la, ra = core.get_aval(lhs), core.get_aval(rhs)
+    nd = la.ndim
+    if nd != ra.ndim or nd < 2:
+        raise TypeError(
+            f"conv_transpose requires operands of equal rank >= 2, got {la.shape} and {ra.shape}"
+        )
+    if dimension_numbers is None:
+        if nd not in _TRANSPOSE_LAYOUTS:
+            raise ValueError(f"No default dimension numbers for conv_transpose of rank {nd}")
+        dimension_numbers = _TRANSPOSE_LAYOUTS[nd]
+    dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
+    nsp = nd - 2
+    rdil = _ints(rhs_dilation, nsp)
+    if isinstance(padding, str):
+        ks = [_dilate_dim(k, d) for k, d in zip(_spatial(ra.shape, dn.rhs_spec), rdil, strict=True)]
+        pads: Any = [
+            _conv_transpose_pads(k, int(s), padding.upper())
+            for k, s in zip(ks, strides, strict=True)
+        ]
+    else:
+        pads = padding
+    if transpose_kernel:
+        rhs = lax.rev(rhs, dn.rhs_spec[2:])
+        perm = list(range(nd))
+        perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = dn.rhs_spec[1], dn.rhs_spec[0]
+        rhs = lax.transpose(rhs, perm)
+    return conv_general_dilated(
+        lhs,
+        rhs,
+        (1,) * nsp,
+        pads,
+        strides,
+        rdil,
+        dn,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+# ---- derivatives ---------------------------------------------------------------------------------
+def _conv_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+    lhs, rhs = primals
+    tl, tr = tangents
+    out = conv_general_dilated_p.bind(lhs, rhs, **params)
+    t: Any = Zero(ad.tangent_aval(core.get_aval(out)))
+    if not isinstance(tl, Zero):
+        t = conv_general_dilated_p.bind(tl, rhs, **params)
+    if not isinstance(tr, Zero):
+        t = ad.add_maybe_zero(t, conv_general_dilated_p.bind(lhs, tr, **params))
+    return out, t
+
+
+def _aval(x: Any) -> ShapedArray:
+    return x.aval if isinstance(x, (Zero, ad.UndefinedPrimal)) else core.get_aval(x)
+
+
+def _inverse(perm: Sequence[int]) -> list[int]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def _canonical(nd: int) -> ConvDimensionNumbers:
+    iota = tuple(range(nd))
+    return ConvDimensionNumbers(iota, iota, iota)
+
+
+def _pet(a: Any, b: Any, want: Any) -> Any:
+    """preferred_element_type for a transpose conv: None when no conversion is involved."""
+    da, db = _aval(a).dtype, _aval(b).dtype
+    return None if da is db is want else want
+
+
+def _conv_transpose_lhs(
+    ct: Any,
+    rhs: Any,
+    lhs_aval: ShapedArray,
+    *,
+    window_strides: tuple[int, ...],
+    padding: Pads,
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    # out[o] reads lhs[p] through kernel tap k where o*s + k*rd = p*ld + lo. With the flipped
+    # tap k' = K-1-k that is a conv over ct dilated by s: p*ld + k'*rd - ((K-1)*rd - lo).
+    lspec, rspec, ospec = dimension_numbers
+    nd = lhs_aval.ndim
+    ctc = lax.transpose(ct, ospec)
+    w = lax.transpose(rhs, rspec)
+    o_feat, in_feat, *ks = _aval(w).shape
+    groups = feature_group_count * batch_group_count  # at most one of them exceeds 1
+    og = o_feat // groups
+    w = lax.reshape(w, (groups, og, in_feat, *ks))
+    w = lax.transpose(w, (0, 2, 1, *range(3, nd + 1)))
+    w = lax.reshape(w, (groups * in_feat, og, *ks))
+    w = lax.rev(w, tuple(range(2, nd)))
+    lsizes = _spatial(lhs_aval.shape, lspec)
+    osizes = list(_aval(ctc).shape[2:])
+    pads = []
+    for d, k in enumerate(ks):
+        keff = (k - 1) * rhs_dilation[d]
+        lo = keff - padding[d][0]
+        hi = (
+            (lsizes[d] - 1) * lhs_dilation[d]
+            + keff
+            + 1
+            - _dilate_dim(osizes[d], window_strides[d])
+            - lo
+        )
+        pads.append((lo, hi))
+    res = conv_general_dilated_p.bind(
+        ctc,
+        w,
+        window_strides=lhs_dilation,
+        padding=tuple(pads),
+        lhs_dilation=window_strides,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=_canonical(nd),
+        feature_group_count=groups,
+        batch_group_count=1,
+        precision=precision,
+        preferred_element_type=_pet(ctc, w, lhs_aval.dtype),
+    )
+    if batch_group_count > 1:  # features (group, c) -> batch (group, n)
+        nb, _, *sp = _aval(res).shape
+        res = lax.reshape(res, (nb, batch_group_count, in_feat, *sp))
+        res = lax.transpose(res, (1, 0, *range(2, nd + 1)))
+        res = lax.reshape(res, (batch_group_count * nb, in_feat, *sp))
+    return lax.transpose(res, _inverse(lspec))
+
+
+def _conv_transpose_rhs(
+    ct: Any,
+    lhs: Any,
+    rhs_aval: ShapedArray,
+    *,
+    window_strides: tuple[int, ...],
+    padding: Pads,
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    # rhs tap k pairs lhs[p] with out[o] where p*ld = k*rd + o*s - lo: a conv producing k,
+    # striding by rd, with ct as kernel dilated by s; lhs features act as the batch.
+    lspec, rspec, ospec = dimension_numbers
+    nd = rhs_aval.ndim
+    swap = (1, 0, *range(2, nd))
+    x = lax.transpose(lhs, tuple(lspec[i] for i in swap))
+    kern = lax.transpose(ct, tuple(ospec[i] for i in swap))
+    lsizes = list(_aval(x).shape[2:])
+    osizes = list(_aval(kern).shape[2:])
+    ks = _spatial(rhs_aval.shape, rspec)
+    pads = []
+    for d, k in enumerate(ks):
+        lo = padding[d][0]
+        hi = (
+            (k - 1) * rhs_dilation[d]
+            + _dilate_dim(osizes[d], window_strides[d])
+            - _dilate_dim(lsizes[d], lhs_dilation[d])
+            - lo
+        )
+        pads.append((lo, hi))
+    res = conv_general_dilated_p.bind(
+        x,
+        kern,
+        window_strides=rhs_dilation,
+        padding=tuple(pads),
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=window_strides,
+        dimension_numbers=_canonical(nd),
+        feature_group_count=batch_group_count,
+        batch_group_count=feature_group_count,
+        precision=precision,
+        preferred_element_type=_pet(x, kern, rhs_aval.dtype),
+    )
+    res = lax.transpose(res, swap)  # (O, I, k...)
+    return lax.transpose(res, _inverse(rspec))
+
+
+def _conv_transpose_rule(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list[Any]:
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise ValueError("conv_general_dilated is not linear in both operands at once")
+    la, ra = _aval(lhs), _aval(rhs)
+    if isinstance(ct, Zero):
+        return [Zero(la) if is_undefined(lhs) else None, Zero(ra) if is_undefined(rhs) else None]
+    if 0 in _aval(ct).shape or la.size == 0 or ra.size == 0:
+        zeros = lambda a: lax.full(a.shape, 0, a.dtype)
+        return [zeros(la) if is_undefined(lhs) else None, zeros(ra) if is_undefined(rhs) else None]
+    if is_undefined(lhs):
+        return [_conv_transpose_lhs(ct, rhs, la, **params), None]
+    return [None, _conv_transpose_rhs(ct, lhs, ra, **params)]
+
+
+ad.primitive_jvps[conv_general_dilated_p] = _conv_jvp
+ad.primitive_transposes[conv_general_dilated_p] = _conv_transpose_rule
+
+
+# ---- batching ------------------------------------------------------------------------------------
+def _merge(x: Any, axis: int, count: int = 2) -> Any:
+    """Merge `count` adjacent axes starting at `axis` into one."""
+    s = core.get_aval(x).shape
+    return lax.reshape(x, (*s[:axis], math.prod(s[axis : axis + count]), *s[axis + count :]))
+
+
+def _split(x: Any, axis: int, sizes: Sequence[int]) -> Any:
+    s = core.get_aval(x).shape
+    return lax.reshape(x, (*s[:axis], *sizes, *s[axis + 1 :]))
+
+
+def _swap(x: Any, axis: int) -> Any:
+    """Swap axes `axis` and `axis + 1`."""
+    perm = list(range(core.get_aval(x).ndim))
+    perm[axis], perm[axis + 1] = perm[axis + 1], perm[axis]
+    return lax.transpose(x, perm)
+
+
+def _fold_grouped(x: Any, axis: int, groups: int) -> Any:
+    """x has the mapped axis V at `axis` right before an axis of size groups*M laid out as
+    (group, m): merge them into one axis laid out as (group, v, m)."""
+    size = core.get_aval(x).shape[axis + 1]
+    x = _split(x, axis + 1, (groups, size // groups))
+    return _merge(_swap(x, axis), axis, 3)
+
+
+def _unfold_grouped(x: Any, axis: int, groups: int, v: int) -> Any:
+    """Inverse of `_fold_grouped`: the (group, v, m) axis becomes V followed by (group, m)."""
+    size = core.get_aval(x).shape[axis]
+    x = _swap(_split(x, axis, (groups, v, size // (groups * v))), axis)
+    return _merge(x, axis + 1)
+
+
+def _conv_batcher(vals: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, int]:
+    lhs, rhs = vals
+    dl, dr = dims
+    lspec, rspec, ospec = params["dimension_numbers"]
+    g, b = params["feature_group_count"], params["batch_group_count"]
+    if dl is not not_mapped and dr is not not_mapped:
+        v = core.get_aval(lhs).shape[dl]
+        rhs = _merge(batching.moveaxis(rhs, dr, rspec[0]), rspec[0])
+        if b == 1:  # the mapped axis becomes more feature groups
+            lhs = _merge(batching.moveaxis(lhs, dl, lspec[1]), lspec[1])
+            new = dict(params, feature_group_count=g * v)
+        else:  # ... or more batch groups
+            lhs = _merge(batching.moveaxis(lhs, dl, lspec[0]), lspec[0])
+            new = dict(params, batch_group_count=b * v)
+        out = conv_general_dilated_p.bind(lhs, rhs, **new)
+        o = core.get_aval(out).shape[ospec[1]]
+        return _split(out, ospec[1], (v, o // v)), ospec[1]
+    if dl is not not_mapped:
+        v = core.get_aval(lhs).shape[dl]
+        lhs = _fold_grouped(batching.moveaxis(lhs, dl, lspec[0]), lspec[0], b)
+        out = conv_general_dilated_p.bind(lhs, rhs, **params)
+        n = core.get_aval(out).shape[ospec[0]]
+        return _split(out, ospec[0], (v, n // v)), ospec[0]
+    assert dr is not not_mapped
+    v = core.get_aval(rhs).shape[dr]
+    rhs = _fold_grouped(batching.moveaxis(rhs, dr, rspec[0]), rspec[0], g * b)
+    out = conv_general_dilated_p.bind(lhs, rhs, **params)
+    return _unfold_grouped(out, ospec[1], g * b, v), ospec[1]
+
+
+batching.primitive_batchers[conv_general_dilated_p] = _conv_batcher
+
+__all__ = [
+    "ConvDimensionNumbers",
+    "conv",
+    "conv_dimension_numbers",
+    "conv_general_dilated",
+    "conv_general_dilated_p",
+    "conv_transpose",
+    "conv_with_general_padding",
+    "padtype_to_pads",
+]
