@@ -6,7 +6,7 @@
 Public modules only re-export from `webjax._src`.
 """
 
-from webjax import debug, dtypes, errors, lax, numpy, profiler, scipy, tree, tree_util
+from webjax import debug, dtypes, errors, lax, nn, numpy, profiler, random, scipy, tree, tree_util
 from webjax._src.api import (
     available_backends,
     block_until_ready,
@@ -69,6 +69,7 @@ __all__ = [
     "linear_transpose",
     "linearize",
     "make_jaxpr",
+    "nn",
     "remat",
     "scipy",
     "stop_gradient",
@@ -93,6 +94,7 @@ __all__ = [
     "local_devices",
     "numpy",
     "profiler",
+    "random",
     "read_async",
     "tree",
     "tree_util",

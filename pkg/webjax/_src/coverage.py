@@ -19,7 +19,6 @@ from .interpreters import partial_eval as pe
 from .lax import ad_rules, control_flow
 from .lax import lax as lax_mod
 
-
 # Primitives linear in (some of) their operands: reverse mode needs their transpose.
 LINEAR = frozenset({
     "add", "sub", "neg", "add_any", "mul", "div", "convert_element_type", "reduce_sum",

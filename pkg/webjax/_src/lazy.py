@@ -139,8 +139,11 @@ def as_buffer(exp: Exp, size: int, device: Device) -> LazyBuffer:
 
 def needs_schedule(exp: Exp) -> bool:
     """The eager fusion policy: reductions get their own kernel; long chains are cut."""
-    nodes = exp.toposort()
-    return len(nodes) > MAX_FUSED_NODES or any(n.op is Op.REDUCE for n in nodes)
+    size, _, has_reduce = exp.info
+    if has_reduce:
+        return True
+    # the cached size over-counts shared nodes: only then pay for the exact count
+    return size > MAX_FUSED_NODES and len(exp.toposort()) > MAX_FUSED_NODES
 
 
 def execute(target: LazyBuffer) -> None:

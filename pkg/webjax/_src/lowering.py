@@ -63,7 +63,7 @@ def _pick_device(args: Sequence[Any]) -> Device:
 
 def _is_constant(x: Array) -> bool:
     e = x._exp
-    return e is None or not any(n.op is Op.LOAD for n in e.toposort())
+    return e is None or not e.info[1]
 
 
 def _input_exp(x: Any, aval: ShapedArray, device: Device) -> Exp:

@@ -38,13 +38,14 @@ def _arg_key(arg: Any) -> Any:
 class Exp:
     """One IR node. Never construct directly: use `Exp.make` or the builders below."""
 
-    __slots__ = ("op", "dtype", "src", "arg", "_range", "__weakref__")
+    __slots__ = ("op", "dtype", "src", "arg", "_range", "_info", "__weakref__")
 
     op: Op
     dtype: DType
     src: tuple[Exp, ...]
     arg: Any
     _range: tuple[int, int] | tuple[()] | None
+    _info: tuple[int, bool, bool] | None
 
     @staticmethod
     def make(op: Op, dtype: DType, src: tuple[Exp, ...] = (), arg: Any = None) -> Exp:
@@ -54,6 +55,7 @@ class Exp:
             node = object.__new__(Exp)
             node.op, node.dtype, node.src, node.arg = op, dtype, src, arg
             node._range = None
+            node._info = None
             _INTERN[key] = node
         return node
 
@@ -91,6 +93,18 @@ class Exp:
         if self._range is None:
             self._range = _compute_range(self) or ()
         return self._range or None
+
+    @property
+    def info(self) -> tuple[int, bool, bool]:
+        """(size estimate, reads a buffer, holds a REDUCE), cached per node: O(1) per op in
+        eager chains. The size counts shared children once per use (an upper bound)."""
+        if self._info is None:
+            size, load, red = 1, self.op is Op.LOAD, self.op is Op.REDUCE
+            for s in self.src:
+                n, ld, rd = s.info
+                size, load, red = min(size + n, 1 << 30), load or ld, red or rd
+            self._info = (size, load, red)
+        return self._info
 
     @property
     def is_const(self) -> bool:

@@ -1,0 +1,36 @@
+"""webjax.nn: the jax.nn API (activations, softmax family, one_hot, initializers)."""
+
+from webjax._src.nn import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hard_sigmoid,
+    hard_silu,
+    hard_swish,
+    hard_tanh,
+    leaky_relu,
+    log_sigmoid,
+    log_softmax,
+    logsumexp,
+    one_hot,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    soft_sign,
+    softmax,
+    softplus,
+    standardize,
+    swish,
+    tanh,
+)
+from webjax.nn import initializers
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
+    "initializers", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu",
+    "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize",
+    "swish", "tanh",
+]  # fmt: skip

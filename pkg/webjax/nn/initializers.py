@@ -1,0 +1,28 @@
+"""webjax.nn.initializers: the jax.nn.initializers API."""
+
+from webjax._src.nn_initializers import (
+    Initializer,
+    constant,
+    glorot_normal,
+    glorot_uniform,
+    he_normal,
+    he_uniform,
+    kaiming_normal,
+    kaiming_uniform,
+    lecun_normal,
+    lecun_uniform,
+    normal,
+    ones,
+    truncated_normal,
+    uniform,
+    variance_scaling,
+    xavier_normal,
+    xavier_uniform,
+    zeros,
+)
+
+__all__ = [
+    "Initializer", "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+    "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
+    "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform", "zeros",
+]  # fmt: skip

@@ -1,0 +1,174 @@
+"""webjax.nn and webjax.nn.initializers against real JAX: values, gradients, jit and vmap.
+
+Activation values and gradients are compared with rtol 2e-6 (values) / 3e-5 (gradients) and a
+small atol: both sides evaluate the same expression in the same order, but webjax's float32
+exp/log/tanh/erf differ from XLA's by an ulp on some inputs, and a gradient like 1 - tanh(x)**2
+turns that ulp into a larger relative error where it nearly cancels. Piecewise-linear functions,
+their kinks and uniform-based initializers are compared exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import webjax
+import webjax.numpy as jnp
+from webjax import nn, random
+from webjax.nn import initializers
+
+jax = pytest.importorskip("jax")
+
+X = np.array([-30.0, -7.0, -2.5, -1.0, -0.3, 0.0, 0.2, 1.0, 3.0, 6.0, 8.5, 30.0], np.float32)
+M = (np.random.RandomState(0).randn(4, 8) * 3).astype(np.float32)
+W = np.random.RandomState(1).randn(4, 8).astype(np.float32)
+
+ELEMENTWISE = [
+    "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu",
+    "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "soft_sign", "tanh",
+]  # fmt: skip
+EXACT = {"relu", "relu6", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish"}
+
+
+def close(got: object, want: object, rtol: float = 2e-6, atol: float = 1e-7) -> None:
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def same(got: object, want: object) -> None:
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+    np.testing.assert_array_equal(g, w)
+
+
+# ---- elementwise activations --------------------------------------------------------------------
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_activation_values(name: str) -> None:
+    got, want = getattr(nn, name)(jnp.array(X)), getattr(jax.nn, name)(X)
+    (same if name in EXACT else close)(got, want)
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_activation_grads_vmap_jit(name: str) -> None:
+    f, jf = getattr(nn, name), getattr(jax.nn, name)
+    want = jax.vmap(jax.grad(jf))(X)
+    got = webjax.vmap(webjax.grad(f))(jnp.array(X))
+    if name in EXACT - {"hard_swish"}:  # d(x * hard_sigmoid(x)) rounds in two products
+        same(got, want)
+    else:
+        close(got, want, rtol=3e-5, atol=1e-6)
+    same(webjax.jit(f)(jnp.array(X)), f(jnp.array(X)))
+
+
+def test_relu_family_gradient_at_kinks() -> None:
+    for x in (0.0, 6.0):
+        assert float(webjax.grad(nn.relu)(x)) == float(jax.grad(jax.nn.relu)(x))
+        assert float(webjax.grad(nn.relu6)(x)) == float(jax.grad(jax.nn.relu6)(x)) == 0.0
+    assert float(webjax.grad(nn.relu)(0.0)) == 0.0
+
+
+@pytest.mark.parametrize("approximate", [True, False])
+def test_gelu(approximate: bool) -> None:
+    close(nn.gelu(jnp.array(X), approximate=approximate), jax.nn.gelu(X, approximate=approximate))
+    g = webjax.vmap(webjax.grad(lambda v: nn.gelu(v, approximate)))(jnp.array(X))
+    close(g, jax.vmap(jax.grad(lambda v: jax.nn.gelu(v, approximate)))(X), rtol=3e-5, atol=1e-6)
+
+
+def test_parameters_and_int_inputs() -> None:
+    close(nn.elu(jnp.array(X), 0.5), jax.nn.elu(X, 0.5))
+    close(nn.celu(jnp.array(X), 2.0), jax.nn.celu(X, 2.0))
+    same(nn.leaky_relu(jnp.array(X), 0.2), jax.nn.leaky_relu(X, 0.2))
+    ints = np.array([-2, 0, 3], np.int32)
+    same(nn.relu(jnp.array(ints)), jax.nn.relu(ints))
+    close(nn.soft_sign(jnp.array(ints)), jax.nn.soft_sign(ints.astype(np.float32)))
+    with pytest.raises(TypeError):
+        nn.sigmoid(jnp.array(ints))
+
+
+def test_softplus_is_stable() -> None:
+    big = np.array([-1000.0, -100.0, 100.0, 1000.0, np.inf, -np.inf], np.float32)
+    close(nn.softplus(jnp.array(big)), jax.nn.softplus(big))
+    close(nn.log_sigmoid(jnp.array(big)), jax.nn.log_sigmoid(big))
+    g = webjax.vmap(webjax.grad(nn.softplus))(jnp.array(big))
+    close(g, jax.vmap(jax.grad(jax.nn.softplus))(big))
+
+
+# ---- softmax family -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("axis", [-1, 0, None, (0, 1)])
+def test_softmax_family(name: str, axis: object) -> None:
+    f, jf = getattr(nn, name), getattr(jax.nn, name)
+    close(f(jnp.array(M), axis=axis), jf(M, axis=axis))
+    close(webjax.jit(lambda v: f(v, axis=axis))(jnp.array(M)), jf(M, axis=axis))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_softmax_family_grads(name: str) -> None:
+    f, jf = getattr(nn, name), getattr(jax.nn, name)
+    w = W[:, 0] if name == "logsumexp" else W
+    got = webjax.grad(lambda v: (f(v, axis=-1) * jnp.array(w)).sum())(jnp.array(M))
+    want = jax.grad(lambda v: (jf(v, axis=-1) * w).sum())(M)
+    close(got, want, rtol=3e-5, atol=1e-6)
+
+
+def test_softmax_vmap_where_and_large_inputs() -> None:
+    close(webjax.vmap(nn.softmax)(jnp.array(M)), jax.nn.softmax(M))
+    mask = M > 0
+    close(nn.softmax(jnp.array(M), where=jnp.array(mask)), jax.nn.softmax(M, where=mask))
+    close(nn.log_softmax(jnp.array(M), where=jnp.array(mask)), jax.nn.log_softmax(M, where=mask))
+    big = np.array([[1000.0, 1001.0, -1000.0]], np.float32)
+    for name in ("softmax", "log_softmax", "logsumexp"):
+        out = np.asarray(getattr(nn, name)(jnp.array(big)))
+        assert np.all(np.isfinite(out) | (out == -np.inf)), name
+        close(out, getattr(jax.nn, name)(big))
+
+
+# ---- other functions ---------------------------------------------------------------------------
+def test_one_hot() -> None:
+    idx = np.array([0, 2, 5, -1], np.int32)
+    same(nn.one_hot(jnp.array(idx), 4), jax.nn.one_hot(idx, 4))
+    idx2 = np.array([[0, 2], [1, 1]], np.int32)
+    got = nn.one_hot(jnp.array(idx2), 3, axis=0, dtype=jnp.int32)
+    same(got, jax.nn.one_hot(idx2, 3, axis=0, dtype=np.int32))
+
+
+def test_standardize_and_glu() -> None:
+    close(nn.standardize(jnp.array(M)), jax.nn.standardize(M), rtol=1e-5, atol=1e-6)
+    close(nn.standardize(jnp.array(M), axis=0), jax.nn.standardize(M, axis=0), rtol=1e-5,
+          atol=1e-6)  # fmt: skip
+    close(nn.glu(jnp.array(M)), jax.nn.glu(M))
+    close(nn.glu(jnp.array(M), axis=0), jax.nn.glu(M, axis=0))
+
+
+# ---- initializers -------------------------------------------------------------------------------
+UNIFORM_INITS = ["glorot_uniform", "he_uniform", "lecun_uniform", "xavier_uniform"]
+NORMAL_INITS = ["glorot_normal", "he_normal", "lecun_normal", "kaiming_normal"]
+
+
+@pytest.mark.parametrize("name", UNIFORM_INITS + NORMAL_INITS)
+def test_variance_scaling_presets(name: str) -> None:
+    k, jk = random.PRNGKey(3), jax.random.PRNGKey(3)
+    got = getattr(initializers, name)()(k, (5, 7))
+    want = getattr(jax.nn.initializers, name)()(jk, (5, 7))
+    (same if name in UNIFORM_INITS else close)(got, want)
+
+
+def test_initializers() -> None:
+    k, jk = random.PRNGKey(4), jax.random.PRNGKey(4)
+    ji = jax.nn.initializers
+    same(initializers.uniform(0.5)(k, (4,)), ji.uniform(0.5)(jk, (4,)))
+    close(initializers.normal(0.5)(k, (4,)), ji.normal(0.5)(jk, (4,)))
+    close(initializers.truncated_normal(0.5)(k, (4,)), ji.truncated_normal(0.5)(jk, (4,)))
+    same(initializers.zeros(k, (2, 3)), ji.zeros(jk, (2, 3)))
+    same(initializers.ones(k, (2, 3), jnp.int32), ji.ones(jk, (2, 3), np.int32))
+    same(initializers.constant(2.5)(k, (2,)), ji.constant(2.5)(jk, (2,)))
+    for mode in ("fan_in", "fan_out", "fan_avg", "fan_geo_avg"):
+        got = initializers.variance_scaling(0.3, mode, "uniform")(k, (3, 4, 5))
+        same(got, ji.variance_scaling(0.3, mode, "uniform")(jk, (3, 4, 5)))
+    got = initializers.variance_scaling(1.0, "fan_in", "normal", in_axis=0, out_axis=1)(k, (3, 4))
+    close(got, ji.variance_scaling(1.0, "fan_in", "normal", in_axis=0, out_axis=1)(jk, (3, 4)))
+    with pytest.raises(ValueError, match="in_axis"):
+        initializers.glorot_uniform()(k, (4,))
+    with pytest.raises(ValueError, match="mode"):
+        initializers.variance_scaling(1.0, "fan", "uniform")
