@@ -64,8 +64,8 @@ def newton_sqrt(a):
         x, i = c
         return (x - (x * x - a) / (2 * x), i + 1)
     return jax.lax.while_loop(cond, body, (a, 0))[0]
-result = [newton_sqrt(2.0), jax.jit(newton_sqrt)(9.0), jax.vmap(newton_sqrt)(jnp.array([4.0, 16.0])),
-          jax.jvp(newton_sqrt, (4.0,), (1.0,))[1]]
+result = [newton_sqrt(2.0), jax.jit(newton_sqrt)(9.0),
+          jax.vmap(newton_sqrt)(jnp.array([4.0, 16.0])), jax.jvp(newton_sqrt, (4.0,), (1.0,))[1]]
 """,
     "custom_jvp_softplus": """
 @jax.custom_jvp

@@ -788,7 +788,7 @@ def _shuffle(data: Any, x: Any, axis: int) -> Any:
     from .lax import sorting
 
     size = math.prod(core.get_aval(x).shape)
-    rounds = int(math.ceil(3 * math.log(max(1, size)) / math.log(2**32 - 1)))
+    rounds = math.ceil(3 * math.log(max(1, size)) / math.log(2**32 - 1))
     for _ in range(rounds):
         pair = _split_jit(data, (2,))
         data, sub = lax.index_in_dim(pair, 0), lax.index_in_dim(pair, 1)
