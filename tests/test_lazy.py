@@ -63,3 +63,29 @@ def test_jit_fuses_elementwise_program(device):
     before = _dispatches(device.platform)
     f(x, x).block_until_ready()
     assert _dispatches(device.platform) - before == 1
+
+
+def test_jit_program_compiles_once(device, monkeypatch):
+    from webjax._src import lowering
+
+    calls = []
+    original = lowering.apply_primitive
+    monkeypatch.setattr(lowering, "apply_primitive", lambda *a, **k: calls.append(1) or original(
+        *a, **k))  # fmt: skip
+    f = webjax.jit(lambda x, w: jnp.tanh(x @ w).sum(axis=0) * 2.0)
+    x, w = jnp.arange(6.0).reshape(2, 3), jnp.ones((3, 4))
+    x2 = x * 2.0
+    first = f(x, w).tolist()
+    n = len(calls)
+    assert n > 0
+    again = f(x2, w).tolist()  # same shapes: the compiled program runs, nothing is lowered
+    assert len(calls) == n
+    assert first != again
+    expected = (jnp.tanh((x * 2.0) @ w).sum(axis=0) * 2.0).tolist()
+    assert again == pytest.approx(expected, rel=1e-6)
+
+
+def test_jit_with_value_dependent_control_flow_runs_eagerly(device):
+    f = webjax.jit(lambda x: webjax.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x))
+    assert f(jnp.ones(2)).tolist() == [2.0, 2.0]
+    assert f(-jnp.ones(2)).tolist() == [1.0, 1.0]

@@ -31,7 +31,12 @@ def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) 
 
 @jit_p.def_impl
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[Any]:
-    return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    from . import program
+
+    outs = program.run_jaxpr(jaxpr, list(args))
+    if outs is None:  # the program needs values while running: evaluate it eagerly
+        outs = [program.materialize(o) for o in core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)]
+    return outs
 
 
 def _closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:

@@ -26,6 +26,10 @@ from .runtime.backend import Backend, Device
 MAX_FUSED_NODES = 256
 
 
+class NeedsValues(Exception):
+    """Data was needed from a buffer that has none (an input of a program being compiled)."""
+
+
 class LazyBuffer:
     """A device buffer that exists (`handle`) or will once its kernel runs (`kernel`)."""
 
@@ -160,6 +164,10 @@ def execute(target: LazyBuffer) -> None:
             continue
         if lb.realized or id(lb) in seen:
             continue
+        if lb.kernel is None:
+            if type(lb) is not LazyBuffer:  # a program input (no data yet)
+                raise NeedsValues("a value was read while compiling a jit program")
+            raise RuntimeError("Array has been deleted")
         seen.add(id(lb))
         stack.append((lb, True))
         stack.extend((i, False) for i in lb.inputs if not i.realized)

@@ -102,8 +102,24 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
         )
     exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
     exps = _fit_buffer_limit(exps, avals, device)
+    if prim.name in _MATERIALIZE_OPERANDS:
+        exps = [_materialized(e, av, device) for e, av in zip(exps, avals, strict=True)]
     out = LOWERINGS[prim](exps, avals, out_aval, **params)
     return array_mod.from_exp(out, out_aval, device)
+
+
+# Contractions read each operand element many times: computing an elementwise expression
+# once into a buffer beats recomputing it inside the reduction for every output.
+_MATERIALIZE_OPERANDS = frozenset({"dot_general", "conv_general_dilated"})
+
+
+def _materialized(e: Exp, aval: ShapedArray, device: Device) -> Exp:
+    if e.op in (Op.LOAD, Op.CONST) or not e.info[1]:
+        return e
+    if e.op is Op.LOAD or all(n.op in (Op.LOAD, Op.CONST, Op.IDX) or n.dtype.kind in "iu"
+                              for n in e.toposort() if n.op is not Op.LOAD):  # fmt: skip
+        return e  # only re-indexing (a view): nothing to recompute
+    return lazy.load_all(lazy.schedule(e, aval.size, device))
 
 
 def _fit_buffer_limit(exps: list[Exp], avals: list[ShapedArray], device: Device) -> list[Exp]:

@@ -1,0 +1,177 @@
+"""Compiled jit programs: a jaxpr lowered once into a list of kernels.
+
+The first call of a jitted function on a device runs its jaxpr *symbolically*: the inputs are
+placeholder buffers, so eager lowering builds (and fuses) the kernel graph without running
+anything. The pending kernels reachable from the outputs, in dependency order, are the
+program; later calls only instantiate those kernels on the new input buffers (no lowering,
+no tracing), still lazily. Jaxprs that need values while running (a `cond` index, a
+`while_loop` predicate, a debug callback) cannot be precompiled and run eagerly instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import core, lazy
+from .array import Array
+from .core import ClosedJaxpr
+from .ir import exp as E
+from .ir.kernel import Kernel
+from .ir.ops import Op
+from .lazy import LazyBuffer, NeedsValues
+from .runtime.backend import Device
+
+
+class Placeholder(LazyBuffer):
+    """An input of a program being compiled: it has no data."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, device: Device, aval: Any, position: int) -> None:
+        super().__init__(device, aval.dtype, aval.size)
+        self.position = position
+
+
+# A step input: ("arg", position) | ("step", index) | ("const", LazyBuffer)
+Ref = tuple[str, Any]
+
+
+class Program:
+    def __init__(self, steps: list[tuple[Kernel, list[Ref]]], outputs: list[Any]) -> None:
+        self.steps = steps
+        # per output: ("step", i, aval) | ("arg", position, aval) | ("exp", exp, aval)
+        self.outputs = outputs
+
+    def run(self, args: list[Array], device: Device) -> list[Array]:
+        bufs: list[LazyBuffer | None] = []
+        arg_bufs = [a._buffer() for a in args]
+        for kernel, refs in self.steps:
+            inputs = [_resolve(r, arg_bufs, bufs) for r in refs]
+            lb = LazyBuffer(device, kernel.out_dtype, kernel.size)
+            lb.kernel = kernel
+            lb.inputs = inputs
+            bufs.append(lb)
+        outs = []
+        for kind, where, aval in self.outputs:
+            if kind == "step":
+                lb = bufs[where]
+                assert lb is not None
+                outs.append(Array(aval, device, lazy.load_all(lb)))
+            elif kind == "arg":
+                outs.append(Array(aval, device, args[where]._exp))
+            elif kind == "const":
+                outs.append(Array(aval, device, lazy.load_all(where)))
+            else:
+                outs.append(Array(aval, device, where))
+        return outs
+
+
+def materialize(x: Any) -> Any:
+    """A jit output as its own buffer (pending), like the compiled path gives: outputs are
+    not left as expressions that later steps would recompute."""
+    if isinstance(x, Array) and x._exp is not None and x._exp.info[1]:
+        x._buffer()
+    return x
+
+
+def _resolve(ref: Ref, arg_bufs: list[LazyBuffer | None], bufs: list[LazyBuffer | None]
+             ) -> LazyBuffer:  # fmt: skip
+    kind, where = ref
+    if kind == "arg":
+        lb = arg_bufs[where]
+    elif kind == "step":
+        lb = bufs[where]
+    else:
+        lb = where
+    assert lb is not None
+    return lb
+
+
+_CACHE: dict[tuple[int, Device, tuple[Any, ...]], Program | None] = {}
+_KEEP: dict[int, ClosedJaxpr] = {}  # keeps cached jaxprs alive so their ids stay unique
+
+
+def run_jaxpr(closed: ClosedJaxpr, args: list[Any]) -> list[Any] | None:
+    """Run `closed` on concrete arrays through its compiled program; None if it cannot be
+    compiled (the caller then evaluates it eagerly)."""
+    if not args or not all(isinstance(a, Array) for a in args):
+        return None
+    device = args[0]._device
+    if any(a._device != device or a._deleted for a in args):
+        return None
+    key = (id(closed), device, tuple(a.aval for a in args))
+    if key not in _CACHE:
+        _KEEP[id(closed)] = closed
+        _CACHE[key] = _compile(closed, args, device)
+    program = _CACHE[key]
+    if program is None:
+        return None
+    return program.run(args, device)
+
+
+_EFFECTS = frozenset({"debug_callback"})
+
+
+def _has_effects(jaxpr: Any) -> bool:
+    """Callbacks must see real values at every call: such programs run eagerly."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in _EFFECTS:
+            return True
+        for v in eqn.params.values():
+            subs = v if isinstance(v, tuple) else (v,)
+            for sub in subs:
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns") and _has_effects(inner):
+                    return True
+    return False
+
+
+def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program | None:
+    if _has_effects(closed.jaxpr):
+        return None
+    placeholders = [Placeholder(device, a.aval, i) for i, a in enumerate(args)]
+    sym = [
+        Array(a.aval, device, lazy.load_all(p) if a.aval.size else None)
+        for a, p in zip(args, placeholders, strict=True)
+    ]
+    try:
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *sym)
+    except NeedsValues:
+        return None
+    if not all(isinstance(o, Array) for o in outs):
+        return None
+    step_of: dict[int, int] = {}
+    steps: list[tuple[Kernel, list[Ref]]] = []
+    by_id = {id(p): p.position for p in placeholders}
+
+    alive: list[LazyBuffer] = []  # ids below must stay unique: nothing seen may be freed
+
+    def ref(lb: LazyBuffer) -> Ref:
+        alive.append(lb)
+        if id(lb) in by_id:
+            return ("arg", by_id[id(lb)])
+        if id(lb) in step_of:
+            return ("step", step_of[id(lb)])
+        if lb.kernel is None:
+            return ("const", lb)  # realized data captured by the program (jaxpr consts)
+        for i in lb.inputs:
+            if id(i) not in by_id and id(i) not in step_of and i.kernel is not None:
+                ref(i)
+        assert lb.kernel is not None
+        steps.append((lb.kernel, [ref(i) for i in lb.inputs]))
+        step_of[id(lb)] = len(steps) - 1
+        return ("step", step_of[id(lb)])
+
+    outputs: list[Any] = []
+    for o in outs:
+        e = o._exp
+        if e is None or not e.info[1]:  # empty, or a constant: no buffers involved
+            outputs.append(("exp", e, o.aval))
+            continue
+        if e.op is Op.LOAD and e.src[0] is E.idx(o.aval.size) and id(e.arg) in by_id:
+            outputs.append(("arg", by_id[id(e.arg)], o.aval))
+            continue
+        lb = lazy.as_buffer(e, o.aval.size, device)
+        kind, where = ref(lb)
+        outputs.append((kind, where, o.aval))
+    return Program(steps, outputs)
