@@ -89,3 +89,49 @@ def test_jit_with_value_dependent_control_flow_runs_eagerly(device):
     f = webjax.jit(lambda x: webjax.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x))
     assert f(jnp.ones(2)).tolist() == [2.0, 2.0]
     assert f(-jnp.ones(2)).tolist() == [1.0, 1.0]
+
+
+def test_training_loop_does_not_leak(device):
+    import gc
+
+    from webjax._src import lazy
+
+    w = jnp.ones((8, 4)) * 0.1
+    x = jnp.arange(16.0).reshape(2, 8) / 16.0
+
+    @webjax.jit
+    def step(w):
+        g = webjax.grad(lambda w: jnp.sum(jnp.tanh(x @ w) ** 2))(w)
+        return w - 0.1 * g
+
+    for _ in range(3):
+        w = step(w)
+    w.block_until_ready()
+    gc.collect()
+    before = lazy.live_buffers[device.platform]
+    for _ in range(50):
+        w = step(w)
+    w.block_until_ready()
+    gc.collect()
+    assert lazy.live_buffers[device.platform] <= before + 1
+
+
+def _kernels_in_trace(tmp_path, fn, *args):
+    import json
+
+    fn(*args).block_until_ready()  # compile outside the trace
+    webjax.profiler.start_trace(tmp_path)
+    fn(*args).block_until_ready()
+    webjax.profiler.stop_trace()
+    events = json.loads((tmp_path / "webjax.trace.json").read_text())["traceEvents"]
+    return len([e for e in events if e["cat"] == "kernel"])
+
+
+def test_fusion_counts_from_trace_file(device, tmp_path):
+    a, b = jnp.arange(12.0).reshape(3, 4), jnp.ones((4, 5))
+    x = jnp.arange(20.0).reshape(4, 5)
+    assert _kernels_in_trace(tmp_path, webjax.jit(lambda x, y: jnp.sqrt(x * x + y * y)), x, x) == 1
+    relu_mm = webjax.jit(lambda a, b: webjax.nn.relu(a @ b + 1))
+    assert _kernels_in_trace(tmp_path, relu_mm, a, b) == 1
+    assert _kernels_in_trace(tmp_path, webjax.jit(webjax.nn.softmax), x) <= 4
+    assert _kernels_in_trace(tmp_path, webjax.jit(lambda x: x.T.sum(0)), x) == 1

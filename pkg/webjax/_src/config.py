@@ -5,6 +5,7 @@ Only flags webjax honours are accepted; an unknown name raises, as in JAX.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -20,6 +21,8 @@ class Config:
             "jax_default_matmul_precision": None,
             "jax_numpy_rank_promotion": "allow",
             "jax_debug_nans": False,
+            # WEBJAX_DEBUG: 1 dispatches, 2 + jaxprs of jit, 3 + kernel IR, 4 + generated code
+            "webjax_debug": int(os.environ.get("WEBJAX_DEBUG", "0") or 0),
         }
 
     def update(self, name: str, value: Any) -> None:
@@ -40,6 +43,10 @@ class Config:
 
 
 config = Config()
+
+
+def debug_level() -> int:
+    return int(config._values["webjax_debug"])
 
 
 def x64_enabled() -> bool:

@@ -317,6 +317,10 @@ class Jitted:
 
         self.trace_count += 1
         closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
+        from .config import debug_level
+
+        if debug_level() >= 2:
+            print(f"[webjax] traced jit({self.__name__}):\n{closed}")
         self._cache[key] = (closed, out_tree_box[0])
         return closed, out_tree_box[0], flat
 

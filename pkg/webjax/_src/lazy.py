@@ -9,10 +9,12 @@ dropped before a read never runs.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import struct
 from typing import Any
 
+from . import config as _config
 from . import profiler
 from .dtypes import DType
 from .ir import exp as E
@@ -24,6 +26,10 @@ from .runtime.backend import Backend, Device
 # Schedule an expression as its own kernel past this many nodes (bounds recompilation and
 # recomputation in long eager chains).
 MAX_FUSED_NODES = 256
+
+
+# Device buffers currently held, per platform (tests check that loops do not leak).
+live_buffers: collections.Counter[str] = collections.Counter()
 
 
 class NeedsValues(Exception):
@@ -59,6 +65,7 @@ class LazyBuffer:
         handle = self.handle
         if handle is not None:
             self.handle = None
+            live_buffers[self.device.platform] -= 1
             # At interpreter shutdown there may be nothing left to free into.
             with contextlib.suppress(Exception):
                 self.device.backend.free(handle)
@@ -75,6 +82,7 @@ def from_bytes(device: Device, dtype: DType, size: int, data: bytes | memoryview
     if not backend.supports_dtype(dtype):
         raise TypeError(f"The {device.platform} backend does not support dtype {dtype.name}.")
     lb.handle = backend.malloc(lb.nbytes)
+    live_buffers[device.platform] += 1
     if lb.nbytes:
         backend.write(lb.handle, data)
     return lb
@@ -141,10 +149,15 @@ def as_buffer(exp: Exp, size: int, device: Device) -> LazyBuffer:
     return schedule(exp, size, device)
 
 
+# While a jit program is compiled, reductions may stay expressions so that a single-use
+# elementwise epilogue fuses into their kernel (the program compiler knows the uses).
+fuse_epilogues = False
+
+
 def needs_schedule(exp: Exp) -> bool:
     """The eager fusion policy: reductions get their own kernel; long chains are cut."""
     size, _, has_reduce = exp.info
-    if has_reduce:
+    if has_reduce and not fuse_epilogues:
         return True
     # the cached size over-counts shared nodes: only then pay for the exact count
     return size > MAX_FUSED_NODES and len(exp.toposort()) > MAX_FUSED_NODES
@@ -186,11 +199,26 @@ def _run(lb: LazyBuffer) -> None:
         for i in lb.inputs:
             if i.handle is None:
                 raise RuntimeError("Array has been deleted")
+        if _config.debug_level():
+            _debug_dispatch(lb.device.platform, kernel, exe)
         with profiler.kernel_event(lb.device.platform, kernel, exe):
             backend.dispatch(exe, [i.handle for i in lb.inputs], handle)
     lb.handle = handle
+    live_buffers[lb.device.platform] += 1
     lb.kernel = None
     lb.inputs = []
+
+
+def _debug_dispatch(platform: str, kernel: Kernel, exe: Any) -> None:
+    level = _config.debug_level()
+    red = kernel.reduction
+    what = f"reduce[{red.arg[1]}]" if red is not None else "elementwise"
+    print(f"[webjax] dispatch {platform}: {what} kernel of {kernel.size} x "
+          f"{kernel.out_dtype.name}, {kernel.nargs} inputs")  # fmt: skip
+    if level >= 3:
+        print(f"[webjax]   ir: {kernel.exp!r}")
+    if level >= 4:
+        print(f"[webjax]   source:\n{getattr(exe, 'source', '(binary)')}")
 
 
 def read_bytes(lb: LazyBuffer) -> bytes:

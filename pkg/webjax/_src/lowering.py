@@ -102,10 +102,30 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
         )
     exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
     exps = _fit_buffer_limit(exps, avals, device)
+    if lazy.fuse_epilogues:
+        exps = _one_reduction(prim, exps, avals, out_aval, device)
     if prim.name in _MATERIALIZE_OPERANDS:
         exps = [_materialized(e, av, device) for e, av in zip(exps, avals, strict=True)]
     out = LOWERINGS[prim](exps, avals, out_aval, **params)
     return array_mod.from_exp(out, out_aval, device)
+
+
+def _one_reduction(prim: Primitive, exps: list[Exp], avals: list[ShapedArray],
+                   out: ShapedArray, device: Device) -> list[Exp]:  # fmt: skip
+    """Keep a reduction inside an input expression only where this primitive reads it
+    elementwise at the same index and nothing else brings a reduction: a kernel holds one
+    REDUCE, and re-indexing one would recompute it per read."""
+    kept = False
+    out_exps = []
+    for e, av in zip(exps, avals, strict=True):
+        if e.info[2]:
+            fusable = prim.name in ELEMENTWISE and av.shape == out.shape and not kept
+            if fusable:
+                kept = True
+            else:
+                e = lazy.load_all(lazy.schedule(e, av.size, device))
+        out_exps.append(e)
+    return out_exps
 
 
 # Contractions read each operand element many times: computing an elementwise expression
@@ -173,6 +193,11 @@ BINARY_OPS = {
     "le": Op.CMPLE,
 }  # fmt: skip
 SWAPPED = {"gt": Op.CMPLT, "ge": Op.CMPLE}
+# Primitives that read every input at the output's own index (epilogues may fuse into them).
+ELEMENTWISE = frozenset(
+    {*UNARY_OPS, *BINARY_OPS, *SWAPPED, "convert_element_type", "integer_pow", "select_n",
+     "clamp", "add_any", "stop_gradient", "bitcast_convert_type"}
+)  # fmt: skip
 
 # 16-bit floats compute in float32 (exact for the basic ops after rounding back, and how the
 # backends evaluate them anyway).

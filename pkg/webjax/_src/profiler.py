@@ -75,10 +75,14 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
     if browser_t0 is not None:
         from .hosts import profiler_browser
 
-        props = {"size": kernel.size, "dtype": kernel.out_dtype.name,
-                 "expr": repr(kernel.exp)[:500]}  # fmt: skip
+        props = {
+            "size": kernel.size,
+            "dtype": kernel.out_dtype.name,
+            "expr": repr(kernel.exp)[:500],
+        }
         profiler_browser.measure(f"kernel[{kernel.size}]", browser_t0,
                                  profiler_browser.now_ms(), platform, props)  # fmt: skip
+    red = kernel.reduction
     _events.append(
         {
             "name": f"kernel[{kernel.size}]",
@@ -90,9 +94,12 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
             "tid": platform,
             "args": {
                 "platform": platform,
+                "kind": "reduction" if red is not None else "elementwise",
                 "size": kernel.size,
+                "reduction_size": red.arg[1] if red is not None else 0,
                 "dtype": kernel.out_dtype.name,
                 "expr": repr(kernel.exp)[:2000],
+                "source": str(getattr(exe, "source", ""))[:4000],
             },
         }
     )

@@ -110,6 +110,53 @@ def run_jaxpr(closed: ClosedJaxpr, args: list[Any]) -> list[Any] | None:
 
 
 _EFFECTS = frozenset({"debug_callback"})
+# Calls whose body is simply evaluated: inline them so uses inside are counted too.
+_TRANSPARENT = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+                "checkpoint": "jaxpr"}  # fmt: skip
+
+
+def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
+    """eval_jaxpr that keeps a reduction fused into its consumer only when that consumer is
+    its single, elementwise use; otherwise the reduction becomes its own kernel."""
+    from .lowering import ELEMENTWISE
+
+    uses: dict[int, list[str]] = {}
+    for eqn in jaxpr.eqns:
+        for v in eqn.invars:
+            if isinstance(v, core.Var):
+                uses.setdefault(id(v), []).append(eqn.primitive.name)
+    for v in jaxpr.outvars:
+        if isinstance(v, core.Var):
+            uses.setdefault(id(v), []).append("output")
+    env: dict[int, Any] = {}
+
+    def read(x: Any) -> Any:
+        return x.val if isinstance(x, core.Literal) else env[id(x)]
+
+    for v, c in zip(jaxpr.constvars, consts, strict=True):
+        env[id(v)] = c
+
+    def settle(v: Any, o: Any) -> None:
+        u = uses.get(id(v), [])
+        fused = isinstance(o, Array) and o._exp is not None and o._exp.info[2]
+        if fused and (len(u) != 1 or (u[0] not in ELEMENTWISE and u[0] not in _TRANSPARENT)):
+            o._buffer()  # shared or re-indexed: compute the reduction once
+        env[id(v)] = o
+
+    for v, a in zip(jaxpr.invars, args, strict=True):
+        settle(v, a)
+    for eqn in jaxpr.eqns:
+        ins = [read(x) for x in eqn.invars]
+        body = _TRANSPARENT.get(eqn.primitive.name)
+        if body is not None:
+            inner = eqn.params[body]
+            outs = _eval_fusing(inner.jaxpr, inner.consts, ins)
+        else:
+            outs = eqn.primitive.bind(*ins, **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+        for v, o in zip(eqn.outvars, outs, strict=True):
+            settle(v, o)
+    return [read(v) for v in jaxpr.outvars]
 
 
 def _has_effects(jaxpr: Any) -> bool:
@@ -134,10 +181,13 @@ def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program 
         Array(a.aval, device, lazy.load_all(p) if a.aval.size else None)
         for a, p in zip(args, placeholders, strict=True)
     ]
+    lazy.fuse_epilogues = True
     try:
-        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *sym)
+        outs = _eval_fusing(closed.jaxpr, closed.consts, sym)
     except NeedsValues:
         return None
+    finally:
+        lazy.fuse_epilogues = False
     if not all(isinstance(o, Array) for o in outs):
         return None
     step_of: dict[int, int] = {}

@@ -23,8 +23,8 @@ from ..ir import scalar
 from ..ir.exp import Exp
 from ..ir.kernel import Kernel
 from ..ir.ops import COMPARE, Op
-from . import wasm_math, wasm_simd
-from .wasm_asm import F32, F64, I32, I64, Func, module
+from . import wasm_math, wasm_reduce, wasm_simd
+from .wasm_asm import F32, F64, I32, I64, V128, Func, module
 
 EXPORT = "kernel"
 
@@ -76,9 +76,11 @@ def _unsupported(op: Op, d: DType) -> UnsupportedError:
 class _Gen:
     """Builds the module for one kernel: the kernel function plus the helpers it calls."""
 
-    def __init__(self, kernel: Kernel, simd: bool = True) -> None:
+    def __init__(self, kernel: Kernel, simd: bool = True, relaxed: bool = False) -> None:
         self.kernel = kernel
         self.use_simd = simd
+        self.relaxed = relaxed
+        self.scratch_bytes = 0
         self.simd_used = False
         n = kernel.nargs
         self.n = n
@@ -163,18 +165,35 @@ class _Gen:
                 dep_r.add(id(node))
         for node in order:
             _info(node.dtype)
+        red = k.reduction
+        self.rplan = self.mplan = None
+        if red is not None and self.use_simd:
+            self.rplan = wasm_reduce.plan_reduce(red, dep_r)
+            if id(red) in dep_i:
+                self.mplan = wasm_reduce.plan_matmul(k, red)
+        if self.mplan is not None:
+            # one more parameter: scratch memory (scratch_bytes) for packed panels
+            self.scratch = len(f.params)
+            f.params.append(I32)
+            self.scratch_bytes = wasm_reduce.scratch_bytes(self.mplan)
         self.i = f.local(I32)
         self.r = f.local(I32)
         self.inner = [n for n in order if id(n) in dep_r]
         outer = [n for n in order if id(n) not in dep_r]
+        if red is not None and self.use_simd and self.rplan is not None:
+            wasm_reduce.prepare_reduce(self, self.rplan)
         # Hoist what depends on neither index out of the element loop.
         for node in outer:
             if id(node) not in dep_i:
                 self.emit(node)
         simd = wasm_simd.plan(k, outer, dep_i) if self.use_simd else None
-        self.simd_used = simd is not None
+        self.simd_used = simd is not None or self.rplan is not None or self.mplan is not None
+        if self.mplan is not None:
+            wasm_reduce.emit_matmul(self, self.mplan)
         f.get(self.lo)
         f.set(self.i)
+        if self.mplan is not None:
+            self.mcount = wasm_reduce.start_counters(self, self.mplan)
         if simd is not None:
             wasm_simd.emit_main_loop(self, simd)
         f.block("block")
@@ -185,9 +204,21 @@ class _Gen:
         f.br_if(1)
         scalar_loop_nodes = [n for n in outer if id(n) in dep_i]
         saved = dict(self.loc)
+        if self.mplan is not None:
+            # outputs a tile computed: skip them (or re-read their sums for the epilogue)
+            f.block("block")
+            wasm_reduce.emit_covered(self, self.mplan, self.mcount)
+            if self.mplan.trivial:
+                f.br_if(0)
+            else:
+                self.cov = f.local(I32)
+                f.set(self.cov)
         for node in scalar_loop_nodes:
             self.emit(node)
         self.store_output()
+        if self.mplan is not None:
+            f.end()
+            wasm_reduce.step_counters(self, self.mplan, self.mcount)
         self.loc = saved
         f.get(self.i)
         f.i32(1)
@@ -248,12 +279,46 @@ class _Gen:
 
     def emit_reduce(self, node: Exp) -> None:
         f = self.f
+        acc = f.local(_info(node.dtype)[1])
+        if self.mplan is not None and not self.mplan.trivial:
+            # a tile left this output's sum in out[i]: read it back for the epilogue
+            f.get(self.cov)
+            f.block("if")
+            f.get(0)
+            f.get(self.i)
+            f.i32(2)
+            f.op("i32.shl", "i32.add")
+            f.mem("f32.load")
+            f.set(acc)
+            f.op("else")
+            self.reduce_into(node, acc)
+            f.end()
+        else:
+            self.reduce_into(node, acc)
+        self.loc[id(node)] = acc
+
+    def reduce_into(self, node: Exp, acc: int) -> None:
+        p = self.rplan
+        if p is None or p.node is not node:
+            self.scalar_reduce(node, acc, 0)
+            return
+        f = self.f
+        f.get(p.ok)
+        f.block("if")
+        wasm_reduce.emit_reduce(self, p, acc, lambda a, start: self.scalar_reduce(node, a, start))
+        f.op("else")
+        self.scalar_reduce(node, acc, 0)
+        f.end()
+
+    def scalar_reduce(self, node: Exp, acc: int, start: int) -> None:
+        """acc = combine(acc, body(r)) for start <= r < size (acc = identity when start == 0)."""
+        f = self.f
         combine, rsize = node.arg
         d = node.dtype
-        acc = f.local(_info(d)[1])
-        self.const(scalar.identity(combine, d), d)
-        f.set(acc)
-        f.i32(0)
+        if start == 0:
+            self.const(scalar.identity(combine, d), d)
+            f.set(acc)
+        f.i32(start)
         f.set(self.r)
         f.block("loop")
         saved = dict(self.loc)
@@ -270,7 +335,6 @@ class _Gen:
         f.op("i32.lt_u")
         f.br_if(0)
         f.end()
-        self.loc[id(node)] = acc
 
     # -- one node's value onto the stack ---------------------------------------------------------
     def value(self, node: Exp) -> None:
@@ -717,9 +781,31 @@ _FLOAT_ARITH = {
 }  # fmt: skip
 
 
-def generate(kernel: Kernel, *, simd: bool = True) -> bytes:
-    """The module bytes for `kernel` (see the module docstring for the export's signature)."""
-    return _Gen(kernel, simd).build()
+def generate(kernel: Kernel, *, simd: bool = True, relaxed: bool = False) -> bytes:
+    """The module bytes for `kernel` (see the module docstring for the export's signature).
+
+    `relaxed`: the engine validates relaxed SIMD (`relaxed_probe()`), so tiled matmuls may use
+    `f32x4.relaxed_madd` (fused or not, as the engine likes: within float tolerance either way).
+    """
+    return _Gen(kernel, simd, relaxed).build()
+
+
+def generate_ex(kernel: Kernel, *, simd: bool = True, relaxed: bool = False) -> tuple[bytes, int]:
+    """(module bytes, scratch bytes). A kernel with scratch > 0 takes one more i32 parameter
+    after `hi`: a byte offset of that many bytes of 16-byte aligned scratch memory."""
+    gen = _Gen(kernel, simd, relaxed)
+    wasm = gen.build()
+    return wasm, gen.scratch_bytes
+
+
+def relaxed_probe() -> bytes:
+    """A tiny module using f32x4.relaxed_madd: engines that validate it have relaxed SIMD."""
+    f = Func([], [V128])
+    for _ in range(3):
+        f.f32(1.0)
+        f.op("f32x4.splat")
+    f.op("f32x4.relaxed_madd")
+    return module([f], {EXPORT: 0})
 
 
 def uses_simd(kernel: Kernel) -> bool:

@@ -102,7 +102,7 @@ MEM: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 
 # SIMD128 (0xFD prefix, LEB128 sub-opcode). Memory ops take a memarg, lane ops a lane byte.
-SIMD_MEM = {"v128.load": (0, 4), "v128.store": (11, 4)}
+SIMD_MEM = {"v128.load": (0, 4), "v128.load32_splat": (9, 2), "v128.store": (11, 4)}
 SIMD_LANE = {
     "i8x16.extract_lane_s": 21, "i8x16.extract_lane_u": 22, "i8x16.replace_lane": 23,
     "i16x8.extract_lane_s": 24, "i16x8.extract_lane_u": 25, "i16x8.replace_lane": 26,
@@ -131,6 +131,7 @@ f64x2.abs=236 f64x2.neg=237 f64x2.sqrt=239 f64x2.add=240 f64x2.sub=241 f64x2.mul
 f64x2.div=243 f64x2.min=244 f64x2.max=245 f64x2.pmin=246 f64x2.pmax=247
 i32x4.trunc_sat_f32x4_s=248 i32x4.trunc_sat_f32x4_u=249 f32x4.convert_i32x4_s=250
 f32x4.convert_i32x4_u=251
+f32x4.relaxed_madd=261 f32x4.relaxed_nmadd=262
 """
 for _item in _SIMD_NAMES.split():
     _mn, _code = _item.split("=")

@@ -88,6 +88,7 @@ class WgslProgram:
     nargs: int
     invocations: int  # output words; 0 means nothing to run
     scratch_bytes: int = 0
+    note: str = ""  # how it was scheduled (the tiled matmul's tile), for profiles and benches
 
     @property
     def source(self) -> str:
@@ -510,7 +511,9 @@ def _shader(kernel: Kernel, pre: _Prelude, body: list[str], extra: str = "") -> 
     return "\n".join(lines) + "\n"
 
 
-def render(kernel: Kernel, max_bindings: int = 8) -> WgslProgram:
+def render(
+    kernel: Kernel, max_bindings: int = 8, limits: dict[str, int] | None = None
+) -> WgslProgram:
     """Render the kernel as WGSL compute shaders (entry points `main`).
 
     Elementwise kernels and short reductions run one output word per invocation, reductions
@@ -519,6 +522,8 @@ def render(kernel: Kernel, max_bindings: int = 8) -> WgslProgram:
     or, with very few outputs, two passes: chunked partials over many workgroups, then the
     finish. Float sums and products then round differently from the sequential order.
     `max_bindings` (storage buffers per shader) decides whether the two-pass form fits.
+    Float32 matrix products (wgsl_matmul.match) run as workgroup-tiled matmuls, with the tile
+    chosen from `limits` (max_workgroup_storage bytes, max_invocations per workgroup).
     """
     out_d = kernel.out_dtype
     for d in (*kernel.arg_dtypes, out_d):
@@ -526,6 +531,15 @@ def render(kernel: Kernel, max_bindings: int = 8) -> WgslProgram:
     for n in kernel.exp.toposort():
         check_dtype(n.dtype)
     red = kernel.reduction
+    if red is not None:
+        from . import wgsl_matmul
+
+        plan = wgsl_matmul.match(kernel)
+        if plan is not None:
+            tiled = wgsl_matmul.render(kernel, plan, limits or {})
+            if tiled is not None:
+                prog, tile = tiled
+                return WgslProgram(prog.passes, prog.nargs, prog.invocations, 0, str(tile))
     per = 4 // out_d.itemsize  # elements per output word
     words = -(-kernel.size // per)
     rsize = red.arg[1] if red is not None else 0

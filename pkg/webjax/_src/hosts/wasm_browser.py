@@ -85,6 +85,13 @@ class BrowserWasmHost:
         fn: Callable[..., Any] = getattr(instance.exports, export)
         return fn
 
+    def validate(self, wasm: bytes) -> bool:
+        """Whether this engine accepts `wasm` (feature probes: relaxed SIMD)."""
+        try:
+            return bool(self._js.WebAssembly.validate(self._bytes(wasm)))
+        except Exception:
+            return False
+
     def instantiate(self, wasm: bytes, export: str) -> Callable[..., Any]:
         WebAssembly = self._js.WebAssembly
         data = self._bytes(wasm)

@@ -25,7 +25,10 @@ class WasmtimeHost:
         import wasmtime  # lazily: `import webjax` must work without it
 
         self._wt = wasmtime
-        self.engine = wasmtime.Engine()
+        config = wasmtime.Config()
+        with contextlib.suppress(AttributeError):  # relaxed SIMD: the codegen probes for it
+            config.wasm_relaxed_simd = True
+        self.engine = wasmtime.Engine(config)
         self.store = wasmtime.Store(self.engine)
         self.memory = wasmtime.Memory(
             self.store, wasmtime.MemoryType(wasmtime.Limits(1, MAX_PAGES))
@@ -81,6 +84,14 @@ class WasmtimeHost:
             ctypes.memset(self._base + offset, byte, n)
 
     # -- code ---------------------------------------------------------------------------------
+    def validate(self, wasm: bytes) -> bool:
+        """Whether this engine accepts `wasm` (feature probes: relaxed SIMD)."""
+        try:
+            self._wt.Module.validate(self.engine, wasm)
+        except Exception:
+            return False
+        return True
+
     def instantiate(self, wasm: bytes, export: str) -> Callable[..., Any]:
         wt = self._wt
         module = wt.Module(self.engine, wasm)

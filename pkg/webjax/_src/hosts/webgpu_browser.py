@@ -44,6 +44,9 @@ _HELPER_JS = r"""
         maxStorageBuffersPerShaderStage: A.maxStorageBuffersPerShaderStage,
         maxStorageBufferBindingSize: A.maxStorageBufferBindingSize,
         maxBufferSize: A.maxBufferSize,
+        maxComputeWorkgroupStorageSize: A.maxComputeWorkgroupStorageSize,
+        maxComputeInvocationsPerWorkgroup: A.maxComputeInvocationsPerWorkgroup,
+        maxComputeWorkgroupSizeX: A.maxComputeWorkgroupSizeX,
       };
       const device = await adapter.requestDevice({requiredLimits});
       device.addEventListener("uncapturederror", (e) => {
@@ -58,6 +61,8 @@ _HELPER_JS = r"""
         description: [info.vendor, info.architecture, info.description].filter(Boolean).join(" "),
         maxStorageBuffers: L.maxStorageBuffersPerShaderStage,
         maxBufferBytes: Math.min(L.maxStorageBufferBindingSize, L.maxBufferSize),
+        maxWorkgroupStorage: L.maxComputeWorkgroupStorageSize,
+        maxInvocations: Math.min(L.maxComputeInvocationsPerWorkgroup, L.maxComputeWorkgroupSizeX),
       };
     },
     createBuffer(device, size) {
@@ -158,6 +163,8 @@ class BrowserWebGPU:
         self.description = str(info.description) or "WebGPU"
         self.max_storage_buffers = int(info.maxStorageBuffers)
         self.max_buffer_bytes = int(info.maxBufferBytes)
+        self.max_workgroup_storage = int(info.maxWorkgroupStorage)
+        self.max_invocations = int(info.maxInvocations)
 
     def _check(self) -> None:
         err = self.h.takeError()

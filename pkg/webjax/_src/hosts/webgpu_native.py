@@ -28,6 +28,11 @@ class NativeWebGPU:
         self.max_buffer_bytes = min(
             int(limits["max-storage-buffer-binding-size"]), int(limits["max-buffer-size"])
         )
+        self.max_workgroup_storage = int(limits["max-compute-workgroup-storage-size"])
+        self.max_invocations = min(
+            int(limits["max-compute-invocations-per-workgroup"]),
+            int(limits["max-compute-workgroup-size-x"]),
+        )
         bu = wgpu.BufferUsage
         self._usage = bu.STORAGE | bu.COPY_SRC | bu.COPY_DST
         self._layouts: dict[int, tuple[Any, Any]] = {}
@@ -181,6 +186,9 @@ def open_device() -> NativeWebGPU:
             "max-storage-buffers-per-shader-stage",
             "max-storage-buffer-binding-size",
             "max-buffer-size",
+            "max-compute-workgroup-storage-size",
+            "max-compute-invocations-per-workgroup",
+            "max-compute-workgroup-size-x",
         )
     }
     try:

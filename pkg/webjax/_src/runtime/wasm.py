@@ -41,12 +41,13 @@ class WasmBuffer:
 
 
 class WasmExecutable:
-    __slots__ = ("kernel", "fn", "wasm", "arg_sizes", "out_size")
+    __slots__ = ("kernel", "fn", "wasm", "arg_sizes", "out_size", "scratch")
 
-    def __init__(self, kernel: Kernel, fn: Any, wasm: bytes) -> None:
+    def __init__(self, kernel: Kernel, fn: Any, wasm: bytes, scratch: int = 0) -> None:
         self.kernel = kernel
         self.fn = fn
         self.wasm = wasm
+        self.scratch = scratch  # bytes of scratch memory the kernel takes after `hi`
         self.arg_sizes = tuple(d.itemsize for d in kernel.arg_dtypes)
         self.out_size = kernel.out_dtype.itemsize
 
@@ -82,6 +83,10 @@ class WasmBackend(Backend):
         self._top = _RESERVED  # bump pointer
         self._high = _RESERVED  # memory below this may hold old data
         self.bytes_in_use = 0
+        self._scratch: WasmBuffer | None = None
+        # relaxed SIMD (f32x4.relaxed_madd) where the engine validates it: probed once
+        validate = getattr(self.host, "validate", None)
+        self.relaxed_simd = bool(validate and validate(wasm_codegen.relaxed_probe()))
 
     def supports_dtype(self, dtype: DType) -> bool:
         return wasm_codegen.supports_dtype(dtype)
@@ -141,21 +146,21 @@ class WasmBackend(Backend):
     def prepare(self, kernel: Kernel) -> WasmExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            wasm = wasm_codegen.generate(kernel)
+            wasm, scratch = wasm_codegen.generate_ex(kernel, relaxed=self.relaxed_simd)
             fn = self.host.instantiate(wasm, wasm_codegen.EXPORT)
-            exe = self._cache[kernel] = WasmExecutable(kernel, fn, wasm)
+            exe = self._cache[kernel] = WasmExecutable(kernel, fn, wasm, scratch)
         return exe
 
     async def prepare_async(self, kernel: Kernel) -> WasmExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            wasm = wasm_codegen.generate(kernel)
+            wasm, scratch = wasm_codegen.generate_ex(kernel, relaxed=self.relaxed_simd)
             compile_async = getattr(self.host, "instantiate_async", None)
             if compile_async is not None:
                 fn = await compile_async(wasm, wasm_codegen.EXPORT)
             else:
                 fn = self.host.instantiate(wasm, wasm_codegen.EXPORT)
-            exe = self._cache.setdefault(kernel, WasmExecutable(kernel, fn, wasm))
+            exe = self._cache.setdefault(kernel, WasmExecutable(kernel, fn, wasm, scratch))
         return exe
 
     def dispatch(self, exe: WasmExecutable, inputs: list[Any], output: Any) -> None:
@@ -172,7 +177,18 @@ class WasmBackend(Backend):
         args += [_i32(b.ptr) for b in inputs]
         args += [b.nbytes // s for b, s in zip(inputs, exe.arg_sizes, strict=True)]
         args += [0, k.size]
+        if exe.scratch:
+            args.append(_i32(self._scratch_ptr(exe.scratch)))
         exe.fn(*args)
+
+    def _scratch_ptr(self, nbytes: int) -> int:
+        """One scratch block shared by all kernels (kernels run one at a time), grown on need."""
+        s = self._scratch
+        if s is None or s.cap < nbytes:
+            if s is not None:
+                self.free(s)
+            s = self._scratch = self.malloc(nbytes)
+        return s.ptr
 
 
 def _i32(p: int) -> int:

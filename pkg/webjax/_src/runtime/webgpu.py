@@ -60,6 +60,11 @@ class WebGPUBackend(Backend):
         self.description: str = getattr(self.host, "description", "webgpu")
         self.max_args = self.host.max_storage_buffers - 1  # one binding is the output
         self.max_buffer_bytes = self.host.max_buffer_bytes
+        # what the tiled matmul sizes its tiles by (WebGPU's default limits when not reported)
+        self.limits = {
+            "max_workgroup_storage": int(getattr(self.host, "max_workgroup_storage", 16384)),
+            "max_invocations": int(getattr(self.host, "max_invocations", 256)),
+        }
         self.flush_every = 64
         self._cache: dict[Kernel, WebGPUExecutable] = {}
         self._pending: set[WebGPUBuffer] = set()  # buffers that queued work uses
@@ -138,7 +143,7 @@ class WebGPUBackend(Backend):
     def prepare(self, kernel: Kernel) -> WebGPUExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            program = wgsl.render(kernel, self.max_args + 1)
+            program = wgsl.render(kernel, self.max_args + 1, self.limits)
             pipelines = [self._compile(p) for p in program.passes]
             exe = self._cache[kernel] = WebGPUExecutable(kernel, program, pipelines)
         return exe
@@ -146,7 +151,7 @@ class WebGPUBackend(Backend):
     async def prepare_async(self, kernel: Kernel) -> WebGPUExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            program = wgsl.render(kernel, self.max_args + 1)
+            program = wgsl.render(kernel, self.max_args + 1, self.limits)
             pipelines = [
                 await self.host.create_pipeline_async(p.source, p.nbindings) for p in program.passes
             ]

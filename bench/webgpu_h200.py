@@ -1,0 +1,190 @@
+"""webjax's WGSL float32 matmul on a real GPU (natively through wgpu-py) against cuBLAS SGEMM.
+
+Run on the device machine (see the device README for the Vulkan loader and carried wheels):
+
+    PYTHONPATH=/tmp/site:pkg python3 bench/webgpu_h200.py --out $OUT/webgpu_h200.json
+
+The matmul kernel is the one the lowering of `x @ w` produces (REDUCE(ADD, MUL(x[(i // N) * K
++ r], w[r * N + i % N]), K)), compiled by the webgpu backend (codegen.wgsl -> wgsl_matmul).
+It is timed at the backend level (dispatches queued back to back, one submit, wall clock until
+the queue is idle) after a few tiles are swept at the first size; the tile the backend picks
+by itself from the adapter limits is always measured too. PyTorch runs float32 matmul with TF32
+off (cuBLAS SGEMM), timed with CUDA events, in the same process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
+
+from webjax._src import dtypes as dt
+from webjax._src.codegen import wgsl_matmul
+from webjax._src.ir import exp as E
+from webjax._src.ir.kernel import make_kernel
+from webjax._src.ir.ops import Op
+from webjax._src.runtime.webgpu import WebGPUBackend
+
+SWEEP = [
+    None,  # the backend's own choice from the adapter limits
+    wgsl_matmul.Tile(128, 128, 16, 16, 16),
+    wgsl_matmul.Tile(128, 128, 8, 16, 16),
+    wgsl_matmul.Tile(128, 128, 32, 16, 16),
+    wgsl_matmul.Tile(128, 64, 16, 16, 16),
+    wgsl_matmul.Tile(64, 64, 16, 16, 16),
+]
+
+
+class _Buf:
+    def __init__(self) -> None:
+        self.dtype = dt.float32
+
+
+def matmul_kernel(m: int, k: int, n: int) -> Any:
+    a, b = _Buf(), _Buf()
+    i, r = E.idx(m * n), E.ridx(k)
+    x = E.load(a, E.add(E.mul(E.idiv(i, n), k), r), dt.float32)
+    w = E.load(b, E.add(E.mul(r, n), E.mod(i, n)), dt.float32)
+    kernel, _ = make_kernel(E.reduce(Op.ADD, E.binary(Op.MUL, x, w), k), m * n)
+    return kernel
+
+
+def time_webjax(gpu: WebGPUBackend, exe: Any, bufs: list[Any], out: Any, reps: int) -> float:
+    for _ in range(2):
+        gpu.dispatch(exe, bufs, out)
+    gpu.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        gpu.dispatch(exe, bufs, out)
+    gpu.synchronize()
+    return (time.perf_counter() - t0) / reps
+
+
+def time_torch(torch: Any, a: Any, b: Any, reps: int) -> float:
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        a @ b
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / reps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--out", default="")
+    ap.add_argument("--no-sweep", action="store_true")
+    args = ap.parse_args()
+    gpu = WebGPUBackend()
+    print("adapter:", gpu.description)
+    print("limits:", gpu.limits, "max buffer bytes:", gpu.max_buffer_bytes)
+    try:
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
+        tdev = torch.device("cuda")
+        print("torch", torch.__version__, torch.cuda.get_device_name(0))
+    except Exception as e:
+        torch = None
+        print("no torch:", e)
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, Any]] = []
+    best_tile = None
+    for si, size in enumerate(int(s) for s in args.sizes.split(",")):
+        m = k = n = size
+        flops = 2.0 * m * n * k
+        a = rng.standard_normal((m, k), dtype=np.float32)
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        ha, hb, hc = gpu.malloc(a.nbytes), gpu.malloc(b.nbytes), gpu.malloc(4 * m * n)
+        gpu.write(ha, a.tobytes())
+        gpu.write(hb, b.tobytes())
+        kernel = matmul_kernel(m, k, n)
+        reps = max(3, min(30, int(4e12 / flops)))  # ~ a few hundred ms of work per measurement
+        tref = None
+        if torch is not None:
+            ta, tb = torch.from_numpy(a).to(tdev), torch.from_numpy(b).to(tdev)
+            tt = time_torch(torch, ta, tb, reps)
+            tref = flops / tt / 1e9
+            print(f"[{size}] torch fp32 (TF32 off): {tt * 1e3:.3f} ms  {tref:.0f} GFLOP/s")
+        tiles = SWEEP if (si == 0 and not args.no_sweep) else [None, best_tile]
+        seen: set[str] = set()
+        best = (0.0, None)
+        for tile in tiles:
+            wgsl_matmul.FORCE_TILE = tile
+            gpu._cache.clear()
+            try:
+                t0 = time.perf_counter()
+                exe = gpu.prepare(kernel)
+                compile_s = time.perf_counter() - t0
+            except Exception as e:
+                print(f"[{size}] tile {tile}: failed: {str(e).splitlines()[0][:200]}")
+                continue
+            note = exe.program.note
+            if note in seen:
+                continue
+            seen.add(note)
+            tw = time_webjax(gpu, exe, [ha, hb], hc, reps)
+            g = flops / tw / 1e9
+            ok = None
+            if torch is not None and size <= 4096 and not seen - {note}:
+                got = np.frombuffer(gpu.read(hc, 4 * m * n), np.float32).reshape(m, n)
+                want = (ta @ tb).cpu().numpy()
+                scale = (torch.abs(ta) @ torch.abs(tb)).cpu().numpy()
+                err = float(np.max(np.abs(got - want) / scale))
+                ok = err < 1e-5
+                print(f"[{size}] max |webjax - torch| / (|a||b|) = {err:.2e}")
+            row = {
+                "size": size,
+                "tile": note,
+                "auto": tile is None,
+                "webjax_ms": tw * 1e3,
+                "webjax_gflops": g,
+                "torch_gflops": tref,
+                "ratio": g / tref if tref else None,
+                "compile_s": compile_s,
+                "checked": ok,
+            }
+            rows.append(row)
+            ratio = f"{g / tref:.3f}" if tref else "-"
+            print(
+                f"[{size}] webjax {'(auto) ' if tile is None else ''}{note}: "
+                f"{tw * 1e3:.3f} ms  {g:.0f} GFLOP/s  ratio {ratio}  (compile {compile_s:.2f} s)"
+            )
+            if g > best[0]:
+                best = (g, tile if tile is not None else None)
+        if si == 0 and best_tile is None:
+            best_tile = best[1]
+        wgsl_matmul.FORCE_TILE = None
+        for h in (ha, hb, hc):
+            gpu.free(h)
+        gpu.trim()
+    print("\n| size | tile | webjax GFLOP/s | cuBLAS SGEMM GFLOP/s | ratio |")
+    print("| --- | --- | --- | --- | --- |")
+    for r in rows:
+        ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
+        tref = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
+        auto = " (auto)" if r["auto"] else ""
+        print(f"| {r['size']} | {r['tile']}{auto} | {r['webjax_gflops']:.0f} | {tref} | {ratio} |")
+    if args.out:
+        Path(args.out).write_text(
+            json.dumps({"adapter": gpu.description, "limits": gpu.limits, "rows": rows}, indent=1)
+        )
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

@@ -1,0 +1,227 @@
+"""The wasm backend's fast REDUCE paths (codegen/wasm_reduce.py) against the reference.
+
+Vector reductions (unit-stride loads in RIDX) and the register-tiled matmul are planned from
+index analysis and guarded at run time; these tests hit their edges: tile remainders, batched
+and transposed layouts, epilogues, buffers shorter than the proven index range (the generic
+fallback), split [lo, hi) ranges, NaN propagation and exact integer/min/max results.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
+
+from webjax._src import dtypes as dt
+from webjax._src.codegen import wasm as wasm_codegen
+from webjax._src.codegen import wasm_reduce
+from webjax._src.ir import exp as E
+from webjax._src.ir import scalar
+from webjax._src.ir.kernel import Kernel
+from webjax._src.ir.ops import Op
+from webjax._src.runtime.backend import BackendUnavailable
+
+try:
+    from webjax._src.runtime.wasm import WasmBackend
+
+    WASM: Any = WasmBackend()
+    SKIP = ""
+except BackendUnavailable as e:  # pragma: no cover - depends on the host
+    WASM, SKIP = None, f"wasm backend unavailable: {e}"
+
+pytestmark = pytest.mark.skipif(WASM is None, reason=SKIP)
+
+from test_wasm_backend import check, pack, run, run_reference, unpack  # noqa: E402
+
+F32 = dt.float32
+
+
+def _rand(n: int, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [scalar.normalize(F32, rng.uniform(-1, 1)) for _ in range(n)]
+
+
+def _close(kernel: Kernel, inputs: list[bytes], rel: float = 1e-5) -> None:
+    got = unpack(kernel.out_dtype, run(WASM, kernel, inputs))
+    want = unpack(kernel.out_dtype, run_reference(kernel, inputs))
+    for g, w in zip(got, want, strict=True):
+        if w != w:
+            assert g != g
+        elif g != w:
+            assert abs(g - w) <= rel * (1 + abs(w)), (g, w)
+
+
+def _matmul(m: int, k: int, n: int, *, bt: bool = False, batch: int = 1) -> Kernel:
+    i = E.idx(batch * m * n)
+    r = E.ridx(k)
+    b_ = E.idiv(i, m * n)
+    row, col = E.mod(E.idiv(i, n), m), E.mod(i, n)
+    a = E.load(0, E.add(E.add(E.mul(b_, m * k), E.mul(row, k)), r), F32)
+    if bt:
+        bi = E.add(E.add(E.mul(b_, n * k), E.mul(col, k)), r)
+    else:
+        bi = E.add(E.add(E.mul(b_, k * n), E.mul(r, n)), col)
+    red = E.reduce(Op.ADD, E.binary(Op.MUL, a, E.load(1, bi, F32)), k)
+    return Kernel(red, batch * m * n, (F32, F32))
+
+
+@pytest.mark.parametrize(
+    "m,k,n", [(4, 4, 8), (5, 33, 7), (8, 16, 16), (13, 40, 29), (32, 130, 40), (9, 513, 24)]
+)
+def test_tiled_matmul_shapes(m: int, k: int, n: int) -> None:
+    kernel = _matmul(m, k, n)
+    tiled = wasm_reduce.plan_matmul(kernel, kernel.exp) is not None
+    assert tiled == ((m >= 2 and n >= 16) or (m >= 4 and n >= 8))
+    _close(kernel, [pack(F32, _rand(m * k, 1)), pack(F32, _rand(k * n, 2))])
+
+
+def test_tiled_matmul_exact_without_relaxed_simd() -> None:
+    # mul+add per output in k order: bit for bit the scalar loop's result
+    kernel = _matmul(12, 50, 24)
+    wasm = wasm_codegen.generate(kernel, relaxed=False)
+    fn = WASM.host.instantiate(wasm, wasm_codegen.EXPORT)
+    a, b = pack(F32, _rand(12 * 50, 3)), pack(F32, _rand(50 * 24, 4))
+    ha, hb, ho = WASM.malloc(len(a)), WASM.malloc(len(b)), WASM.malloc(12 * 24 * 4)
+    WASM.write(ha, a)
+    WASM.write(hb, b)
+    scratch = WASM.malloc(1 << 20)
+    fn(ho.ptr, ha.ptr, hb.ptr, 12 * 50, 50 * 24, 0, 12 * 24, scratch.ptr)
+    got = WASM.read(ho, 12 * 24 * 4)
+    for h in (ha, hb, ho, scratch):
+        WASM.free(h)
+    assert got == run_reference(kernel, [a, b])
+
+
+def test_batched_and_transposed_matmul() -> None:
+    kb = _matmul(6, 20, 16, batch=3)
+    assert wasm_reduce.plan_matmul(kb, kb.exp) is not None
+    _close(kb, [pack(F32, _rand(3 * 6 * 20, 5)), pack(F32, _rand(3 * 20 * 16, 6))])
+    kt = _matmul(9, 37, 11, bt=True, batch=2)  # A @ B.T: the vector reduction per output
+    assert wasm_reduce.plan_matmul(kt, kt.exp) is None
+    _close(kt, [pack(F32, _rand(2 * 9 * 37, 7)), pack(F32, _rand(2 * 11 * 37, 8))])
+
+
+def test_matmul_epilogue_bias_relu() -> None:
+    m, k, n = 10, 24, 20
+    base = _matmul(m, k, n)
+    i = E.idx(m * n)
+    bias = E.load(2, E.mod(i, n), F32)
+    out = E.binary(Op.MAX, E.binary(Op.ADD, base.exp, bias), E.const(0.0, F32))
+    kernel = Kernel(out, m * n, (F32, F32, F32))
+    assert wasm_reduce.plan_matmul(kernel, base.exp) is not None
+    _close(kernel, [pack(F32, _rand(m * k, 9)), pack(F32, _rand(k * n, 10)),
+                    pack(F32, _rand(n, 11))])  # fmt: skip
+
+
+def test_short_buffers_fall_back_to_bounds_safe_loads() -> None:
+    # inputs shorter than the kernel's index range read zeros, as the generic path does
+    m, k, n = 8, 16, 16
+    kernel = _matmul(m, k, n)
+    a, b = _rand(m * k - 5, 12), _rand(k * n - 3, 13)
+    check(kernel, [pack(F32, a), pack(F32, b)])
+    i = E.idx(8)
+    r = E.ridx(40)
+    red = Kernel(E.reduce(Op.ADD, E.load(0, E.add(E.mul(i, 40), r), F32), 40), 8, (F32,))
+    check(red, [pack(F32, _rand(8 * 40 - 7, 14))])
+
+
+def test_split_ranges_take_the_generic_path() -> None:
+    m, k, n = 8, 16, 16
+    kernel = _matmul(m, k, n)
+    a, b = pack(F32, _rand(m * k, 15)), pack(F32, _rand(k * n, 16))
+    want = unpack(F32, run_reference(kernel, [a, b]))
+    exe = WASM.prepare(kernel)
+    ha, hb, ho = WASM.malloc(len(a)), WASM.malloc(len(b)), WASM.malloc(4 * m * n)
+    WASM.write(ha, a)
+    WASM.write(hb, b)
+    scratch = WASM.malloc(exe.scratch)
+    for lo, hi in [(0, 50), (50, 51), (51, m * n)]:
+        exe.fn(ho.ptr, ha.ptr, hb.ptr, m * k, k * n, lo, hi, scratch.ptr)
+    got = unpack(F32, WASM.read(ho, 4 * m * n))
+    for h in (ha, hb, ho, scratch):
+        WASM.free(h)
+    assert all(abs(g - w) <= 1e-5 for g, w in zip(got, want, strict=True))
+
+
+@pytest.mark.parametrize("combine", [Op.MAX, Op.MIN, Op.ADD])
+def test_vector_reduction_nan_and_signed_zero(combine: Op) -> None:
+    rows, k = 5, 67
+    vals = _rand(rows * k, 17)
+    vals[3] = math.nan  # row 0
+    vals[k + 66] = math.nan  # row 1, in the scalar tail
+    vals[2 * k : 3 * k] = [-0.0] * k  # row 2: all negative zeros
+    vals[3 * k + 10] = math.inf
+    vals[4 * k + 20] = -math.inf
+    i = E.idx(rows)
+    r = E.ridx(k)
+    kernel = Kernel(E.reduce(combine, E.load(0, E.add(E.mul(i, k), r), F32), k), rows, (F32,))
+    if combine is Op.ADD:
+        _close(kernel, [pack(F32, vals)])
+    else:
+        check(kernel, [pack(F32, vals)])
+
+
+@pytest.mark.parametrize("d", [dt.int32, dt.uint32])
+@pytest.mark.parametrize("combine", [Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR, Op.XOR])
+def test_vector_reduction_integers_exact(combine: Op, d: dt.DType) -> None:
+    rows, k = 3, 101
+    rng = random.Random(hash((combine.value, d.name)) & 0xFFFF)
+    lo, hi = dt.iinfo_bounds(d)
+    data = [rng.randint(lo, hi) for _ in range(rows * k)]
+    i = E.idx(rows)
+    r = E.ridx(k)
+    kernel = Kernel(E.reduce(combine, E.load(0, E.add(E.mul(i, k), r), d), k), rows, (d,))
+    check(kernel, [pack(d, data)])
+
+
+def test_vector_reduction_of_an_expression() -> None:
+    # sum_r (x[i, r] - y[r])^2 * s, with s and y broadcast: a fused body on lanes
+    rows, k = 7, 90
+    i = E.idx(rows)
+    r = E.ridx(k)
+    x = E.load(0, E.add(E.mul(i, k), r), F32)
+    y = E.load(1, r, F32)
+    s = E.load(2, E.i32(0), F32)
+    dxy = E.binary(Op.SUB, x, y)
+    body = E.binary(Op.MUL, E.binary(Op.MUL, dxy, dxy), s)
+    red = E.reduce(Op.ADD, body, k)
+    kernel = Kernel(E.unary(Op.SQRT, red), rows, (F32, F32, F32))
+    assert wasm_reduce.plan_reduce(red, _dep_r(kernel)) is not None
+    _close(kernel, [pack(F32, _rand(rows * k, 18)), pack(F32, _rand(k, 19)),
+                    pack(F32, [0.5])])  # fmt: skip
+
+
+def _dep_r(kernel: Kernel) -> set[int]:
+    dep: set[int] = set()
+    for n in kernel.exp.toposort():
+        if n.op is Op.RIDX or (n.op is not Op.REDUCE and any(id(s) in dep for s in n.src)):
+            dep.add(id(n))
+    return dep
+
+
+def test_end_to_end_jnp_on_wasm() -> None:
+    np = pytest.importorskip("numpy")
+    import webjax
+    import webjax.numpy as jnp
+
+    dev = webjax.devices("wasm")[0]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((37, 70), dtype=np.float32)
+    w = rng.standard_normal((70, 45), dtype=np.float32)
+    b = rng.standard_normal((45,), dtype=np.float32)
+    xs, ws, bs = (webjax.device_put(v, dev) for v in (x, w, b))
+    f = webjax.jit(lambda x, w, b: jnp.maximum(x @ w + b, 0))
+    np.testing.assert_allclose(np.asarray(f(xs, ws, bs)), np.maximum(x @ w + b, 0),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    g = webjax.jit(lambda x, w: x @ w.T)
+    w2 = rng.standard_normal((45, 70), dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(g(xs, webjax.device_put(w2, dev))), x @ w2.T,
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(float(jnp.sum(xs)), float(x.astype(np.float64).sum()), rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(jnp.max(xs, axis=1)), x.max(axis=1))
