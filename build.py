@@ -6,6 +6,7 @@
                                      build, then serve dist/site/ (COOP/COEP headers)
     python build.py lint             the quality gates: ruff check/format, mypy, lint-imports
     python build.py test [--no-gates] [pytest args...]
+    python build.py bench [--quick] [--out PATH]   build, then the benchmarks (bench/run.py)
                                      system packages, build, gates, pytest over tests/
 
 Everything the build makes lands in git-ignored places: .venv/ (the tools venv), .cache/ (npm
@@ -458,8 +459,9 @@ def main(argv: list[str]) -> int:
         "test", help="set up, build, run the gates and pytest", allow_abbrev=False
     )
     test_parser.add_argument("--no-gates", action="store_true", help="skip ruff/mypy/lint-imports")
+    sub.add_parser("bench", help="build, then bench/run.py (its arguments pass on)", add_help=False)
     args, rest = parser.parse_known_args(argv)
-    if rest and args.command != "test":
+    if rest and args.command not in ("test", "bench"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command in (None, "build"):
@@ -471,6 +473,11 @@ def main(argv: list[str]) -> int:
             return 0 if all(passed for _, passed in results) else 1
         elif args.command == "test":
             return test(rest, run_gates=not args.no_gates)
+        elif args.command == "bench":
+            build()
+            python = ensure_venv()
+            bench = [str(python), str(ROOT / "bench" / "run.py"), *rest]
+            return subprocess.run(bench, cwd=ROOT).returncode
     except BuildError as e:
         log(f"ERROR: {e}")
         return 1
