@@ -88,8 +88,8 @@ def from_bytes(device: Device, dtype: DType, size: int, data: bytes | memoryview
     return lb
 
 
-def _buffers(exp: Exp) -> set[int]:
-    return {id(n.arg) for n in exp.toposort() if n.op is Op.LOAD and not isinstance(n.arg, int)}
+def _buffers(exp: Exp) -> frozenset[int]:
+    return exp.buffer_ids
 
 
 def _split_inputs(exp: Exp, size: int, device: Device, limit: int) -> Exp:
@@ -160,7 +160,7 @@ def needs_schedule(exp: Exp) -> bool:
     if has_reduce and not fuse_epilogues:
         return True
     # the cached size over-counts shared nodes: only then pay for the exact count
-    return size > MAX_FUSED_NODES and len(exp.toposort()) > MAX_FUSED_NODES
+    return size > MAX_FUSED_NODES and exp.exact_size() > MAX_FUSED_NODES
 
 
 def execute(target: LazyBuffer) -> None:

@@ -38,7 +38,7 @@ def _arg_key(arg: Any) -> Any:
 class Exp:
     """One IR node. Never construct directly: use `Exp.make` or the builders below."""
 
-    __slots__ = ("op", "dtype", "src", "arg", "_range", "_info", "__weakref__")
+    __slots__ = ("op", "dtype", "src", "arg", "_range", "_info", "_bufs", "__weakref__")
 
     op: Op
     dtype: DType
@@ -46,6 +46,7 @@ class Exp:
     arg: Any
     _range: tuple[int, int] | tuple[()] | None
     _info: tuple[int, bool, bool] | None
+    _bufs: frozenset[int] | None
 
     @staticmethod
     def make(op: Op, dtype: DType, src: tuple[Exp, ...] = (), arg: Any = None) -> Exp:
@@ -56,6 +57,7 @@ class Exp:
             node.op, node.dtype, node.src, node.arg = op, dtype, src, arg
             node._range = None
             node._info = None
+            node._bufs = None
             _INTERN[key] = node
         return node
 
@@ -105,6 +107,25 @@ class Exp:
                 size, load, red = min(size + n, 1 << 30), load or ld, red or rd
             self._info = (size, load, red)
         return self._info
+
+    def exact_size(self) -> int:
+        """The number of distinct nodes; remembered so that parents' estimates tighten."""
+        n = len(self.toposort())
+        info = self.info
+        self._info = (n, info[1], info[2])
+        return n
+
+    @property
+    def buffer_ids(self) -> frozenset[int]:
+        """ids of the buffer objects (non-slot LOAD args) this expression reads, cached."""
+        if self._bufs is None:
+            ids: set[int] = set()
+            if self.op is Op.LOAD and not isinstance(self.arg, int):
+                ids.add(id(self.arg))
+            for s in self.src:
+                ids |= s.buffer_ids
+            self._bufs = frozenset(ids)
+        return self._bufs
 
     @property
     def is_const(self) -> bool:
