@@ -376,3 +376,29 @@ def test_conv_on_every_backend(gpu_safe):
     g2 = jax.grad(lambda a, b: (jlax.conv_general_dilated(a, b, **kw) ** 2).sum(), (0, 1))(lhs, rhs)
     _close(g1[0], g2[0])
     _close(g1[1], g2[1])
+
+
+@pytest.mark.parametrize("layout", [("NCHW", "OIHW", "NCHW"), ("NHWC", "HWIO", "NHWC")])
+def test_large_conv_im2col_path_matches_jax(device, layout):
+    """Convolutions past IM2COL_MIN_FLOPS run as patches + matmul: values and gradients."""
+    rjax = pytest.importorskip("jax")
+    from webjax._src.lax import convolution
+
+    rng = np.random.RandomState(3)
+    lhs_shape = (2, 8, 20, 24) if layout[0] == "NCHW" else (2, 20, 24, 8)
+    rhs_shape = (16, 8, 3, 3) if layout[1] == "OIHW" else (3, 3, 8, 16)
+    x = rng.randn(*lhs_shape).astype(np.float32)
+    w = rng.randn(*rhs_shape).astype(np.float32)
+    flops = 2 * 16 * 20 * 24 * 8 * 9
+    assert flops >= convolution.IM2COL_MIN_FLOPS
+
+    def f(lax_mod, a, b):
+        return lax_mod.conv_general_dilated(a, b, (1, 2), ((1, 1), (0, 2)), rhs_dilation=(1, 2),
+                                            dimension_numbers=layout)  # fmt: skip
+
+    got = f(webjax.lax, jnp.asarray(x), jnp.asarray(w))
+    want = f(rjax.lax, x, w)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)
+    g = webjax.grad(lambda a: (f(webjax.lax, a, jnp.asarray(w)) ** 2).sum())(jnp.asarray(x))
+    rg = rjax.grad(lambda a: (f(rjax.lax, a, w) ** 2).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(rg), rtol=1e-3, atol=1e-3)

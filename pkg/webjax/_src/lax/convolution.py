@@ -337,6 +337,89 @@ def _conv_lower(
 
 lowering.register(conv_general_dilated_p, _conv_lower)
 
+# Past this many multiply-adds, a convolution runs as im2col + matmul: the patches are
+# gathered once into a buffer (one kernel) and the contraction is a plain matmul that the
+# backends' tiled matmul paths recognise.
+IM2COL_MIN_FLOPS = 1 << 20
+
+
+def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
+    from .. import array as array_mod
+    from .. import lazy
+
+    la, ra = core.get_aval(lhs), core.get_aval(rhs)
+    out = conv_general_dilated_p.abstract_eval(la, ra, **params)  # type: ignore[misc]
+    lspec, rspec, ospec = params["dimension_numbers"]
+    nsp = la.ndim - 2
+    in_feat = ra.shape[rspec[1]]
+    ksizes = _spatial(ra.shape, rspec)
+    rsize = in_feat * math.prod(ksizes)
+    eligible = (
+        params["feature_group_count"] == 1
+        and params["batch_group_count"] == 1
+        and out.dtype is dtypes.float32
+        and la.dtype is dtypes.float32
+        and ra.dtype is dtypes.float32
+        and out.size * rsize >= IM2COL_MIN_FLOPS
+    )
+    if not eligible:
+        return lowering.apply_primitive(conv_general_dilated_p, lhs, rhs, **params)
+    device = lowering._pick_device([lhs, rhs])
+    xe = lowering._input_exp(lhs, la, device)
+    we = lowering._input_exp(rhs, ra, device)
+    n, o_feat = la.shape[lspec[0]], ra.shape[rspec[0]]
+    osp = [out.shape[ospec[2 + d]] for d in range(nsp)]
+    ssize = math.prod(osp)
+    lsizes = _spatial(la.shape, lspec)
+    # patches[r, t], t = (b, s): the lhs element multiplying kernel position r for output
+    # position s of batch element b
+    cols = n * ssize
+    psize = rsize * cols
+    r, t = view.unravel(E.idx(psize), [rsize, cols])
+    b, sidx = view.unravel(t, [n, ssize])
+    rr = view.unravel(r, [in_feat, *ksizes])
+    ss = view.unravel(sidx, osp)
+    li: list[Exp] = [E.i32(0)] * la.ndim
+    li[lspec[0]], li[lspec[1]] = b, rr[0]
+    conds: list[Exp] = []
+    for d in range(nsp):
+        u = E.add(E.add(E.mul(ss[d], params["window_strides"][d]),
+                        E.mul(rr[1 + d], params["rhs_dilation"][d])),
+                  -params["padding"][d][0])  # fmt: skip
+        src, c = _dilated_source(u, params["lhs_dilation"][d], lsizes[d])
+        li[lspec[2 + d]] = src
+        conds += c
+    value = view.reindex(xe, la.size, view.ravel(li, la.shape))
+    valid = _all(conds)
+    if valid is not None:
+        value = E.where(valid, value, E.const(0.0, dtypes.float32))
+    patches = lazy.schedule(value, psize, device)
+    # the kernel as a row-major (O, R) matrix
+    wo, wr = view.unravel(E.idx(o_feat * rsize), [o_feat, rsize])
+    wk = view.unravel(wr, [in_feat, *ksizes])
+    ri: list[Exp] = [E.i32(0)] * ra.ndim
+    ri[rspec[0]], ri[rspec[1]] = wo, wk[0]
+    for d in range(nsp):
+        ri[rspec[2 + d]] = wk[1 + d]
+    w2 = lazy.schedule(view.reindex(we, ra.size, view.ravel(ri, ra.shape)), o_feat * rsize,
+                       device)  # fmt: skip
+    # a plain (O, R) @ (R, B*S) matmul: the form every backend's tiled path recognises
+    i = E.idx(o_feat * cols)
+    row, col = E.idiv(i, cols), E.mod(i, cols)
+    k = E.ridx(rsize)
+    wl = E.load(w2, E.add(E.mul(row, rsize), k), dtypes.float32)
+    pl = E.load(patches, E.add(E.mul(k, cols), col), dtypes.float32)
+    prod = lazy.schedule(E.reduce(Op.ADD, E.binary(Op.MUL, wl, pl), rsize), o_feat * cols, device)
+    # the output in its layout is a view of that product
+    oc = view.unravel(E.idx(out.size), out.shape)
+    ob, of = oc[ospec[0]], oc[ospec[1]]
+    os_flat = view.ravel([oc[ospec[2 + d]] for d in range(nsp)], osp)
+    value = E.load(prod, E.add(E.add(E.mul(of, cols), E.mul(ob, ssize)), os_flat), dtypes.float32)
+    return array_mod.from_exp(value, out, device)
+
+
+conv_general_dilated_p.def_impl(_conv_impl)
+
 
 # ---- user-facing functions -----------------------------------------------------------------------
 def conv_general_dilated(
