@@ -230,6 +230,29 @@ def _argnums(argnums: Any, nargs: int) -> tuple[tuple[int, ...], bool]:
     return tuple(i % nargs for i in nums), single
 
 
+Split = tuple[tuple[int, ...], bool, tuple[Any, ...], Callable[..., Any]]
+
+
+def _split_argnums(fun: Callable[..., Any], argnums: Any, args: tuple[Any, ...],
+                   kwargs: dict[str, Any], allow_int: bool, fname: str) -> Split:  # fmt: skip
+    """The differentiated arguments (checked) and `fun` as a function of them alone.
+
+    Returns (argnums, single, dynamic args, partial function)."""
+    nums, single = _argnums(argnums, len(args))
+    args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
+    dyn = tuple(args[i] for i in nums)
+    for leaf in tree_flatten(dyn)[0]:
+        _check_input_dtype(leaf, allow_int, fname)
+
+    def f_partial(*diff: Any) -> Any:
+        full = list(args)
+        for i, d in zip(nums, diff, strict=True):
+            full[i] = d
+        return fun(*full, **kwargs)
+
+    return nums, single, dyn, f_partial
+
+
 def _check_input_dtype(x: Any, allow_int: bool, fname: str) -> None:
     dt = core.get_aval(x).dtype
     if dt.kind != "f" and not allow_int:
@@ -253,19 +276,8 @@ def value_and_grad(
 
     @functools.wraps(fun)
     def vg(*args: Any, **kwargs: Any) -> Any:
-        nums, single = _argnums(argnums, len(args))
-        args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
-        for i in nums:
-            for leaf in tree_flatten(args[i])[0]:
-                _check_input_dtype(leaf, allow_int, "grad")
-
-        def f_partial(*diff: Any) -> Any:
-            full = list(args)
-            for i, d in zip(nums, diff, strict=True):
-                full[i] = d
-            return fun(*full, **kwargs)
-
-        res = vjp(f_partial, *[args[i] for i in nums], has_aux=has_aux)
+        _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, allow_int, "grad")
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves = tree_flatten(out)[0]
         if len(out_leaves) != 1 or core.get_aval(_to_array(out_leaves[0])).shape != ():
@@ -359,18 +371,8 @@ def jacfwd(
 
     @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
-        nums, single = _argnums(argnums, len(args))
-        args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
-        dyn = tuple(args[i] for i in nums)
+        _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, False, "jacfwd")
         d_flat, d_tree = tree_flatten(dyn)
-        for leaf in d_flat:
-            _check_input_dtype(leaf, False, "jacfwd")
-
-        def f_partial(*d: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, d, strict=True):
-                full[i] = v
-            return fun(*full, **kwargs)
 
         eye, _ = _std_basis(d_flat)
         basis = _split_basis(eye, d_flat)
@@ -430,17 +432,7 @@ def jacrev(
 
     @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
-        nums, single = _argnums(argnums, len(args))
-        args = tuple(tree_map(_to_array, a) if i in nums else a for i, a in enumerate(args))
-        dyn = tuple(args[i] for i in nums)
-        for leaf in tree_flatten(dyn)[0]:
-            _check_input_dtype(leaf, allow_int, "jacrev")
-
-        def f_partial(*d: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, d, strict=True):
-                full[i] = v
-            return fun(*full, **kwargs)
+        _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, allow_int, "jacrev")
 
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         y, pullback = res[0], res[1]
