@@ -508,126 +508,64 @@ def _scatter_to_gather(
     return gdn, tuple(sizes)
 
 
-def _scatter_add_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
-    operand, indices, updates = primals
-    out = scatter_add_p.bind(operand, indices, updates, **params)
-    t_op, t_up = tangents[0], tangents[2]
-    if isinstance(t_op, Zero) and isinstance(t_up, Zero):
-        return out, Zero(ad.tangent_aval(core.get_aval(out)))
-    return out, scatter_add_p.bind(ad.instantiate(t_op), indices, ad.instantiate(t_up), **params)
+def _linear_scatter_jvp(p: core.Primitive) -> Any:
+    """scatter-add, and scatter (replacement, once the winning updates are fixed), are linear
+    in (operand, updates) jointly: the tangent is the same scatter of the tangents."""
+
+    def rule(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
+        operand, indices, updates = primals
+        out = p.bind(operand, indices, updates, **params)
+        t_op, t_up = tangents[0], tangents[2]
+        if isinstance(t_op, Zero) and isinstance(t_up, Zero):
+            return out, Zero(ad.tangent_aval(core.get_aval(out)))
+        return out, p.bind(ad.instantiate(t_op), indices, ad.instantiate(t_up), **params)
+
+    return rule
 
 
-def _scatter_add_transpose(
-    ct: Any,
-    operand: Any,
-    indices: Any,
-    updates: Any,
-    *,
-    dimension_numbers: Any,
-    mode: Any,
-    indices_are_sorted: bool,
-    unique_indices: bool,
-    **_: Any,
-) -> list[Any]:
-    u_aval = updates.aval if is_undefined(updates) else core.get_aval(updates)
-    op_aval = operand.aval if is_undefined(operand) else core.get_aval(operand)
-    if isinstance(ct, Zero):
-        return [
-            Zero(op_aval) if is_undefined(operand) else None,
-            None,
-            Zero(u_aval) if is_undefined(updates) else None,
-        ]
-    ct_op = ct if is_undefined(operand) else None
-    ct_up = None
-    if is_undefined(updates):
-        gdn, sizes = _scatter_to_gather(dimension_numbers, u_aval, op_aval)
-        gmode = (
-            GatherScatterMode.FILL_OR_DROP
-            if mode is GatherScatterMode.FILL_OR_DROP
-            else (GatherScatterMode.CLIP)
-        )
-        ct_up = gather_p.bind(
-            ct,
-            indices,
-            dimension_numbers=gdn,
-            slice_sizes=sizes,
-            indices_are_sorted=indices_are_sorted,
-            unique_indices=unique_indices,
-            mode=gmode,
-            fill_value=0,
-        )
-    return [ct_op, None, ct_up]
+def _linear_scatter_transpose(replace: bool) -> Any:
+    def rule(ct: Any, operand: Any, indices: Any, updates: Any, *, dimension_numbers: Any,
+             mode: Any, indices_are_sorted: bool, unique_indices: bool,
+             **params: Any) -> list[Any]:  # fmt: skip
+        u_aval = updates.aval if is_undefined(updates) else core.get_aval(updates)
+        op_aval = operand.aval if is_undefined(operand) else core.get_aval(operand)
+        if isinstance(ct, Zero):
+            return [Zero(op_aval) if is_undefined(operand) else None, None,
+                    Zero(u_aval) if is_undefined(updates) else None]  # fmt: skip
+        ct_op = None
+        if is_undefined(operand):
+            # with replacement, positions overwritten by an update get no cotangent
+            ct_op = scatter_p.bind(
+                ct, indices, lax.full(u_aval.shape, 0, u_aval.dtype),
+                dimension_numbers=dimension_numbers, mode=mode,
+                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, **params,
+            ) if replace else ct  # fmt: skip
+        ct_up = None
+        if is_undefined(updates):
+            # each update's cotangent is the cotangent at its target (for replacement exact
+            # with unique indices; with duplicates JAX's result is implementation-defined too)
+            gdn, sizes = _scatter_to_gather(dimension_numbers, u_aval, op_aval)
+            drop = mode is GatherScatterMode.FILL_OR_DROP
+            gmode = GatherScatterMode.FILL_OR_DROP if drop else GatherScatterMode.CLIP
+            ct_up = gather_p.bind(
+                ct,
+                indices,
+                dimension_numbers=gdn,
+                slice_sizes=sizes,
+                mode=gmode,
+                fill_value=0,
+                indices_are_sorted=indices_are_sorted,
+                unique_indices=unique_indices,
+            )
+        return [ct_op, None, ct_up]
+
+    return rule
 
 
-ad.primitive_jvps[scatter_add_p] = _scatter_add_jvp
-ad.primitive_transposes[scatter_add_p] = _scatter_add_transpose
-
-
-def _scatter_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
-    """Replacement is linear in (operand, updates) jointly once the winners are fixed."""
-    operand, indices, updates = primals
-    out = scatter_p.bind(operand, indices, updates, **params)
-    t_op, t_up = tangents[0], tangents[2]
-    if isinstance(t_op, Zero) and isinstance(t_up, Zero):
-        return out, Zero(ad.tangent_aval(core.get_aval(out)))
-    return out, scatter_p.bind(ad.instantiate(t_op), indices, ad.instantiate(t_up), **params)
-
-
-def _scatter_transpose(
-    ct: Any,
-    operand: Any,
-    indices: Any,
-    updates: Any,
-    *,
-    dimension_numbers: Any,
-    mode: Any,
-    indices_are_sorted: bool,
-    unique_indices: bool,
-    **params: Any,
-) -> list[Any]:
-    u_aval = updates.aval if is_undefined(updates) else core.get_aval(updates)
-    op_aval = operand.aval if is_undefined(operand) else core.get_aval(operand)
-    if isinstance(ct, Zero):
-        return [
-            Zero(op_aval) if is_undefined(operand) else None,
-            None,
-            Zero(u_aval) if is_undefined(updates) else None,
-        ]
-    p = dict(
-        dimension_numbers=dimension_numbers,
-        mode=mode,
-        indices_are_sorted=indices_are_sorted,
-        unique_indices=unique_indices,
-        **params,
-    )
-    ct_op = None
-    if is_undefined(operand):  # positions overwritten by an update get no cotangent
-        ct_op = scatter_p.bind(ct, indices, lax.full(u_aval.shape, 0, u_aval.dtype), **p)
-    ct_up = None
-    if is_undefined(updates):
-        # each update's cotangent is the cotangent at its target (exact for unique indices;
-        # with duplicates JAX's result is implementation-defined too)
-        gdn, sizes = _scatter_to_gather(dimension_numbers, u_aval, op_aval)
-        gmode = (
-            GatherScatterMode.FILL_OR_DROP
-            if mode is GatherScatterMode.FILL_OR_DROP
-            else (GatherScatterMode.CLIP)
-        )
-        ct_up = gather_p.bind(
-            ct,
-            indices,
-            dimension_numbers=gdn,
-            slice_sizes=sizes,
-            indices_are_sorted=indices_are_sorted,
-            unique_indices=unique_indices,
-            mode=gmode,
-            fill_value=0,
-        )
-    return [ct_op, None, ct_up]
-
-
-ad.primitive_jvps[scatter_p] = _scatter_jvp
-ad.primitive_transposes[scatter_p] = _scatter_transpose
+ad.primitive_jvps[scatter_add_p] = _linear_scatter_jvp(scatter_add_p)
+ad.primitive_transposes[scatter_add_p] = _linear_scatter_transpose(replace=False)
+ad.primitive_jvps[scatter_p] = _linear_scatter_jvp(scatter_p)
+ad.primitive_transposes[scatter_p] = _linear_scatter_transpose(replace=True)
 
 
 def _scatter_extremum_jvp(name: str) -> Any:
