@@ -378,8 +378,4 @@ def _to_array(x: Any) -> Any:
         ) from None
 
 
-def _unused(*_: Any) -> None:
-    return None
-
-
 __all__ = ["jit", "jit_p", "Jitted", "Lowered", "UndefinedPrimal"]

@@ -16,15 +16,8 @@ from .core import ShapedArray
 from .interpreters import ad
 from .interpreters import partial_eval as pe
 from .interpreters.ad import Zero
+from .lax.lax import to_array as _to_array
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
-
-
-def _to_array(x: Any) -> Any:
-    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
-        return x
-    from .numpy.creation import asarray
-
-    return asarray(x)
 
 
 class _Outs:

@@ -19,16 +19,9 @@ from ..interpreters import partial_eval as pe
 from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
 from ..tree_util import tree_flatten, tree_structure, tree_unflatten
 from . import lax
+from .lax import to_array as _to_array
 
 # ---- tracing helpers --------------------------------------------------------------------------
-
-
-def _to_array(x: Any) -> Any:
-    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
-        return x
-    from ..numpy.creation import asarray
-
-    return asarray(x)
 
 
 def _trace_fun(

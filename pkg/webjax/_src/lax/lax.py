@@ -800,3 +800,12 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = False
     lo[axis], hi[axis] = i, i + 1
     out = slice(operand, lo, hi)
     return out if keepdims else squeeze(out, (axis,))
+
+
+def to_array(x: Any) -> Any:
+    """Arrays and tracers pass through; Python scalars, NumPy values and lists become arrays."""
+    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
+        return x
+    from ..numpy.creation import asarray
+
+    return asarray(x)
