@@ -44,6 +44,23 @@ def _resolve_argnums(nondiff_argnums: Sequence[int], nargs: int) -> tuple[int, .
     return tuple(sorted(i % nargs for i in nondiff_argnums))
 
 
+def _split_args(args: tuple[Any, ...], nondiff_argnums: Sequence[int]) -> tuple[Any, ...]:
+    """Static (nondiff) args by position, the dynamic ones, their flat arrays and tree, and a
+    function rebuilding the full argument list from new dynamic values."""
+    nargs = len(args)
+    nondiff = _resolve_argnums(nondiff_argnums, nargs) if nargs else ()
+    static = {i: args[i] for i in nondiff}
+    dyn = [a for i, a in enumerate(args) if i not in static]
+    flat, in_tree = tree_flatten(tuple(dyn))
+    flat = [_to_array(x) for x in flat]
+
+    def full_args(dyn_vals: Sequence[Any]) -> list[Any]:
+        it = iter(dyn_vals)
+        return [static[i] if i in static else next(it) for i in range(nargs)]
+
+    return static, dyn, flat, in_tree, full_args
+
+
 # ============================================================================================
 # custom_jvp
 # ============================================================================================
@@ -173,16 +190,7 @@ class custom_jvp:
                 f"No JVP defined for custom_jvp function {getattr(self.fun, '__name__', '')} "
                 "using defjvp."
             )
-        nargs = len(args)
-        nondiff = _resolve_argnums(self.nondiff_argnums, nargs) if nargs else ()
-        static = {i: args[i] for i in nondiff}
-        dyn = [a for i, a in enumerate(args) if i not in static]
-        flat, in_tree = tree_flatten(tuple(dyn))
-        flat = [_to_array(x) for x in flat]
-
-        def full_args(dyn_vals: Sequence[Any]) -> list[Any]:
-            it = iter(dyn_vals)
-            return [static[i] if i in static else next(it) for i in range(nargs)]
+        static, _dyn, flat, in_tree, full_args = _split_args(args, self.nondiff_argnums)
 
         def primal(*d: Any) -> Any:
             return self.fun(*full_args(d))
@@ -393,17 +401,8 @@ class custom_vjp:
                 f"No VJP defined for custom_vjp function {getattr(self.fun, '__name__', '')} "
                 "using defvjp."
             )
-        nargs = len(args)
-        nondiff = _resolve_argnums(self.nondiff_argnums, nargs) if nargs else ()
-        static = {i: args[i] for i in nondiff}
-        dyn = [a for i, a in enumerate(args) if i not in static]
-        flat, in_tree = tree_flatten(tuple(dyn))
-        flat = [_to_array(x) for x in flat]
+        static, dyn, flat, in_tree, full_args = _split_args(args, self.nondiff_argnums)
         static_vals = [static[i] for i in sorted(static)]
-
-        def full_args(dyn_vals: Sequence[Any]) -> list[Any]:
-            it = iter(dyn_vals)
-            return [static[i] if i in static else next(it) for i in range(nargs)]
 
         closed, consts, out_tree = _trace(
             lambda *d: self.fun(*full_args(d)), in_tree, [core.get_aval(x) for x in flat]
