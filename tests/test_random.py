@@ -133,6 +133,29 @@ def test_bits_on_every_backend(device: object) -> None:
                 jr.uniform(jk, (50,), minval=-1.7, maxval=2.9))  # fmt: skip
 
 
+def test_threefry2x32_primitive(device: object) -> None:
+    """The Random123 known-answer vectors, the primitive in jaxprs, and vmap against a loop."""
+    from webjax._src import prng
+
+    def u32(*v: int) -> object:
+        return jnp.asarray(np.array(v, dtype=np.uint32))
+
+    y0, y1 = prng.threefry2x32(u32(0x13198A2E), u32(0x03707344), u32(0x243F6A88, 0),
+                               u32(0x85A308D3, 0))  # fmt: skip
+    assert (int(y0[0]), int(y1[0])) == (0xC4923A9C, 0x483DF7A0)
+    z0, z1 = prng.threefry2x32(u32(0), u32(0), u32(0), u32(0))
+    assert (int(z0[0]), int(z1[0])) == (0x6B200159, 0x99BA4EFE)
+    jaxpr = str(webjax.make_jaxpr(lambda k: wr.bits(k, (3,)))(wr.PRNGKey(1)))
+    assert "threefry2x32" in jaxpr
+    ks = u32(1, 2, 3)
+    xs = u32(7, 8, 9, 10)
+    got = webjax.vmap(lambda k: prng.threefry2x32(k, k, xs, xs)[1])(ks)
+    want = np.stack([np.asarray(prng.threefry2x32(ks[i], ks[i], xs, xs)[1]) for i in range(3)])
+    np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(TypeError, match="uint32"):
+        prng.threefry2x32_p.bind(jnp.zeros(2), jnp.zeros(2), jnp.zeros(2), jnp.zeros(2))
+
+
 def test_bits_rejects_signed() -> None:
     with pytest.raises(ValueError, match="unsigned"):
         wr.bits(wr.PRNGKey(0), (2,), jnp.int32)

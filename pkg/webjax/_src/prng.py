@@ -17,8 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from . import config, dtypes
-from .jit import jit
+from . import config, core, dtypes
+from .interpreters import ad, batching
 from .lax import lax
 
 _U32 = dtypes.uint32
@@ -56,12 +56,69 @@ def _hash(k0: Any, k1: Any, x0: Any, x1: Any) -> tuple[Any, Any]:
     return x0, x1
 
 
+# ---- the primitive ------------------------------------------------------------------------------
+# `threefry2x32` is a primitive, as in JAX: four uint32 operands of one shape, two outputs. Its
+# evaluation is the hash written on lax ops, which eager dispatch fuses into one elementwise
+# expression per output word (and into whatever consumes the bits).
+threefry2x32_p = lax._prim("threefry2x32")
+threefry2x32_p.multiple_results = True
+
+
+@threefry2x32_p.def_abstract_eval
+def _threefry_abstract(*avals: core.ShapedArray) -> list[core.ShapedArray]:
+    shape = avals[0].shape
+    for a in avals:
+        if a.dtype != _U32:
+            raise TypeError(f"threefry2x32 requires uint32 arguments, got {a.dtype.name}")
+        if a.shape != shape:
+            raise TypeError(
+                f"threefry2x32 requires arguments of one shape, got {[a.shape for a in avals]}"
+            )
+    out = core.ShapedArray(shape, _U32)
+    return [out, out]
+
+
+def _threefry_impl(k0: Any, k1: Any, x0: Any, x1: Any) -> list[Any]:
+    _threefry_abstract(*(core.get_aval(a) for a in (k0, k1, x0, x1)))
+    return list(_hash(k0, k1, x0, x1))
+
+
+threefry2x32_p.def_impl(_threefry_impl)
+ad.nondifferentiable.add(threefry2x32_p)
+
+
+def _threefry_batch(vals: list[Any], dims: list[Any]) -> tuple[list[Any], list[Any]]:
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    front = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims, strict=True)]
+    return threefry2x32_p.bind(*front), [0, 0]
+
+
+batching.primitive_batchers[threefry2x32_p] = _threefry_batch
+
+
 def threefry2x32(k0: Any, k1: Any, x0: Any, x1: Any) -> tuple[Any, Any]:
-    """Hash counter words (x0, x1) under key words (k0, k1); all uint32, x0/x1 same shape."""
-    return _threefry_jit(k0, k1, x0, x1)
+    """Hash counter words (x0, x1) under key words (k0, k1): uint32 values broadcast to one
+    shape (the key words are usually scalars)."""
+    args = [lax.to_array(a) for a in (k0, k1, x0, x1)]
+    shapes = [core.get_aval(a).shape for a in args]
+    nd = max(len(s) for s in shapes)
+    padded = [(1,) * (nd - len(s)) + s for s in shapes]
+    shape = tuple(max(dims) for dims in zip(*padded, strict=True))
+    if any(d not in (1, n) for p in padded for d, n in zip(p, shape, strict=True)):
+        raise TypeError(f"threefry2x32: incompatible argument shapes {shapes}")
+    args = [_broadcast_to(a, shape) for a in args]
+    y0, y1 = threefry2x32_p.bind(*args)
+    return y0, y1
 
 
-_threefry_jit = jit(_hash)
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    own = core.get_aval(x).shape
+    if own == shape:
+        return x
+    lead = len(shape) - len(own)  # trailing-aligned, as NumPy broadcasting
+    keep = tuple(i for i, d in enumerate(own) if d != 1)
+    x = lax.reshape(x, tuple(own[i] for i in keep))
+    return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
 
 
 # ---- counters -----------------------------------------------------------------------------------
