@@ -18,7 +18,7 @@ from .core import ClosedJaxpr, ShapedArray
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import UndefinedPrimal, Zero, is_undefined
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 jit_p = core.Primitive("jit")
 jit_p.multiple_results = True
@@ -236,8 +236,9 @@ def jit(
             static_argnums=static_argnums,
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
         )
-    return Jitted(fun, static_argnums, static_argnames, donate_argnums)
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -255,12 +256,14 @@ class Jitted:
         static_argnums: Any,
         static_argnames: Any,
         donate_argnums: Any,
+        donate_argnames: Any = None,
     ) -> None:
         functools.update_wrapper(self, fun)  # type: ignore[arg-type]
         self._fun = fun  # after update_wrapper, which copies fun.__dict__ onto self
         self.static_argnums = tuple(int(i) for i in _as_tuple(static_argnums))
         self.static_argnames = tuple(_as_tuple(static_argnames))
         self.donate_argnums = tuple(int(i) for i in _as_tuple(donate_argnums))
+        self.donate_argnames = tuple(_as_tuple(donate_argnames))
         try:
             sig = inspect.signature(fun)
         except (TypeError, ValueError):
@@ -274,6 +277,12 @@ class Jitted:
             for nm in self.static_argnames:
                 if nm in params and params.index(nm) not in self.static_argnums:
                     self.static_argnums += (params.index(nm),)
+            for i in self.donate_argnums:
+                if 0 <= i < len(params) and params[i] not in self.donate_argnames:
+                    self.donate_argnames += (params[i],)
+            for nm in self.donate_argnames:
+                if nm in params and params.index(nm) not in self.donate_argnums:
+                    self.donate_argnums += (params.index(nm),)
         self._cache: dict[Any, tuple[ClosedJaxpr, Any]] = {}
         self.trace_count = 0
         self.__name__ = getattr(fun, "__name__", "fun")
@@ -330,8 +339,25 @@ class Jitted:
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         closed, out_tree, flat = self._trace(args, kwargs)
-        outs = jit_p.bind(*flat, jaxpr=closed, name=self.__name__)
+        donated = self._donated(args, kwargs) if self.donate_argnums else ()
+        if donated and core.find_cur_trace() is core.eval_trace:
+            outs = _run_donating(closed, flat, donated)
+        else:
+            outs = jit_p.bind(*flat, jaxpr=closed, name=self.__name__)
         return tree_unflatten(out_tree, outs)
+
+    def _donated(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, ...]:
+        """The flat positions (as `_trace` flattens) of the leaves of donated arguments."""
+        nargs = len(args)
+        static_pos = {i % nargs if nargs else i for i in self.static_argnums if -nargs <= i < nargs}
+        donate_pos = {i % nargs if nargs else i for i in self.donate_argnums if -nargs <= i < nargs}
+        flags: list[bool] = []
+        for i, a in enumerate(args):
+            if i not in static_pos:
+                flags += [i in donate_pos] * len(tree_leaves(a))
+        for k in sorted(k for k in kwargs if k not in self.static_argnames):
+            flags += [k in self.donate_argnames] * len(tree_leaves(kwargs[k]))
+        return tuple(i for i, f in enumerate(flags) if f)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         closed, out_tree, _ = self._trace(args, kwargs)
@@ -351,6 +377,21 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+
+
+def _run_donating(closed: ClosedJaxpr, flat: list[Any], donated: tuple[int, ...]) -> list[Any]:
+    """Evaluate at top level, letting the program write results into donated buffers; the
+    donated arrays are deleted afterwards, as in JAX."""
+    from . import program
+
+    outs = program.run_jaxpr(closed, list(flat), donate=donated)
+    if outs is None:
+        outs = [program.materialize(o) for o in core.eval_jaxpr(closed.jaxpr, closed.consts, *flat)]
+    for i in donated:
+        x = flat[i]
+        if hasattr(x, "delete") and not any(x is o for o in outs):
+            x.delete()
+    return outs
 
 
 def _device_key() -> Any:

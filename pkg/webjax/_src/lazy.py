@@ -39,7 +39,7 @@ class NeedsValues(Exception):
 class LazyBuffer:
     """A device buffer that exists (`handle`) or will once its kernel runs (`kernel`)."""
 
-    __slots__ = ("device", "dtype", "size", "handle", "kernel", "inputs", "__weakref__")
+    __slots__ = ("device", "dtype", "size", "handle", "kernel", "inputs", "donor", "__weakref__")
 
     def __init__(self, device: Device, dtype: DType, size: int) -> None:
         self.device = device
@@ -48,6 +48,9 @@ class LazyBuffer:
         self.handle: Any = None
         self.kernel: Kernel | None = None
         self.inputs: list[LazyBuffer] = []
+        # (donated buffer, the pending kernels that read it): this kernel may write into the
+        # donated buffer's memory once those have run (jit with donate_argnums)
+        self.donor: tuple[LazyBuffer, list[LazyBuffer]] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -194,7 +197,8 @@ def _run(lb: LazyBuffer) -> None:
         raise RuntimeError("Array has been deleted")
     backend = lb.device.backend
     exe = backend.prepare(kernel)
-    handle = backend.malloc(lb.nbytes)
+    donor = _ready_donor(lb) if lb.donor is not None else None
+    handle = donor.handle if donor is not None else backend.malloc(lb.nbytes)
     if lb.size:
         for i in lb.inputs:
             if i.handle is None:
@@ -204,9 +208,26 @@ def _run(lb: LazyBuffer) -> None:
         with profiler.kernel_event(lb.device.platform, kernel, exe):
             backend.dispatch(exe, [i.handle for i in lb.inputs], handle)
     lb.handle = handle
-    live_buffers[lb.device.platform] += 1
+    if donor is not None:
+        donor.handle = None  # the memory moved to `lb`, not freed: the live count stays
+    else:
+        live_buffers[lb.device.platform] += 1
     lb.kernel = None
     lb.inputs = []
+
+
+def _ready_donor(lb: LazyBuffer) -> LazyBuffer | None:
+    """The donated buffer whose memory `lb` takes, once every other kernel reading it has run;
+    None when it holds no data (it was never computed)."""
+    assert lb.donor is not None
+    donor, readers = lb.donor
+    lb.donor = None
+    for r in readers:
+        if r is not lb:
+            execute(r)
+    if donor.handle is None or donor.device != lb.device or donor.nbytes != lb.nbytes:
+        return None
+    return donor
 
 
 def _debug_dispatch(platform: str, kernel: Kernel, exe: Any) -> None:

@@ -10,6 +10,7 @@ no tracing), still lazily. Jaxprs that need values while running (a `cond` index
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from . import core, lazy
@@ -37,26 +38,82 @@ Ref = tuple[str, Any]
 
 
 class Program:
-    def __init__(self, steps: list[tuple[Kernel, list[Ref]]], outputs: list[Any]) -> None:
+    def __init__(self, steps: list[tuple[Kernel, list[Ref]]], outputs: list[Any],
+                 arg_nbytes: list[int]) -> None:  # fmt: skip
         self.steps = steps
         # per output: ("step", i, aval) | ("arg", position, aval) | ("exp", exp, aval)
         self.outputs = outputs
+        self.arg_nbytes = arg_nbytes
 
-    def run(self, args: list[Array], device: Device) -> list[Array]:
+        self._plans: dict[tuple[tuple[int, ...], bool], dict[int, int]] = {}
+
+    def donation_plan(self, donate: tuple[int, ...], alias_ok: bool) -> dict[int, int]:
+        """For donated argument positions: the step whose output may be written into that
+        argument's buffer. The step must have the same byte size, come after every other step
+        that reads the argument, and read it (if at all) only at the element it writes, where
+        the backend lets a kernel write a buffer it reads (`alias_ok`). Program outputs are
+        preferred; arguments returned as outputs keep their buffers."""
+        key = (donate, alias_ok)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        plan = {}
+        returned = {where for kind, where, _ in self.outputs if kind == "arg"}
+        out_steps = {where for kind, where, _ in self.outputs if kind == "step"}
+        taken: set[int] = set()
+        for p in donate:
+            if p in returned:
+                continue
+            reads = [i for i, (_, refs) in enumerate(self.steps) if ("arg", p) in refs]
+            fits = []
+            for i, (kernel, refs) in enumerate(self.steps):
+                if i in taken or kernel.size * kernel.out_dtype.itemsize != self.arg_nbytes[p]:
+                    continue
+                if any(r > i for r in reads):
+                    continue
+                if i in reads and not (
+                    alias_ok and _reads_in_place(kernel, refs.index(("arg", p)))
+                ):
+                    continue
+                fits.append(i)
+            if fits:
+                best = next((i for i in reversed(fits) if i in out_steps), fits[-1])
+                plan[p] = best
+                taken.add(best)
+        self._plans[key] = plan
+        return plan
+
+    def run(self, args: list[Array], device: Device, donate: tuple[int, ...] = ()
+            ) -> list[Array]:  # fmt: skip
         bufs: list[LazyBuffer | None] = []
         arg_bufs = [a._buffer() for a in args]
-        for kernel, refs in self.steps:
+        into: dict[int, int] = {}  # step -> donated argument position
+        if donate:
+            alias_ok = getattr(device.backend, "kernels_may_alias", False)
+            for p, step in self.donation_plan(donate, alias_ok).items():
+                if _sole_owner(args[p], arg_bufs[p]):
+                    into[step] = p
+        readers: dict[int, list[LazyBuffer]] = {}
+        for i, (kernel, refs) in enumerate(self.steps):
             inputs = [_resolve(r, arg_bufs, bufs) for r in refs]
             lb = LazyBuffer(device, kernel.out_dtype, kernel.size)
             lb.kernel = kernel
             lb.inputs = inputs
             bufs.append(lb)
+            for kind, where in refs:
+                if kind == "arg" and where in donate:
+                    readers.setdefault(where, []).append(lb)
+            donated = into.get(i)
+            if donated is not None:
+                donor = arg_bufs[donated]
+                assert donor is not None
+                lb.donor = (donor, readers.pop(donated, []))
         outs = []
         for kind, where, aval in self.outputs:
             if kind == "step":
-                lb = bufs[where]
-                assert lb is not None
-                outs.append(Array(aval, device, lazy.load_all(lb)))
+                out = bufs[where]
+                assert out is not None
+                outs.append(Array(aval, device, lazy.load_all(out)))
             elif kind == "arg":
                 outs.append(Array(aval, device, args[where]._exp))
             elif kind == "const":
@@ -64,6 +121,28 @@ class Program:
             else:
                 outs.append(Array(aval, device, where))
         return outs
+
+
+def _reads_in_place(kernel: Kernel, slot: int) -> bool:
+    """Whether `kernel` reads input `slot` only at the element it writes (and is not a
+    reduction, whose codegen may use its output as an accumulator)."""
+    for n in kernel.exp.toposort():
+        if n.op is Op.REDUCE:
+            return False
+        if n.op is Op.LOAD and n.arg == slot and n.src[0] is not E.idx(kernel.size):
+            return False
+    return True
+
+
+def _sole_owner(arg: Array, lb: LazyBuffer | None) -> bool:
+    """Whether `arg` is the only holder of `lb` (no other array, view or pending kernel reads
+    it), so that its memory may be overwritten once the program's own reads are done.
+
+    Counted by reference: `lb` is held by the expression reading it in full (arg._exp), the
+    caller's list and the call itself; that expression only by `arg` and the call."""
+    if lb is None or arg._exp is None or arg._exp.arg is not lb:
+        return False
+    return sys.getrefcount(lb) <= 4 and sys.getrefcount(arg._exp) <= 3
 
 
 def materialize(x: Any) -> Any:
@@ -91,9 +170,11 @@ _CACHE: dict[tuple[int, Device, tuple[Any, ...]], Program | None] = {}
 _KEEP: dict[int, ClosedJaxpr] = {}  # keeps cached jaxprs alive so their ids stay unique
 
 
-def run_jaxpr(closed: ClosedJaxpr, args: list[Any]) -> list[Any] | None:
+def run_jaxpr(closed: ClosedJaxpr, args: list[Any], donate: tuple[int, ...] = ()
+              ) -> list[Any] | None:  # fmt: skip
     """Run `closed` on concrete arrays through its compiled program; None if it cannot be
-    compiled (the caller then evaluates it eagerly)."""
+    compiled (the caller then evaluates it eagerly). Results may be written into the buffers
+    of the `donate` argument positions (the caller deletes those arrays)."""
     if not args or not all(isinstance(a, Array) for a in args):
         return None
     device = args[0]._device
@@ -106,7 +187,7 @@ def run_jaxpr(closed: ClosedJaxpr, args: list[Any]) -> list[Any] | None:
     program = _CACHE[key]
     if program is None:
         return None
-    return program.run(args, device)
+    return program.run(args, device, donate)
 
 
 _EFFECTS = frozenset({"debug_callback"})
@@ -224,4 +305,4 @@ def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program 
         lb = lazy.as_buffer(e, o.aval.size, device)
         kind, where = ref(lb)
         outputs.append((kind, where, o.aval))
-    return Program(steps, outputs)
+    return Program(steps, outputs, [a.aval.size * a.aval.dtype.itemsize for a in args])

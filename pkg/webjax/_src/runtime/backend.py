@@ -27,6 +27,9 @@ class Backend:
     platform: str = "?"
     max_args: int = 1 << 30  # input buffers per kernel
     max_buffer_bytes: int = 1 << 31
+    # Whether a kernel may write the buffer it reads, element for element (in-place updates
+    # into donated buffers). WebGPU forbids binding one buffer as both read and read-write.
+    kernels_may_alias: bool = False
 
     def supports_dtype(self, dtype: DType) -> bool:
         return True

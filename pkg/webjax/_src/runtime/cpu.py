@@ -44,6 +44,7 @@ class CpuExecutable:
 
 class CpuBackend(Backend):
     platform = "cpu"
+    kernels_may_alias = True  # each output element is written after its inputs are read
 
     def __init__(self, use_numpy: bool | None = None) -> None:
         self._cache: dict[Kernel, CpuExecutable] = {}
