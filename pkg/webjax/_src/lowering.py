@@ -233,6 +233,54 @@ for _name, _op in UNARY_OPS.items():
     register(lax.prims[_name], _unary_rule(_op))
 for _name, _op in BINARY_OPS.items():
     register(lax.prims[_name], _binary_rule(_op))
+
+# float32 erf_inv as XLA computes it: Giles' single-precision polynomials in w = -log1p(-x^2)
+# ("Approximating the erfinv function", GPU Computing Gems, 2011), with erf_inv(+-1) = +-inf.
+# Plain float32 ops, so it vectorizes on every backend (the generic ERF_INV op refines in
+# float64 and stays for float64 inputs).
+_ERFINV_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)  # fmt: skip
+
+
+def _erf_inv_f32(x: Exp) -> Exp:
+    f32 = dtypes.float32
+
+    def c(v: float) -> Exp:
+        return E.const(v, f32)
+
+    def horner(coefs: tuple[float, ...], w: Exp) -> Exp:
+        p = c(coefs[0])
+        for k in coefs[1:]:
+            p = E.binary(Op.ADD, c(k), E.binary(Op.MUL, p, w))
+        return p
+
+    one = c(1.0)
+    w = E.unary(Op.NEG, E.unary(Op.LOG1P, E.unary(Op.NEG, E.binary(Op.MUL, x, x))))
+    central = horner(_ERFINV_CENTRAL, E.binary(Op.SUB, w, c(2.5)))
+    tail = horner(_ERFINV_TAIL, E.binary(Op.SUB, E.unary(Op.SQRT, w), c(3.0)))
+    p = E.where(E.binary(Op.CMPLT, w, c(5.0)), central, tail)
+    edge = E.binary(Op.CMPEQ, E.unary(Op.ABS, x), one)
+    return E.where(edge, E.binary(Op.MUL, x, c(math.inf)), E.binary(Op.MUL, p, x))
+
+
+def _erf_inv_rule(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
+    if ins[0].dtype is dtypes.float64:
+        return E.unary(Op.ERF_INV, ins[0])
+    return _widened(_erf_inv_f32, ins, out.dtype)
+
+
+register(lax.prims["erf_inv"], _erf_inv_rule)
 for _name, _op in SWAPPED.items():
     register(lax.prims[_name], _binary_rule(_op, swap=True))
 
