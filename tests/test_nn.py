@@ -172,3 +172,26 @@ def test_initializers() -> None:
         initializers.glorot_uniform()(k, (4,))
     with pytest.raises(ValueError, match="mode"):
         initializers.variance_scaling(1.0, "fan", "uniform")
+
+
+def test_library_composites_compile_eagerly_and_inline_when_traced() -> None:
+    """softmax/log_softmax/logsumexp/gelu called eagerly run as one cached program; traced,
+    their primitives appear inline, as in JAX's jaxprs."""
+    from webjax._src import program
+
+    x = jnp.arange(12.0).reshape(3, 4)
+    for fn in (nn.softmax, nn.log_softmax, nn.logsumexp, nn.gelu, nn.standardize):
+        before = len(program._CACHE)
+        fn(x).block_until_ready()
+        compiled = len(program._CACHE) - before
+        fn(x).block_until_ready()
+        assert compiled == 1 and len(program._CACHE) - before == 1, fn.__name__
+        assert "jit" not in str(webjax.make_jaxpr(fn)(x)), fn.__name__
+    np.testing.assert_allclose(
+        np.asarray(nn.softmax(x, axis=[0, 1])),  # unhashable static axis: runs uncompiled
+        np.exp(np.arange(12.0)).reshape(3, 4) / np.exp(np.arange(12.0)).sum(),
+        rtol=1e-5,
+    )
+    g = webjax.grad(lambda v: nn.logsumexp(v) * 2.0)(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(nn.softmax(x.ravel())).reshape(3, 4),
+                               rtol=1e-5)  # fmt: skip

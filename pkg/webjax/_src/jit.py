@@ -241,6 +241,35 @@ def jit(
     return Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
 
 
+def eager_jit(fun: Callable[..., Any] | None = None, *, static_argnames: Any = None) -> Any:
+    """For library functions built from several primitives (softmax, logsumexp, ...): called
+    eagerly they run as one compiled program (fused kernels, one dispatch of Python work);
+    called under a transformation they are inlined, so jaxprs show their primitives as JAX's
+    do. The arguments named in `static_argnames` must be hashable."""
+    if fun is None:
+        return functools.partial(eager_jit, static_argnames=static_argnames)
+    compiled = Jitted(fun, None, static_argnames, None)
+    sig = inspect.signature(fun)
+    static = tuple(_as_tuple(static_argnames))
+
+    @functools.wraps(fun)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if core.find_cur_trace() is not core.eval_trace or not _hashable(sig, static, args, kwargs):
+            return fun(*args, **kwargs)
+        return compiled(*args, **kwargs)
+
+    return call
+
+
+def _hashable(sig: inspect.Signature, names: tuple[Any, ...], args: Any, kwargs: Any) -> bool:
+    try:
+        bound = sig.bind(*args, **kwargs).arguments
+        hash(tuple(bound.get(n) for n in names))
+    except TypeError:
+        return False
+    return True
+
+
 def _as_tuple(x: Any) -> tuple[Any, ...]:
     if x is None:
         return ()

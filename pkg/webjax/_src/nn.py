@@ -16,7 +16,7 @@ from typing import Any
 
 from . import core, dtypes
 from .custom_derivatives import custom_jvp
-from .jit import jit
+from .jit import eager_jit, jit
 from .lax import lax
 from .numpy import util
 from .scipy_special import logsumexp
@@ -216,7 +216,7 @@ def celu(x: Any, alpha: Any = 1.0) -> Any:
     return lax.add(lax.max(x, _c(0, x)), lax.mul(a, neg))
 
 
-@partial(jit, static_argnames=("approximate",))
+@eager_jit(static_argnames=("approximate",))
 def gelu(x: Any, approximate: bool = True) -> Any:
     """x * Phi(x); approximate=True uses JAX's tanh formula."""
     x = _inexact(x)
@@ -229,6 +229,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return lax.mul(half_x, lax.erfc(lax.mul(lax.neg(x), _c(math.sqrt(0.5), x))))
 
 
+@eager_jit(static_argnames=("axis",))
 def glu(x: Any, axis: int = -1) -> Any:
     """First half of `axis` gated by the sigmoid of the second half."""
     x = _array(x)
@@ -288,6 +289,7 @@ def _softmax_jvp(axes: tuple[int, ...], where: Any, primals: tuple, tangents: tu
     return y, lax.mul(y, lax.sub(x_dot, s))
 
 
+@eager_jit(static_argnames=("axis",))
 def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     """exp(x - max) normalized along `axis`; masked-out entries are 0."""
     x = _inexact(x)
@@ -295,6 +297,7 @@ def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     return _softmax(x, _axes(axis, len(shape)), _mask(where, shape))
 
 
+@eager_jit(static_argnames=("axis",))
 def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     """x - max - log(sum(exp(x - max))); masked-out entries are -inf."""
     x = _inexact(x)
@@ -309,6 +312,7 @@ def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     return result if mask is None else _where(mask, result, _c(-math.inf, result))
 
 
+@eager_jit(static_argnames=("axis", "algorithm"))
 def standardize(
     x: Any,
     axis: Axis = -1,

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from . import dtypes
+from .jit import eager_jit
 from .lax import lax
 from .numpy import util
 
@@ -94,6 +95,7 @@ def ndtri(p: Any) -> Any:
     return lax.mul(_c(math.sqrt(2.0), p), lax.erf_inv(lax.sub(lax.mul(_c(2.0, p), p), _c(1.0, p))))
 
 
+@eager_jit(static_argnames=("axis", "keepdims", "return_sign"))
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
               return_sign: bool = False, where: Any = None) -> Any:  # fmt: skip
     """log(sum(b * exp(a))) computed stably (the max is shifted out and stop-gradient'ed)."""
