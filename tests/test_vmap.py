@@ -22,6 +22,16 @@ from webjax._src.vmap import vmap
 
 np = pytest.importorskip("numpy")
 
+_U32_23 = np.arange(6, dtype=np.uint32).reshape(2, 3) * 977
+
+
+def _tf(k: Any, x: Any) -> Any:
+    from webjax._src import prng
+
+    y0, y1 = prng.threefry2x32(k, k, x, x)
+    return lax.bitwise_xor(y0, y1)
+
+
 N = 2  # the batch size: small, the cpu backend is a pure-Python reference
 
 
@@ -240,6 +250,7 @@ def _other_cases() -> list[Case]:
         Case("sort", lambda x: lax.sort(x), (x23,)),
         Case("sort", lambda x: lax.sort(x, dimension=0), (x23,)),
         Case("sort", lambda x, y: lax.sort((x, y), num_keys=1)[1], (x23, f32(2, 3))),
+        Case("threefry2x32", lambda k, x: _tf(k, x), (_U32_23, _U32_23 + 7)),
         Case("top_k", lambda x: lax.top_k(x, 2)[0], (x23,)),
         Case("top_k", lambda x: lax.top_k(x, 2)[1], (x23,)),
         Case("gather", lambda x: _sl.gather(x, jnp.array([[1], [0]]), _GDN, (1, 3)), (x23,)),

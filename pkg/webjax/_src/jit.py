@@ -299,7 +299,15 @@ class Jitted:
             sig = None
         self._sig = sig
         if sig is not None:  # JAX relates static argnums and argnames through the signature
-            params = list(sig.parameters)
+            positional = (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            )
+            params = []  # the parameters a position can name: those before any *args
+            for prm in sig.parameters.values():
+                if prm.kind not in positional:
+                    break
+                params.append(prm.name)
             for i in self.static_argnums:
                 if 0 <= i < len(params) and params[i] not in self.static_argnames:
                     self.static_argnames += (params[i],)

@@ -7,11 +7,12 @@ stable on every device. Keys follow JAX: -0.0 sorts as 0.0 and every NaN as +NaN
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 from .. import array as array_mod
-from .. import core, dtypes, lowering
+from .. import core, dtypes, lazy, lowering
 from ..core import ShapedArray
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero
@@ -19,6 +20,7 @@ from ..ir import exp as E
 from ..ir import view
 from ..ir.exp import Exp
 from ..ir.ops import Op
+from ..jit import jit
 from . import lax
 
 sort_p = lax._prim("sort")
@@ -123,9 +125,90 @@ def _permute(exps: list[Exp], aval: ShapedArray, dim: int, src: Exp, src_aval: S
 
 def _materialize(exp: Exp, aval: ShapedArray, device: Any) -> Exp:
     arr = array_mod.from_exp(exp, aval, device)
+    arr._buffer()  # also while a jit program compiles, where reductions may stay expressions
     e = array_mod.exp_of(arr)
     assert e is not None
     return e
+
+
+# ---- bitonic network (long rows) ----------------------------------------------------------------
+# Rows longer than this sort with a bitonic network: log2(N)(log2(N)+1)/2 compare-exchange passes
+# over rows padded to N = 2^k, each pass one elementwise kernel per state array, O(N log^2 N)
+# work. The state is the keys (in sort order, `_key`) plus each element's position in its row,
+# which breaks ties (so the network is stable) and ends as the permutation.
+BITONIC_MIN = 128
+
+
+def _key_max(d: Any) -> Exp:
+    if d.kind == "u":
+        return E.const(2**d.bits - 1, d)
+    return E.const(2 ** (d.bits - 1) - 1, d)
+
+
+def _bitonic_source(keys: list[Exp], aval: ShapedArray, dim: int, device: Any,
+                    descending: bool = False) -> tuple[Exp, int]:  # fmt: skip
+    """The sorted rows' source positions, laid out (rows, N): flat r * N + j holds the position
+    in row r of the element that sorts j-th."""
+    n = aval.shape[dim]
+    big = 1 << (n - 1).bit_length()
+    rows = aval.size // n
+    size = rows * big
+    other = tuple(s for a, s in enumerate(aval.shape) if a != dim)
+    flat = E.idx(size)
+    p = E.binary(Op.AND, flat, E.i32(big - 1))
+    o = view.unravel(E.idiv(flat, big), other)
+    o.insert(dim, E.binary(Op.MIN, p, E.i32(n - 1)))
+    at = view.ravel(o, aval.shape)
+    valid = E.binary(Op.CMPLT, p, E.i32(n))
+    state = []
+    for k in keys:
+        kk = _key(view.reindex(k, aval.size, at))
+        if descending:  # bitwise not reverses the order of signed and unsigned keys alike
+            kk = E.unary(Op.NOT, kk)
+        state.append(E.where(valid, kk, _key_max(kk.dtype)))
+    state.append(p)
+
+    def buffer(e: Exp) -> Exp:
+        return lazy.load_all(lazy.as_buffer(e, size, device))
+
+    state = [buffer(e) for e in state]
+    stages = big.bit_length() - 1
+    for k in range(1, stages + 1):
+        for j in reversed(range(k)):
+            partner = E.binary(Op.XOR, flat, E.i32(1 << j))
+            other_state = [view.reindex(e, size, partner) for e in state]
+            less = E.binary(Op.CMPLT, state[-1], other_state[-1])
+            for a, b in zip(reversed(state[:-1]), reversed(other_state[:-1]), strict=True):
+                tie = E.binary(Op.AND, E.binary(Op.CMPEQ, a, b), less)
+                less = E.binary(Op.OR, E.binary(Op.CMPLT, a, b), tie)
+            # keep my element iff (upper half of the pair) xor (descending block) xor (I am less)
+            bits = E.binary(Op.XOR, E.binary(Op.SHR, p, E.i32(j)), E.binary(Op.SHR, p, E.i32(k)))
+            flip = E.binary(Op.CMPNE, E.binary(Op.AND, bits, E.i32(1)), E.i32(0))
+            keep = E.binary(Op.CMPNE, flip, less)
+            state = [buffer(E.where(keep, a, b)) for a, b in zip(state, other_state, strict=True)]
+    return state[-1], big
+
+
+def _bitonic_first(src: Exp, aval: ShapedArray, dim: int, big: int, k_size: int
+                   ) -> tuple[Exp, ShapedArray]:  # fmt: skip
+    """The first `k_size` sorted positions of each row, in `aval`'s layout along `dim`."""
+    n = aval.shape[dim]
+    other = tuple(s for a, s in enumerate(aval.shape) if a != dim)
+    out_shape = tuple(k_size if a == dim else s for a, s in enumerate(aval.shape))
+    out_aval = ShapedArray(out_shape, dtypes.int32)
+    o = view.unravel(E.idx(out_aval.size), out_shape)
+    row = view.ravel([x for a, x in enumerate(o) if a != dim], other)
+    at = E.add(E.mul(row, big), o[dim])
+    return view.reindex(src, (aval.size // n) * big, at), out_aval
+
+
+@functools.partial(jit, static_argnames=("dimension", "is_stable", "num_keys"))
+def _sort_program(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
+    """The bitonic network's passes, lowered once per shape (while compiling a program, the
+    sort impl builds them directly)."""
+    out: list[Any] = sort_p.bind(*operands, dimension=dimension, is_stable=is_stable,
+                                 num_keys=num_keys)  # fmt: skip
+    return out
 
 
 def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
@@ -135,6 +218,14 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
     if aval.size == 0:
         return [array_mod.Array(a, device, None) for a in avals]
     exps = [lowering._input_exp(o, a, device) for o, a in zip(operands, avals, strict=True)]
+    if aval.shape[dimension] > BITONIC_MIN:
+        if not lazy.fuse_epilogues:  # eager: run the network as a cached program
+            return _sort_program(*operands, dimension=dimension, is_stable=is_stable,
+                                 num_keys=num_keys)  # fmt: skip
+        src_b, big = _bitonic_source(exps[:num_keys], aval, dimension, device)
+        src_exp, src_aval = _bitonic_first(src_b, aval, dimension, big, aval.shape[dimension])
+        outs = _permute(exps, aval, dimension, src_exp, src_aval)
+        return [array_mod.from_exp(e, a, device) for e, a in zip(outs, avals, strict=True)]
     rank_aval = ShapedArray(aval.shape, dtypes.int32)
     rank = _materialize(_rank_exp(exps[:num_keys], aval, dimension), rank_aval, device)
     src_exp, src_aval = _source_exp(rank, aval, dimension, aval.shape[dimension])
@@ -220,6 +311,14 @@ def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
         return [array_mod.Array(a, device, None) for a in outs]
     x = lowering._input_exp(operand, aval, device)
     dim = aval.ndim - 1
+    if aval.shape[dim] > BITONIC_MIN:
+        if not lazy.fuse_epilogues:  # eager: run the network as a cached program
+            return _top_k_program(operand, k=k)
+        src_b, big = _bitonic_source([x], aval, dim, device, descending=True)
+        src_exp, src_aval = _bitonic_first(src_b, aval, dim, big, k)
+        src = _materialize(src_exp, src_aval, device)
+        (vals,) = _permute([x], aval, dim, src, src_aval)
+        return [array_mod.from_exp(vals, outs[0], device), array_mod.from_exp(src, outs[1], device)]
     rank = _materialize(_rank_exp([x], aval, dim, descending=True),
                         ShapedArray(aval.shape, dtypes.int32), device)  # fmt: skip
     src_exp, src_aval = _source_exp(rank, aval, dim, k)
@@ -229,6 +328,12 @@ def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
 
 
 top_k_p.def_impl(_top_k_impl)
+
+
+@functools.partial(jit, static_argnames=("k",))
+def _top_k_program(operand: Any, *, k: int) -> list[Any]:
+    out: list[Any] = top_k_p.bind(operand, k=k)
+    return out
 
 
 def _top_k_jvp(primals: list[Any], tangents: list[Any], *, k: int, axis: int = -1
