@@ -1,8 +1,9 @@
 """sort (multi-operand, stable, JAX's key order) and top_k, on the kernel IR.
 
-Evaluation ranks every element of a row against the whole row (a fused reduction), inverts the
-ranks (a second one) and re-indexes the operands: three kernels, O(n^2) work per row, exact and
-stable on every device. Keys follow JAX: -0.0 sorts as 0.0 and every NaN as +NaN, last.
+Short rows (at most `BITONIC_MIN`): every element is ranked against its whole row (a fused
+reduction), the ranks inverted (a second one) and the operands re-indexed: three kernels,
+O(n^2) work per row. Longer rows: a bitonic network, O(n log^2 n) (see below). Both are exact
+and stable on every device. Keys follow JAX: -0.0 sorts as 0.0 and every NaN as +NaN, last.
 """
 
 from __future__ import annotations
@@ -161,8 +162,8 @@ def _bitonic_source(keys: list[Exp], aval: ShapedArray, dim: int, device: Any,
     at = view.ravel(o, aval.shape)
     valid = E.binary(Op.CMPLT, p, E.i32(n))
     state = []
-    for k in keys:
-        kk = _key(view.reindex(k, aval.size, at))
+    for key in keys:
+        kk = _key(view.reindex(key, aval.size, at))
         if descending:  # bitwise not reverses the order of signed and unsigned keys alike
             kk = E.unary(Op.NOT, kk)
         state.append(E.where(valid, kk, _key_max(kk.dtype)))
