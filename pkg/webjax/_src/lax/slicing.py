@@ -22,6 +22,7 @@ from ..ir import exp as E
 from ..ir import view
 from ..ir.exp import Exp
 from ..ir.ops import Op
+from ..jit import jit
 from . import lax
 
 
@@ -256,8 +257,21 @@ def _scatter_abstract(
     return operand
 
 
-for _p in scatter_prims.values():
-    _p.def_abstract_eval(_scatter_abstract)
+def _arith_scatter_abstract(op: str) -> Any:
+    def rule(operand: ShapedArray, *args: ShapedArray, **params: Any) -> ShapedArray:
+        if operand.dtype.kind == "b":
+            raise TypeError(
+                f"{op} does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+                "are subtypes of integer, floating, complexfloating."
+            )
+        return _scatter_abstract(operand, *args, **params)
+
+    return rule
+
+
+for _name, _p in scatter_prims.items():
+    _arith = {"scatter-add": "add", "scatter-mul": "mul"}.get(_name)
+    _p.def_abstract_eval(_scatter_abstract if _arith is None else _arith_scatter_abstract(_arith))
 
 
 def _scatter_bind(
@@ -317,17 +331,12 @@ scatter_min = _make_scatter(scatter_min_p)
 scatter_max = _make_scatter(scatter_max_p)
 
 
-def _scatter_match(
-    ins: list[Exp],
-    avals: list[ShapedArray],
-    dn: ScatterDimensionNumbers,
-    mode: Any,
-    r: Exp,
-    rsize: int,
-) -> tuple[Exp, Exp]:
-    """For operand element IDX and update element r: (does r land on IDX?, update value)."""
+def _scatter_targets(
+    ins: list[Exp], avals: list[ShapedArray], dn: ScatterDimensionNumbers, mode: Any, r: Exp
+) -> tuple[list[Exp], Exp | None]:
+    """For update element r: the operand multi-index it lands on, and whether it is in bounds
+    (None: always; out-of-bounds updates are dropped unless the mode clips)."""
     op_aval, idx_aval, upd_aval = avals
-    p = view.unravel(E.idx(op_aval.size), op_aval.shape)
     u = view.unravel(r, upd_aval.shape)
     scatter_pos = [u[i] for i in range(upd_aval.ndim) if i not in dn.update_window_dims]
     window_pos = [u[i] for i in dn.update_window_dims]
@@ -349,17 +358,34 @@ def _scatter_match(
             ok = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(0), s), E.binary(Op.CMPLE, s, E.i32(hi)))
             in_bounds = ok if in_bounds is None else E.binary(Op.AND, in_bounds, ok)
         starts[d] = s
-    match: Exp = E.const(True, dtypes.bool_) if in_bounds is None else in_bounds
     bmap = dict(zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True))
     w_it = iter(window_pos)
+    targets = []
     for d in range(op_aval.ndim):
         if d in bmap:
-            target = scatter_pos[bmap[d]]
+            targets.append(scatter_pos[bmap[d]])
         elif d in dn.inserted_window_dims:
-            target = starts.get(d, E.i32(0))
+            targets.append(starts.get(d, E.i32(0)))
         else:
-            target = E.add(starts.get(d, E.i32(0)), next(w_it))
-        match = E.binary(Op.AND, match, E.binary(Op.CMPEQ, p[d], target))
+            targets.append(E.add(starts.get(d, E.i32(0)), next(w_it)))
+    return targets, in_bounds
+
+
+def _scatter_match(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    dn: ScatterDimensionNumbers,
+    mode: Any,
+    r: Exp,
+    rsize: int,
+) -> tuple[Exp, Exp]:
+    """For operand element IDX and update element r: (does r land on IDX?, update value)."""
+    op_aval, _, upd_aval = avals
+    p = view.unravel(E.idx(op_aval.size), op_aval.shape)
+    targets, in_bounds = _scatter_targets(ins, avals, dn, mode, r)
+    match: Exp = E.const(True, dtypes.bool_) if in_bounds is None else in_bounds
+    for d in range(op_aval.ndim):
+        match = E.binary(Op.AND, match, E.binary(Op.CMPEQ, p[d], targets[d]))
     upd = view.reindex(ins[2], upd_aval.size, r)
     return match, upd
 
@@ -435,6 +461,102 @@ def _scatter_impl(operand: Any, indices: Any, updates: Any, **params: Any) -> An
 
 
 scatter_p.def_impl(_scatter_impl)
+
+
+# ---- sorted scatters (many updates) ------------------------------------------------------------
+# A scatter kernel reduces over every update for every operand element: O(operand x updates).
+# Past this much work the updates are sorted by target instead (the bitonic network), combined
+# per target with a segmented scan (log2(updates) passes), and each operand element finds its
+# segment's end by binary search: O(updates log^2 updates + operand log updates).
+SORTED_SCATTER_MIN_WORK = 1 << 22
+
+
+def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device: Any,
+                    dimension_numbers: Any, mode: Any) -> Exp:  # fmt: skip
+    from .. import lazy
+    from .sorting import _bitonic_first, _bitonic_source
+
+    op_aval, _, upd_aval = avals
+    size, n = op_aval.size, upd_aval.size
+    r = E.idx(n)
+    targets, in_bounds = _scatter_targets(exps, avals, dimension_numbers, mode, r)
+    flat = view.ravel(targets, op_aval.shape)
+    if in_bounds is not None:
+        flat = E.where(in_bounds, flat, E.i32(size))  # dropped: past every operand element
+    n_aval = ShapedArray((n,), dtypes.int32)
+
+    def buffer(e: Exp, m: int = n) -> Exp:
+        return lazy.load_all(lazy.as_buffer(e, m, device))
+
+    src_b, big = _bitonic_source([flat], n_aval, 0, device)
+    src, _ = _bitonic_first(src_b, n_aval, 0, big, n)
+    src = buffer(src)  # update positions, sorted by target (stable)
+    tgt = buffer(view.reindex(flat, n, src))  # their targets, ascending
+    i = E.idx(size)
+    pos = E.i32(0)  # #{j : tgt[j] <= i}, by binary search
+    step = 1 << (n.bit_length() - 1)
+    while step:
+        cand = E.add(pos, step)
+        at = E.binary(Op.MIN, E.add(cand, -1), E.i32(n - 1))
+        ok = E.binary(Op.AND, E.binary(Op.CMPLE, cand, E.i32(n)),
+                      E.binary(Op.CMPLE, view.reindex(tgt, n, at), i))  # fmt: skip
+        pos = E.where(ok, cand, pos)
+        step //= 2
+    last = buffer(E.add(pos, -1), size)  # the segment's last sorted position, or -1
+    safe = E.binary(Op.MAX, last, E.i32(0))
+    has = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(0), last),
+                   E.binary(Op.CMPEQ, view.reindex(tgt, n, safe), i))  # fmt: skip
+    upd = view.reindex(exps[2], n, src)
+    if name == "scatter":
+        return E.where(has, view.reindex(upd, n, safe), exps[0])
+    combine = _COMBINE[name]
+    if op_aval.dtype.kind == "b" and combine in (Op.ADD, Op.MUL):
+        combine = Op.OR if combine is Op.ADD else Op.AND
+    acc = buffer(upd)
+    d = 1
+    while d < n:  # segmented inclusive scan over equal targets, earlier updates first
+        back = E.binary(Op.MAX, E.add(r, -d), E.i32(0))
+        same = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(d), r),
+                        E.binary(Op.CMPEQ, view.reindex(tgt, n, back), tgt))  # fmt: skip
+        acc = buffer(E.where(same, E.binary(combine, view.reindex(acc, n, back), acc), acc))
+        d *= 2
+    return E.where(has, E.binary(combine, exps[0], view.reindex(acc, n, safe)), exps[0])
+
+
+def _scatter_any_impl(name: str) -> Any:
+    def impl(operand: Any, indices: Any, updates: Any, **params: Any) -> Any:
+        from .. import array as array_mod
+        from .. import lazy
+
+        avals = [core.get_aval(x) for x in (operand, indices, updates)]
+        out, n = avals[0], avals[2].size
+        if out.size * n < SORTED_SCATTER_MIN_WORK or n < 2 or out.size >= 2**31 - 1:
+            small = _small_impl[name]
+            assert small is not None
+            return small(operand, indices, updates, **params)
+        if not lazy.fuse_epilogues:  # eager: run the passes as one cached program
+            return _sorted_program(operand, indices, updates, name=name, **params)
+        device = lowering._pick_device([operand, indices, updates])
+        exps = [lowering._input_exp(x, a, device)
+                for x, a in zip((operand, indices, updates), avals, strict=True)]  # fmt: skip
+        value = _scatter_sorted(name, exps, avals, device, params["dimension_numbers"],
+                                params["mode"])  # fmt: skip
+        return array_mod.from_exp(value, out, device)
+
+    return impl
+
+
+def _sorted_program_fn(operand: Any, indices: Any, updates: Any, *, name: str,
+                       **params: Any) -> Any:  # fmt: skip
+    return scatter_prims[name].bind(operand, indices, updates, **params)
+
+
+_sorted_program = jit(_sorted_program_fn, static_argnames=(
+    "name", "dimension_numbers", "indices_are_sorted", "unique_indices", "mode", "update_jaxpr",
+    "update_consts"))  # fmt: skip
+_small_impl = {name: scatter_prims[name].impl for name in SCATTERS}
+for _name in SCATTERS:
+    scatter_prims[_name].def_impl(_scatter_any_impl(_name))
 
 
 # ---- derivatives ---------------------------------------------------------------------------------

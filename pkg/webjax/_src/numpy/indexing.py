@@ -242,34 +242,44 @@ class _IndexUpdateRef:
         self.array = array
         self.index = index
 
-    def get(self, **_: Any) -> Any:
-        return getitem(self.array, self.index)
+    def get(self, *, mode: Any = None, fill_value: Any = None, **_: Any) -> Any:
+        if mode in (None, "clip", "promise_in_bounds") or not _has_advanced(self.index):
+            return getitem(self.array, self.index)  # clamps, as JAX's default does
+        _check_mode(mode)
+        x = util.ensure_array(self.array)
+        shape, dt = util.aval(x).shape, util.aval(x).dtype
+        pos = _flat_positions(shape, self.index, drop=True)
+        flat = lax.reshape(x, (math.prod(shape),))
+        got = _one_hot_gather(flat, lax.max(pos, lax.full((), 0, dtypes.int32)), 0)
+        fill = _default_fill(dt) if fill_value is None else fill_value
+        return lax.select(lax.lt(pos, lax.full((), 0, dtypes.int32)),
+                          lax.full(util.aval(pos).shape, fill, dt), got)  # fmt: skip
 
-    def set(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lambda old, new: new, "set")
+    def set(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lambda old, new: new, "set", mode)
 
-    def add(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.add, "add")
+    def add(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.add, "add", mode)
 
-    def subtract(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.sub, "subtract")
+    def subtract(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.sub, "subtract", mode)
 
-    def multiply(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.mul, "multiply")
+    def multiply(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.mul, "multiply", mode)
 
     mul = multiply
 
-    def divide(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.div, "divide")
+    def divide(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.div, "divide", mode)
 
-    def min(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.min, "min")
+    def min(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.min, "min", mode)
 
-    def max(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.max, "max")
+    def max(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.max, "max", mode)
 
-    def power(self, values: Any, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.pow, "power")
+    def power(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        return _update(self.array, self.index, values, lax.pow, "power", mode)
 
 
 def _is_basic(idx: Any, ndim: int) -> bool:
@@ -279,15 +289,51 @@ def _is_basic(idx: Any, ndim: int) -> bool:
     return not any(isinstance(i, slice) and i.step not in (None, 1) for i in _expand(idx, ndim))
 
 
-def _scatter_update(x: Any, idx: Any, values: Any, kind: str) -> Any:
-    """Any index: find the flat position of every indexed element (by indexing an iota the
-    same way), then scatter the values into the flattened array."""
+_MODES = ("clip", "drop", "fill", "promise_in_bounds")
+
+
+def _check_mode(mode: Any) -> None:
+    if mode not in (None, *_MODES):
+        raise ValueError(f"Invalid mode value: {mode!r}; expected one of {_MODES}")
+
+
+def _flat_positions(shape: tuple[int, ...], idx: Any, drop: bool) -> Any:
+    """The flat position of every element `idx` selects (indexing an iota the same way). With
+    `drop`, integer indices out of bounds (after wrapping negatives) give -1: the iota is
+    bordered by -1 on each axis an integer index addresses and indices are shifted onto it."""
+    iota = lax.reshape(lax.iota(dtypes.int32, math.prod(shape)), shape)
+    if not drop or not _has_advanced(idx) or _has_bool_mask(idx):
+        return getitem(iota, idx)
+    entries = _expand(idx, len(shape))
+    padding = [(0, 0, 0)] * len(shape)
+    shifted: list[Any] = []
+    axis = 0
+    for i in entries:
+        if i is None or isinstance(i, slice):
+            shifted.append(i)
+            axis += i is not None
+            continue
+        d = shape[axis]
+        iv = _normalize(_as_index_array(i), d)
+        lo, hi = lax.full((), 0, dtypes.int32), lax.full((), d + 1, dtypes.int32)
+        shifted.append(lax.clamp(lo, lax.add(iv, lax.full((), 1, dtypes.int32)), hi))
+        padding[axis] = (1, 1, 0)
+        axis += 1
+    bordered = lax.pad(iota, lax.full((), -1, dtypes.int32), padding)
+    return getitem(bordered, tuple(shifted))
+
+
+def _scatter_update(x: Any, idx: Any, values: Any, kind: str, mode: Any = None) -> Any:
+    """Any index: find the flat position of every indexed element, then scatter the values
+    into the flattened array. JAX's default mode drops out-of-bounds updates."""
     from ..lax import slicing
 
+    _check_mode(mode)
     shape = util.aval(x).shape
     dt = util.aval(x).dtype
     size = math.prod(shape)
-    positions = getitem(lax.reshape(lax.iota(dtypes.int32, size), shape), idx)
+    drop = mode in (None, "drop", "fill")
+    positions = _flat_positions(shape, idx, drop)
     pshape = util.aval(positions).shape
     values = util.convert(values, dt) if util.is_scalar(values) else values
     values = lax.convert_element_type(util.ensure_array(values), dt)
@@ -305,16 +351,24 @@ def _scatter_update(x: Any, idx: Any, values: Any, kind: str) -> Any:
         raise NotImplementedError(f"x.at[...].{kind}() with advanced indices is not supported")
     dn = slicing.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                          scatter_dims_to_operand_dims=(0,))  # fmt: skip
-    out = fns[kind](lax.reshape(x, (size,)), flat_pos, flat_vals, dn, mode="clip")
+    scatter_mode = "drop" if drop else "clip"
+    out = fns[kind](lax.reshape(x, (size,)), flat_pos, flat_vals, dn, mode=scatter_mode)
     return lax.reshape(out, shape)
 
 
-def _update(x: Any, idx: Any, values: Any, combine: Any, kind: str) -> Any:
+def _update(x: Any, idx: Any, values: Any, combine: Any, kind: str, mode: Any = None) -> Any:
     """Basic-index updates as a dynamic_update_slice of the (contiguous) indexed block;
     anything else as a scatter."""
     x = util.ensure_array(x)
+    _check_mode(mode)
+    arith = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "power": "pow"}
+    if util.aval(x).dtype.kind == "b" and kind in arith:
+        raise TypeError(
+            f"{arith[kind]} does not accept dtype bool at position 0. Accepted dtypes at "
+            "position 0 are subtypes of integer, floating, complexfloating."
+        )
     if not _is_basic(idx, util.aval(x).ndim):
-        return _scatter_update(x, idx, values, kind)
+        return _scatter_update(x, idx, values, kind, mode)
     shape = util.aval(x).shape
     dt = util.aval(x).dtype
     entries = [i for i in _expand(idx, len(shape)) if i is not None]
