@@ -19,6 +19,7 @@ from webjax._src import core
 from webjax._src.interpreters import ad
 from webjax._src.lax import ad_rules
 from webjax._src.lax import lax as lax_internal
+from webjax.lax import linalg as _la
 
 np = pytest.importorskip("numpy")
 
@@ -88,6 +89,7 @@ POS = f32(0.6, 1.3, 2.2)  # > 0
 UNIT = f32(-0.55, 0.15, 0.62)  # inside (-1, 1)
 M23 = np.arange(6, dtype=np.float32).reshape(2, 3) * 0.3 - 0.7
 M32 = np.arange(6, dtype=np.float32).reshape(3, 2) * -0.2 + 0.4
+_A33 = f32(0.9, -0.3, 0.4, 0.2, 1.4, -0.6, -0.5, 0.1, 1.1).reshape(3, 3)
 B223 = np.arange(12, dtype=np.float32).reshape(2, 2, 3) * 0.1 - 0.5
 B232 = np.arange(12, dtype=np.float32).reshape(2, 3, 2) * -0.15 + 0.3
 _P = lax_internal.prims
@@ -211,6 +213,18 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
         (lambda x, y: lax.sort((x, y), num_keys=1)[1], (X, Y)),
     ],
     "top_k": [(lambda x: lax.top_k(x, 2)[0], (f32(0.3, -1.2, 0.7, 0.1),))],
+    # linear algebra: gauge-invariant functions of the factors (signs of vectors are free)
+    "cholesky": [(lambda a: _la.cholesky(a @ a.T + 3.0 * jnp.eye(3)), (_A33,))],
+    "triangular_solve": [
+        (
+            lambda a, b: _la.triangular_solve(a + 3.0 * jnp.eye(3), b, left_side=True, lower=True),
+            (_A33, M32 * 1.0),
+        ),
+    ],
+    "lu": [(lambda a: _la.lu(a)[0], (_A33,))],
+    "qr": [(lambda a: jnp.abs(_la.qr(a, full_matrices=False)[1]), (_A33,))],
+    "eigh": [(lambda a: _la.eigh(a + a.T)[1], (_A33,))],
+    "svd": [(lambda a: _la.svd(a, compute_uv=False), (_A33,))],
     "dynamic_update_slice": [
         (lambda x, u: lax.dynamic_update_slice(x, u, (jnp.array(1),)), (X, Y[:2]))
     ],

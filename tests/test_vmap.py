@@ -19,9 +19,11 @@ from webjax import lax
 from webjax._src.lax import lax as lax_internal
 from webjax._src.lax.batching_rules import missing_batching_rules
 from webjax._src.vmap import vmap
+from webjax.lax import linalg as _la
 
 np = pytest.importorskip("numpy")
 
+_a33 = np.array([[0.9, -0.3, 0.4], [0.2, 1.4, -0.6], [-0.5, 0.1, 1.1]], np.float32)
 _U32_23 = np.arange(6, dtype=np.uint32).reshape(2, 3) * 977
 
 
@@ -252,6 +254,21 @@ def _other_cases() -> list[Case]:
         Case("sort", lambda x, y: lax.sort((x, y), num_keys=1)[1], (x23, f32(2, 3))),
         Case("threefry2x32", lambda k, x: _tf(k, x), (_U32_23, _U32_23 + 7)),
         Case("top_k", lambda x: lax.top_k(x, 2)[0], (x23,)),
+        Case("cholesky", lambda a: _la.cholesky(a @ a.T + 3.0 * jnp.eye(3)), (_a33,)),
+        Case(
+            "triangular_solve",
+            lambda a, b: _la.triangular_solve(a + 3.0 * jnp.eye(3), b, left_side=True, lower=True),
+            (_a33, f32(3, 2)),
+        ),
+        Case("lu", lambda a: _la.lu(a)[0], (_a33,)),
+        Case(
+            "lu_pivots_to_permutation",
+            lambda p: _la.lu_pivots_to_permutation(p, 4),
+            (np.array([2, 3, 2], np.int32),),
+        ),
+        Case("qr", lambda a: jnp.abs(_la.qr(a)[1]), (_a33,)),
+        Case("eigh", lambda a: _la.eigh(a + a.T)[1], (_a33,)),
+        Case("svd", lambda a: _la.svd(a, compute_uv=False), (_a33,)),
         Case("top_k", lambda x: lax.top_k(x, 2)[1], (x23,)),
         Case("gather", lambda x: _sl.gather(x, jnp.array([[1], [0]]), _GDN, (1, 3)), (x23,)),
         Case("gather", lambda x, i: _sl.gather(x, i, _GDN, (1, 3)), (x23, np.array([[1], [0]]))),

@@ -127,7 +127,9 @@ def block_until_ready(x: Any) -> Any:
 _JAX_MODULES = {
     "jax": "webjax",
     "jax.numpy": "webjax.numpy",
+    "jax.numpy.linalg": "webjax.numpy.linalg",
     "jax.lax": "webjax.lax",
+    "jax.lax.linalg": "webjax.lax.linalg",
     "jax.tree_util": "webjax.tree_util",
     "jax.tree": "webjax.tree",
     "jax.dtypes": "webjax.dtypes",
@@ -136,6 +138,7 @@ _JAX_MODULES = {
     "jax.debug": "webjax.debug",
     "jax.scipy": "webjax.scipy",
     "jax.scipy.special": "webjax.scipy.special",
+    "jax.scipy.linalg": "webjax.scipy.linalg",
     "jax.random": "webjax.random",
     "jax.nn": "webjax.nn",
     "jax.nn.initializers": "webjax.nn.initializers",

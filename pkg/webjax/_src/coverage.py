@@ -18,6 +18,7 @@ from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .lax import ad_rules, control_flow
 from .lax import lax as lax_mod
+from .lax import linalg as _linalg  # noqa: F401  (registers the linear algebra primitives)
 
 # Primitives linear in (some of) their operands: reverse mode needs their transpose.
 LINEAR = frozenset({
@@ -25,7 +26,7 @@ LINEAR = frozenset({
     "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice", "pad", "rev",
     "dynamic_slice", "dynamic_update_slice", "select_n", "gather", "scatter", "scatter-add",
     "dot_general", "cond", "scan", "jit", "checkpoint", "custom_lin", "cumsum",
-    "reduce_window_sum", "conv_general_dilated",
+    "reduce_window_sum", "conv_general_dilated", "triangular_solve",
 })  # fmt: skip
 
 

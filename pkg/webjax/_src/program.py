@@ -262,13 +262,14 @@ def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program 
         Array(a.aval, device, lazy.load_all(p) if a.aval.size else None)
         for a, p in zip(args, placeholders, strict=True)
     ]
+    outer = lazy.fuse_epilogues  # programs compile inside programs (library composites)
     lazy.fuse_epilogues = True
     try:
         outs = _eval_fusing(closed.jaxpr, closed.consts, sym)
     except NeedsValues:
         return None
     finally:
-        lazy.fuse_epilogues = False
+        lazy.fuse_epilogues = outer
     if not all(isinstance(o, Array) for o in outs):
         return None
     step_of: dict[int, int] = {}
@@ -278,20 +279,30 @@ def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program 
     alive: list[LazyBuffer] = []  # ids below must stay unique: nothing seen may be freed
 
     def ref(lb: LazyBuffer) -> Ref:
+        """The step (or argument, or constant) producing `lb`, appending the steps it needs
+        in dependency order (iteratively: programs can be thousands of kernels deep)."""
+        stack: list[tuple[LazyBuffer, bool]] = [(lb, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in by_id or id(node) in step_of or node.kernel is None:
+                continue
+            if not expanded:
+                stack.append((node, True))
+                stack.extend((i, False) for i in reversed(node.inputs))
+                continue
+            alive.append(node)
+            steps.append((node.kernel, [leaf(i) for i in node.inputs]))
+            step_of[id(node)] = len(steps) - 1
+        return leaf(lb)
+
+    def leaf(lb: LazyBuffer) -> Ref:
         alive.append(lb)
         if id(lb) in by_id:
             return ("arg", by_id[id(lb)])
         if id(lb) in step_of:
             return ("step", step_of[id(lb)])
-        if lb.kernel is None:
-            return ("const", lb)  # realized data captured by the program (jaxpr consts)
-        for i in lb.inputs:
-            if id(i) not in by_id and id(i) not in step_of and i.kernel is not None:
-                ref(i)
-        assert lb.kernel is not None
-        steps.append((lb.kernel, [ref(i) for i in lb.inputs]))
-        step_of[id(lb)] = len(steps) - 1
-        return ("step", step_of[id(lb)])
+        assert lb.kernel is None
+        return ("const", lb)  # realized data captured by the program (jaxpr consts)
 
     outputs: list[Any] = []
     for o in outs:

@@ -125,5 +125,6 @@ from webjax._src.lax.windowed import (
     cumsum,
     reduce_window,
 )
+from webjax.lax import linalg
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,3 +1,3 @@
-"""webjax.scipy: `jax.scipy` (special functions so far)."""
+"""webjax.scipy: `jax.scipy` (special functions and linear algebra)."""
 
-from webjax.scipy import special
+from webjax.scipy import linalg, special

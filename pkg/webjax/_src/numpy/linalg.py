@@ -1,0 +1,850 @@
+"""jax.numpy.linalg (and jnp.cross), written on lax.linalg.
+
+Inputs are promoted as JAX does (integers and bools become the default float type; 16-bit
+floats are refused by the factorizations). Solves factor with LU once and reuse the factors in
+their derivative rules (custom_jvp), so reverse mode only transposes triangular solves.
+Functions are `eager_jit`ted: an eager call runs one compiled program, under a transformation
+they are inlined.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .. import dtypes
+from ..custom_derivatives import custom_jvp
+from ..jit import eager_jit
+from ..lax import lax, sorting
+from ..lax import linalg as lax_linalg
+from . import contractions, creation, matrices, reductions, ufuncs, util
+from .shape import (  # the submodule itself is shadowed by jnp.shape
+    broadcast_to as _broadcast_to,
+)
+from .shape import (
+    expand_dims as _expand_dims,
+)
+from .shape import (
+    matrix_transpose as _matrix_transpose,
+)
+from .shape import (
+    moveaxis as _moveaxis,
+)
+from .shape import (
+    stack as _stack,
+)
+from .shape import (
+    swapaxes as _swapaxes,
+)
+
+# ============================================================================================
+# results
+# ============================================================================================
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+# ============================================================================================
+# helpers
+# ============================================================================================
+
+
+def _inexact(*xs: Any) -> list[Any]:
+    """JAX's promote_dtypes_inexact: a common dtype, integers and bools as the default float."""
+    arrs = [util.ensure_array(x) for x in xs]
+    dt, _weak = util.result_type(*arrs)
+    if dt.kind != "f":
+        dt = dtypes.default_float()
+    return [util.convert(a, dt) for a in arrs]
+
+
+def _eps(dt: dtypes.DType) -> float:
+    return lax_linalg._eps(dt)
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return util.aval(x).shape
+
+
+def _check_square(x: Any, what: str, period: bool = True) -> None:
+    s = _shape(x)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"Argument to {what} must have shape [..., n, n], got {s}"
+                         + ("." if period else ""))  # fmt: skip
+
+
+def _mT(x: Any) -> Any:
+    return _swapaxes(x, -1, -2)
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    return contractions.matmul(a, b)
+
+
+def _batched_rows(x: Any, perm: Any) -> Any:
+    """x[..., perm[..., i], :] (batch dims of x and perm equal)."""
+    return lax_linalg._batched_take_rows(x, perm)
+
+
+def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
+    """Solve a x = b from a's LU factors (lu, perm); b (..., n, k) with a's batch dims.
+    Linear in b (a gather and two triangular solves), so it transposes."""
+    pb = _batched_rows(b, perm)
+    y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
+    return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
+
+
+def _lu_solve_transposed(lu: Any, perm: Any, b: Any) -> Any:
+    """Solve a^T x = b from a's LU factors: a^T = U^T L^T P."""
+    y = lax_linalg.triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True)
+    z = lax_linalg.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
+                                    unit_diagonal=True)  # fmt: skip
+    return _batched_rows(z, _invert_permutation(perm))
+
+
+def _invert_permutation(perm: Any) -> Any:
+    from ..lax.sorting import sort_p
+
+    s = _shape(perm)
+    iota = lax.broadcasted_iota(dtypes.int32, s, len(s) - 1)
+    _, inv = sort_p.bind(perm, iota, dimension=len(s) - 1, is_stable=True, num_keys=1)
+    return inv
+
+
+def _solve_same_batch(a: Any, b: Any) -> Any:
+    """a^-1 b for a (..., n, n), b (..., n, k) with equal batch dims (no custom derivative:
+    for use inside derivative rules, where it is linear in b)."""
+    lu, _, perm = lax_linalg.lu(lax.stop_gradient(a))
+    return _lu_solve(lu, perm, b)
+
+
+# ============================================================================================
+# factorizations
+# ============================================================================================
+
+
+@eager_jit(static_argnames=("upper", "symmetrize_input"))
+def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
+    """The Cholesky factor of symmetric positive definite matrices (lower, or upper = L^T)."""
+    (a,) = _inexact(a)
+    L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
+    return _mT(L) if upper else L
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """QR decomposition; mode 'reduced' (Q m x k), 'complete' (Q m x m) or 'r' (R only)."""
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    if mode == "raw":
+        raise NotImplementedError(
+            "jnp.linalg.qr(mode='raw') (Householder reflectors and scaling factors) is not "
+            "supported by webjax; use mode='reduced' or 'complete'"
+        )
+    return _qr(a, mode)
+
+
+@eager_jit(static_argnames=("mode",))
+def _qr(a: Any, mode: str) -> Any:
+    (a,) = _inexact(a)
+    q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def _uplo(UPLO: str | None) -> bool:
+    if UPLO is None or UPLO == "L":
+        return True
+    if UPLO == "U":
+        return False
+    raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
+
+
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
+    return _eigh(a, _uplo(UPLO), symmetrize_input)
+
+
+@eager_jit(static_argnames=("lower", "symmetrize_input"))
+def _eigh(a: Any, lower: bool, symmetrize_input: bool) -> EighResult:
+    (a,) = _inexact(a)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index: Any = None) -> Any:  # fmt: skip
+    """Singular value decomposition: SVDResult(U, S, Vh) with S descending, or S alone."""
+    sbi = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
+    return _svd(a, bool(full_matrices), bool(compute_uv), bool(hermitian), sbi)
+
+
+@eager_jit(static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
+def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
+         subset_by_index: Any) -> Any:  # fmt: skip
+    (a,) = _inexact(a)
+    if hermitian:
+        v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+        s = ufuncs.abs(w)
+        nd = len(_shape(s))
+        if not compute_uv:
+            return lax.rev(sorting.sort(s, nd - 1), (nd - 1,))
+        iota = lax.broadcasted_iota(dtypes.int32, _shape(s), nd - 1)
+        s, idx, sign = sorting.sort((s, iota, ufuncs.sign(w)), nd - 1, num_keys=1)
+        s, idx, sign = (lax.rev(x, (nd - 1,)) for x in (s, idx, sign))
+        u = lax_linalg._batched_take_last(v, idx)
+        vh = _mT(ufuncs.multiply(u, _expand_dims(sign, -2)))
+        return SVDResult(u, s, vh)
+    out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                         subset_by_index=subset_by_index)  # fmt: skip
+    if compute_uv:
+        u, s, vh = out
+        return SVDResult(u, s, vh)
+    return out
+
+
+def svdvals(x: Any, /) -> Any:
+    return svd(x, compute_uv=False)
+
+
+# ============================================================================================
+# solves, inverses, determinants
+# ============================================================================================
+
+
+@custom_jvp
+def _solve(a: Any, b: Any) -> Any:
+    lu, _, perm = lax_linalg.lu(a)
+    return _lu_solve(lu, perm, b)
+
+
+def _solve_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    a, b = primals
+    da, db = tangents
+    lu, _, perm = lax_linalg.lu(a)
+    x = _lu_solve(lu, perm, b)
+    # d(a^-1 b) = a^-1 (db - da x), with the same factors
+    return x, _lu_solve(lu, perm, ufuncs.subtract(db, _matmul(da, x)))
+
+
+_solve.defjvp(_solve_jvp)
+
+
+@eager_jit
+def solve(a: Any, b: Any) -> Any:
+    """Solve a x = b: b is (n,) or (..., n, k); batch dims broadcast."""
+    a, b = _inexact(a, b)
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) < 2 or sa[-1] != sa[-2]:
+        raise ValueError(f"solve: a must have shape [..., n, n], got {sa}")
+    n = sa[-1]
+    if len(sb) == 1:
+        if sb[0] != n:
+            raise ValueError(f"solve: b of shape {sb} does not match a of shape {sa}")
+        bm = _broadcast_to(lax.reshape(b, (n, 1)), (*sa[:-2], n, 1))
+        return lax.squeeze(_solve(a, bm), (len(sa) - 1,))
+    if len(sb) < 2 or sb[-2] != n:
+        raise ValueError(
+            f"Invalid shapes for solve: {sa}, {sb}. b must be (n,) or (..., n, k) with n = "
+            f"{n}; for a batched 1-dimensional solve use solve(a, b[..., None])[..., 0]."
+        )
+    batch = util.broadcast_shapes(sa[:-2], sb[:-2])
+    a = _broadcast_to(a, (*batch, n, n))
+    b = _broadcast_to(b, (*batch, n, sb[-1]))
+    return _solve(a, b)
+
+
+@eager_jit
+def inv(a: Any) -> Any:
+    """The inverse of square matrices (through LU with partial pivoting)."""
+    (a,) = _inexact(a)
+    _check_square(a, "inv")
+    s = _shape(a)
+    eye = _broadcast_to(creation.eye(s[-1], dtype=util.aval(a).dtype), s)
+    return solve(a, eye)
+
+
+def _slogdet_lu(a: Any) -> tuple[Any, Any]:
+    lu, piv, _ = lax_linalg.lu(a)
+    diag = matrices.diagonal(lu, 0, -2, -1)
+    dt = util.aval(a).dtype
+    zero = lax.full((), 0, dt)
+    is_zero = reductions.any(lax.eq(diag, lax.full(_shape(diag), 0, dt)), axis=-1)
+    iota = lax.broadcasted_iota(dtypes.int32, _shape(piv), len(_shape(piv)) - 1)
+    swaps = reductions.count_nonzero(lax.ne(piv, iota), axis=-1)
+    negs = reductions.count_nonzero(lax.lt(diag, lax.full(_shape(diag), 0, dt)), axis=-1)
+    parity = lax.rem(lax.add(util.convert(swaps, dtypes.int32), util.convert(negs, dtypes.int32)),
+                     lax.full((), 2, dtypes.int32))  # fmt: skip
+    sign = lax.convert_element_type(
+        lax.sub(lax.full((), 1, dtypes.int32), lax.mul(lax.full((), 2, dtypes.int32), parity)), dt
+    )
+    sign = ufuncs.where(is_zero, zero, sign)
+    logdet = reductions.sum(ufuncs.log(ufuncs.abs(diag)), axis=-1)
+    logdet = ufuncs.where(is_zero, lax.full((), -math.inf, dt), logdet)
+    return sign, logdet
+
+
+def _slogdet_qr(a: Any) -> tuple[Any, Any]:
+    q, r = lax_linalg.qr(a, full_matrices=False)
+    diag = matrices.diagonal(r, 0, -2, -1)
+    sign_r = reductions.prod(ufuncs.sign(diag), axis=-1)
+    sign_q, _ = _slogdet_lu(q)  # det(q) = +-1
+    return ufuncs.multiply(sign_r, sign_q), reductions.sum(ufuncs.log(ufuncs.abs(diag)), axis=-1)
+
+
+def _trace_solve(a: Any, da: Any) -> Any:
+    return matrices.trace(_solve_same_batch(a, da), 0, -2, -1)
+
+
+def _slogdet_rule(method: str) -> Any:
+    fn = _slogdet_lu if method == "lu" else _slogdet_qr
+
+    @custom_jvp
+    def slog(a: Any) -> Any:
+        return fn(a)
+
+    def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+        (a,), (da,) = primals, tangents
+        sign, logdet = fn(a)
+        return (sign, logdet), (creation.zeros_like(sign), _trace_solve(a, da))
+
+    slog.defjvp(jvp)
+    return slog
+
+
+_SLOGDET = {"lu": _slogdet_rule("lu"), "qr": _slogdet_rule("qr")}
+
+
+def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
+    """(sign, log|det|) of square matrices (LU by default, or method='qr')."""
+    m = "lu" if method is None else method
+    if m not in _SLOGDET:
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
+                         "(`None`), and 'qr'.")  # fmt: skip
+    return _slogdet(a, m)
+
+
+@eager_jit(static_argnames=("method",))
+def _slogdet(a: Any, method: str) -> SlogdetResult:
+    (a,) = _inexact(a)
+    _check_square(a, "slogdet()", period=False)
+    sign, logdet = _SLOGDET[method](a)
+    return SlogdetResult(sign, logdet)
+
+
+@custom_jvp
+def _det_lu(a: Any) -> Any:
+    sign, logdet = _slogdet_lu(a)
+    return ufuncs.multiply(sign, ufuncs.exp(logdet))
+
+
+def _det_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    y = _det_lu(a)
+    return y, ufuncs.multiply(y, _trace_solve(a, da))
+
+
+_det_lu.defjvp(_det_jvp)
+
+
+def _entry(a: Any, i: int, j: int) -> Any:
+    return lax.index_in_dim(lax.index_in_dim(a, i, -2, False), j, -1, False)
+
+
+@eager_jit
+def det(a: Any) -> Any:
+    """Determinants of square matrices (closed forms for 2x2 and 3x3, as JAX)."""
+    (a,) = _inexact(a)
+    _check_square(a, "_det()", period=False)
+    n = _shape(a)[-1]
+    e = lambda i, j: _entry(a, i, j)
+    if n == 2:
+        return lax.sub(lax.mul(e(0, 0), e(1, 1)), lax.mul(e(0, 1), e(1, 0)))
+    if n == 3:
+        r = lax.add(lax.mul(lax.mul(e(0, 0), e(1, 1)), e(2, 2)),
+                    lax.mul(lax.mul(e(0, 1), e(1, 2)), e(2, 0)))  # fmt: skip
+        r = lax.add(r, lax.mul(lax.mul(e(0, 2), e(1, 0)), e(2, 1)))
+        r = lax.sub(r, lax.mul(lax.mul(e(0, 2), e(1, 1)), e(2, 0)))
+        r = lax.sub(r, lax.mul(lax.mul(e(0, 0), e(1, 2)), e(2, 1)))
+        return lax.sub(r, lax.mul(lax.mul(e(0, 1), e(1, 0)), e(2, 2)))
+    return _det_lu(a)
+
+
+# ============================================================================================
+# norms, pseudo-inverse, rank
+# ============================================================================================
+
+
+def _canon_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    return tuple(util.canonical_axis(a, ndim) for a in axes)
+
+
+def _sumsq_sqrt(x: Any, axis: Any, keepdims: bool) -> Any:
+    return ufuncs.sqrt(reductions.sum(ufuncs.multiply(x, x), axis=axis, keepdims=keepdims))
+
+
+def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    if ord is None or (not isinstance(ord, str) and ord == 2):
+        return _sumsq_sqrt(x, axis, keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    if ord == math.inf:
+        return reductions.max(ufuncs.abs(x), axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return reductions.min(ufuncs.abs(x), axis=axis, keepdims=keepdims)
+    dt = util.aval(x).dtype
+    if ord == 0:
+        return reductions.sum(ufuncs.not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=dt)
+    if ord == 1:
+        return reductions.sum(ufuncs.abs(x), axis=axis, keepdims=keepdims)
+    p = float(ord)
+    s = reductions.sum(ufuncs.power(ufuncs.abs(x), lax.full((), p, dt)), axis=axis,
+                       keepdims=keepdims)  # fmt: skip
+    return ufuncs.power(s, lax.full((), 1.0 / p, dt))
+
+
+def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
+    row, col = axes
+    if ord is None or ord in ("f", "fro"):
+        return _sumsq_sqrt(x, axes, keepdims)
+    if isinstance(ord, str) and ord != "nuc":
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+    if ord in (1, -1, math.inf, -math.inf):
+        red = reductions.max if ord in (1, math.inf) else reductions.min
+        inner, outer = (row, col) if ord in (1, -1) else (col, row)
+        if not keepdims and outer > inner:
+            outer -= 1
+        return red(reductions.sum(ufuncs.abs(x), axis=inner, keepdims=keepdims), axis=outer,
+                   keepdims=keepdims)  # fmt: skip
+    if ord in ("nuc", 2, -2):
+        y = _moveaxis(x, (row, col), (-2, -1))
+        s = svd(y, compute_uv=False)
+        red = {2: reductions.max, -2: reductions.min}.get(ord, reductions.sum)  # type: ignore[arg-type]
+        out = red(s, axis=-1)
+        if keepdims:
+            out = _expand_dims(out, tuple(sorted(axes)))
+        return out
+    raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Vector norms (one axis) and matrix norms (two axes), NumPy's `ord` values."""
+    axis_key = tuple(axis) if isinstance(axis, list) else axis
+    return _norm(x, ord, axis_key, bool(keepdims))
+
+
+@eager_jit(static_argnames=("ord", "axis", "keepdims"))
+def _norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    (x,) = _inexact(x)
+    nd = len(_shape(x))
+    if axis is None:
+        if ord is None:
+            return _sumsq_sqrt(x, None, keepdims)
+        axes = tuple(range(nd))
+    else:
+        axes = _canon_axes(axis, nd)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, (axes[0], axes[1]), keepdims)
+    raise ValueError(f"Improper number of axes for norm: axis={axis}. Pass one axis to compute "
+                     "a vector-norm, or two axes to compute a matrix-norm.")  # fmt: skip
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+    """The vector norm over `axis` (all axes by default, several allowed)."""
+    axis_key = tuple(axis) if isinstance(axis, list) else axis
+    return _vector_norm_api(x, axis_key, bool(keepdims), ord)
+
+
+@eager_jit(static_argnames=("axis", "keepdims", "ord"))
+def _vector_norm_api(x: Any, axis: Any, keepdims: bool, ord: Any) -> Any:
+    (x,) = _inexact(x)
+    nd = len(_shape(x))
+    axes = tuple(range(nd)) if axis is None else _canon_axes(axis, nd)
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
+
+
+def _pinv_fn(a: Any, rtol: Any) -> Any:
+    u, s, vh = lax_linalg.svd(a, full_matrices=False)
+    dt = util.aval(a).dtype
+    cutoff = ufuncs.multiply(_expand_dims(rtol, -1), lax.index_in_dim(s, 0, -1, True))
+    s = ufuncs.where(ufuncs.greater(s, cutoff), s, lax.full((), math.inf, dt))
+    return _matmul(_mT(vh), ufuncs.divide(_mT(u), _expand_dims(s, -1)))
+
+
+@custom_jvp
+def _pinv(a: Any, rtol: Any) -> Any:
+    return _pinv_fn(a, rtol)
+
+
+def _pinv_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    # Golub & Pereyra: dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+    a, rtol = primals
+    da = tangents[0]
+    p = _pinv_fn(a, rtol)
+    s = _matmul(_matmul(p, _mT(p)), _mT(da))
+    t = _matmul(_matmul(_mT(da), _mT(p)), p)
+    dp = ufuncs.negative(_matmul(_matmul(p, da), p))
+    dp = ufuncs.add(dp, ufuncs.subtract(s, _matmul(_matmul(s, a), p)))
+    dp = ufuncs.add(dp, ufuncs.subtract(t, _matmul(_matmul(p, a), t)))
+    return p, dp
+
+
+_pinv.defjvp(_pinv_jvp)
+
+
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
+    """Moore-Penrose pseudo-inverse (singular values <= rtol * largest are dropped)."""
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified")
+        rtol = rcond
+    (a,) = _inexact(a)
+    s = _shape(a)
+    if len(s) < 2:
+        raise ValueError(f"pinv requires an array of at least two dimensions, got shape {s}")
+    dt = util.aval(a).dtype
+    if rtol is None:
+        rtol = 10.0 * builtins.max(s[-2:]) * float(_eps(dt))
+    r = util.convert(util.ensure_array(rtol), dt)
+    r = _broadcast_to(r, s[:-2])
+    return _pinv(a, r)
+
+
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
+    """The number of singular values above the tolerance (default: largest * max(m, n) * eps);
+    like JAX, an explicit `rtol` (or `tol`) is an absolute threshold."""
+    if tol is not None:
+        rtol = tol
+    (M,) = _inexact(M)
+    s = _shape(M)
+    if len(s) < 2:
+        return util.convert(reductions.any(ufuncs.not_equal(M, 0)), dtypes.int32)
+    sv = ufuncs.abs(eigvalsh(M)) if hermitian else svd(M, compute_uv=False)
+    dt = util.aval(sv).dtype
+    if rtol is None:
+        thr = ufuncs.multiply(reductions.max(sv, axis=-1),
+                              lax.full((), builtins.max(s[-2:]) * float(_eps(dt)),
+                                       dt))  # fmt: skip
+    else:
+        thr = util.convert(util.ensure_array(rtol), dt)
+    count = reductions.sum(ufuncs.greater(sv, _expand_dims(thr, -1)), axis=-1)
+    return util.convert(count, dtypes.int32)
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """a raised to the integer power n (repeated squaring; inverse first for n < 0)."""
+    a = util.ensure_array(a)
+    s = _shape(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise TypeError("Last 2 dimensions of the array must be square")
+    try:
+        k = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"exponent must be an integer, got {n}") from err
+    if k == 0:
+        return _broadcast_to(creation.eye(s[-1], dtype=util.aval(a).dtype), s)
+    if k < 0:
+        a, k = inv(a), -k
+    result: Any = None
+    z: Any = None
+    while k > 0:
+        z = a if z is None else _matmul(z, z)
+        k, bit = divmod(k, 2)
+        if bit:
+            result = z if result is None else _matmul(result, z)
+    return result
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None, *,
+          numpy_resid: bool = False) -> tuple[Any, Any, Any, Any]:  # fmt: skip
+    """Least squares through the SVD: (x, residuals, rank, singular values)."""
+    a, b = _inexact(a, b)
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) != 2:
+        raise TypeError(f"{len(sa)}-dimensional array given. Array must be two-dimensional")
+    if len(sb) not in (1, 2):
+        raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or "
+                        "two-dimensional")  # fmt: skip
+    if sa[0] != sb[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    x, resid, rank, s = _lstsq(a, b, None if rcond is None else float(rcond))
+    if numpy_resid:
+        m, n = sa
+        if int(rank) < n or m <= n:
+            resid = creation.asarray([], dtype=util.aval(a).dtype)
+    return x, resid, rank, s
+
+
+@eager_jit(static_argnames=("rcond",))
+def _lstsq(a: Any, b: Any, rcond: float | None) -> tuple[Any, Any, Any, Any]:
+    vec = len(_shape(b)) == 1
+    bm = lax.reshape(b, (_shape(b)[0], 1)) if vec else b
+    m, n = _shape(a)
+    dt = util.aval(a).dtype
+    eps = float(_eps(dt))
+    if m == 0 or n == 0:
+        s = lax.full((0,), 0, dt)
+        rank = lax.full((), 0, dtypes.int32)
+        x = lax.full((n, _shape(bm)[1]), 0, dt)
+    else:
+        r = eps * builtins.max(m, n) if rcond is None else (eps if rcond < 0 else rcond)
+        u, s, vh = lax_linalg.svd(a, full_matrices=False)
+        mask = ufuncs.greater_equal(
+            s, ufuncs.multiply(lax.full((), r, dt), lax.index_in_dim(s, 0, 0, False))
+        )
+        rank = util.convert(reductions.sum(mask), dtypes.int32)
+        safe = ufuncs.where(mask, s, lax.full((), 1, dt))
+        s_inv = ufuncs.where(mask, ufuncs.divide(lax.full((), 1, dt), safe), lax.full((), 0, dt))
+        utb = _matmul(_mT(u), bm)
+        x = _matmul(_mT(vh), ufuncs.multiply(_expand_dims(s_inv, -1), utb))
+    res = ufuncs.subtract(bm, _matmul(a, x))
+    resid = reductions.sum(ufuncs.multiply(res, res), axis=0)
+    if vec:
+        x = lax.reshape(x, (n,))
+    return x, resid, rank, s
+
+
+def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> Any:
+    a, b = _inexact(a, b)
+    an = len(_shape(a))
+    if axes is not None:
+        order = [i for i in range(an) if i not in [util.canonical_axis(k, an) for k in axes]]
+        order += [util.canonical_axis(k, an) for k in axes]
+        a = lax.transpose(a, order)
+    q = _shape(a)[len(_shape(b)) :]
+    size = math.prod(q)
+    x = solve(lax.reshape(a, (math.prod(_shape(a)) // size, size)),
+              lax.reshape(b, (math.prod(_shape(b)),)))  # fmt: skip
+    return lax.reshape(x, q)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    (a,) = _inexact(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got ind={ind}")
+    s = _shape(a)
+    contract, rest = s[:ind], s[ind:]
+    rows, cols = math.prod(contract), math.prod(rest)
+    if rows != cols:
+        raise ValueError(
+            "tensorinv is only possible when the product of the first `ind` dimensions equals "
+            f"that of the remaining dimensions. got arr.shape={s} with ind={ind}."
+        )
+    return lax.reshape(inv(lax.reshape(a, (rows, cols))), (*rest, *contract))
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """Condition number: s_max / s_min for p None or 2, else norm(x, p) * norm(inv(x), p)."""
+    (x,) = _inexact(x)
+    s = _shape(x)
+    if len(s) < 2:
+        raise ValueError(f"cond requires an array of at least two dimensions, got shape {s}")
+    if p is None or (not isinstance(p, str) and p == 2):
+        sv = svd(x, compute_uv=False)
+        r = ufuncs.divide(lax.index_in_dim(sv, 0, -1, False),
+                          lax.index_in_dim(sv, _shape(sv)[-1] - 1, -1, False))  # fmt: skip
+    else:
+        _check_square(x, "cond")
+        r = ufuncs.multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
+    x_nan = reductions.any(ufuncs.isnan(x), axis=(-2, -1))
+    dt = util.aval(r).dtype
+    return ufuncs.where(ufuncs.logical_and(ufuncs.isnan(r), ufuncs.logical_not(x_nan)),
+                        lax.full((), math.inf, dt), r)  # fmt: skip
+
+
+# ============================================================================================
+# products and small helpers
+# ============================================================================================
+
+
+def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
+    """A chain of matrix products (first and last operands may be vectors)."""
+    arrs = [util.ensure_array(a) for a in arrays]
+    if len(arrs) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays, got {len(arrs)}")
+    shapes = [_shape(a) for a in arrs]
+    ok = all(len(s) == 2 for s in shapes[1:-1]) and len(shapes[0]) in (1, 2)
+    ok = ok and len(shapes[-1]) in (1, 2)
+    if not ok:
+        raise ValueError(
+            "multi_dot: input arrays must all be two-dimensional, except for the first and "
+            f"last array which may be 1 or 2 dimensional. Got array shapes {shapes}"
+        )
+    out = arrs[0]
+    for a in arrs[1:]:
+        out = contractions.matmul(out, a)
+    return out
+
+
+def _cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+           axis: int | None = None) -> Any:  # fmt: skip
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = util.promote_dtypes(util.ensure_array(a), util.ensure_array(b))
+    a = _moveaxis(a, axisa, -1)
+    b = _moveaxis(b, axisb, -1)
+    na, nb = _shape(a)[-1], _shape(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("Dimension must be either 2 or 3 for cross product")
+
+    def comp(x: Any, i: int, n: int) -> Any:
+        c = lax.index_in_dim(x, i, len(_shape(x)) - 1, False) if i < n else None
+        return c
+
+    a0, a1, a2 = (comp(a, i, na) for i in range(3))
+    b0, b1, b2 = (comp(b, i, nb) for i in range(3))
+    mul, sub = ufuncs.multiply, ufuncs.subtract
+    if na == 2 and nb == 2:
+        return sub(mul(a0, b1), mul(a1, b0))
+    zero = lax.full((), 0, util.aval(a).dtype)
+    a2 = zero if a2 is None else a2
+    b2 = zero if b2 is None else b2
+    c = _stack([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                     sub(mul(a0, b1), mul(a1, b0))], axis=-1)  # fmt: skip
+    return _moveaxis(c, -1, axisc)
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """The cross product of (arrays of) 3-vectors along `axis`."""
+    x1, x2 = util.ensure_array(x1), util.ensure_array(x2)
+    s1, s2 = _shape(x1), _shape(x2)
+    n1 = s1[axis] if s1 else None
+    n2 = s2[axis] if s2 else None
+    if n1 != 3 or n2 != 3:
+        raise ValueError(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
+            f"x1.shape[axis]={n1} and x2.shape[axis]={n2}"
+        )
+    return _cross(x1, x2, axis=axis)
+
+
+def jnp_cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+              axis: int | None = None) -> Any:  # fmt: skip
+    """`jnp.cross`: cross products of 2- or 3-vectors (NumPy's axis arguments)."""
+    return _cross(a, b, axisa, axisb, axisc, axis)
+
+
+jnp_cross.__name__ = jnp_cross.__qualname__ = "cross"
+
+
+def outer(x1: Any, x2: Any, /) -> Any:
+    x1, x2 = util.ensure_array(x1), util.ensure_array(x2)
+    n1, n2 = len(_shape(x1)), len(_shape(x2))
+    if n1 != 1 or n2 != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} "
+                         f"x2.ndim={n2}")  # fmt: skip
+    return contractions.outer(x1, x2)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    return matrices.trace(x, offset, -2, -1, dtype)
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    return matrices.diagonal(x, offset, -2, -1)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    return _matrix_transpose(x)
+
+
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:  # fmt: skip
+    return contractions.matmul(x1, x2, preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:  # fmt: skip
+    return contractions.vecdot(x1, x2, axis=axis, preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:  # fmt: skip
+    return contractions.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
+
+
+def _no_complex(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"jnp.linalg.{name} (eigenvalues of general, non-symmetric matrices) returns complex "
+        "arrays (complex64/complex128), and webjax does not support complex dtypes; for "
+        "symmetric matrices use jnp.linalg.eigh / eigvalsh"
+    )
+
+
+def eig(a: Any) -> Any:
+    raise _no_complex("eig")
+
+
+def eigvals(a: Any) -> Any:
+    raise _no_complex("eigvals")
+
+
+__all__ = [
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "multi_dot",
+    "norm",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]

@@ -1,0 +1,4 @@
+"""webjax.scipy.linalg: `jax.scipy.linalg`."""
+
+from webjax._src.scipy_linalg import *  # noqa: F403
+from webjax._src.scipy_linalg import __all__ as __all__
