@@ -122,6 +122,27 @@ result = [x[1, ::-1, 1:3], x[..., 2].max(axis=-1), x.at[0, 1].add(10.0)[0],
           jnp.argmax(x.reshape(-1)), jnp.sort(jnp.array([3.0, -1.0, 2.0])),
           jax.nn.softmax(jnp.array([1.0, 2.0, 3.0])), jnp.where(x[0] > 5, x[0], 0.0)]
 """,
+    "linalg": """
+a = jnp.array([[4.0, 1.0, 0.5], [1.0, 3.0, -0.2], [0.5, -0.2, 2.0]])
+b = jnp.array([1.0, -2.0, 0.5])
+w = jnp.linalg.eigh(a)[0]
+s = jnp.linalg.svd(a + jnp.eye(3) * 0.1 - 0.3, compute_uv=False)
+result = [jnp.linalg.solve(a, b), jnp.linalg.cholesky(a), jnp.linalg.det(a), w, s,
+          jax.grad(lambda m: jnp.linalg.slogdet(m)[1])(a),
+          jax.jit(jnp.linalg.inv)(a), jax.scipy.linalg.solve_triangular(a, b, lower=True)]
+""",
+    "sort_scatter_random_donate": """
+k = jax.random.PRNGKey(7)
+x = jax.random.normal(k, (600,))
+idx = jax.random.randint(jax.random.PRNGKey(1), (3000,), 0, 50)
+counts = jnp.zeros(50).at[idx].add(1.0)
+step = jax.jit(lambda p, g: p - 0.5 * g, donate_argnums=0)
+p = jnp.ones(4)
+for _ in range(3):
+    p = step(p, jnp.arange(4.0))
+result = [jnp.argsort(x)[:20], jnp.sort(x)[-5:], jax.lax.top_k(x, 4)[1], counts,
+          jax.random.uniform(k, (5,)), p, jnp.zeros(5).at[jnp.array([1, 9, -1])].set(2.0)]
+""",
 }
 
 
