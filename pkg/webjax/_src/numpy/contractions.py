@@ -300,3 +300,61 @@ def _pick_pair(items: list[tuple[Any, str]], sizes: dict[str, int], out_labels: 
                 best = (cost, i, j)
     assert best is not None
     return best[1], best[2]
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix-vector products over the last two / last axes, batch dimensions broadcast."""
+    a, b = (util.ensure_array(x) for x in (x1, x2))
+    if util.aval(a).ndim < 2 or util.aval(b).ndim < 1:
+        raise ValueError(f"matvec: x1 must be at least 2-D and x2 at least 1-D; got shapes "
+                         f"{util.aval(a).shape} and {util.aval(b).shape}")  # fmt: skip
+    if util.aval(a).shape[-1] != util.aval(b).shape[-1]:
+        raise ValueError(f"matvec: contracting dimensions differ: {util.aval(a).shape} and "
+                         f"{util.aval(b).shape}")  # fmt: skip
+    out = matmul(a, lax.expand_dims(b, (util.aval(b).ndim,)))
+    return lax.squeeze(out, (util.aval(out).ndim - 1,))
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Vector-matrix products (x1 conjugated: real dtypes only, so unchanged)."""
+    a, b = (util.ensure_array(x) for x in (x1, x2))
+    if util.aval(a).ndim < 1 or util.aval(b).ndim < 2:
+        raise ValueError(f"vecmat: x1 must be at least 1-D and x2 at least 2-D; got shapes "
+                         f"{util.aval(a).shape} and {util.aval(b).shape}")  # fmt: skip
+    if util.aval(a).shape[-1] != util.aval(b).shape[-2]:
+        raise ValueError(f"vecmat: contracting dimensions differ: {util.aval(a).shape} and "
+                         f"{util.aval(b).shape}")  # fmt: skip
+    out = matmul(lax.expand_dims(a, (util.aval(a).ndim - 1,)), b)
+    return lax.squeeze(out, (util.aval(out).ndim - 2,))
+
+
+def einsum_path(
+    subscripts: Any, /, *operands: Any, optimize: Any = "auto"
+) -> tuple[list[Any], str]:
+    """The pairwise contraction order `einsum` uses (greedy: smallest intermediate first), in
+    opt_einsum's convention (each step names positions in the current operand list; the result
+    goes last), with a short text report instead of opt_einsum's PathInfo object."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("einsum_path with interleaved operand/sublist arguments")
+    shapes = [tuple(getattr(x, "shape", ())) if not util.is_scalar(x) else () for x in operands]
+    terms, out_labels = _parse(subscripts, shapes)
+    sizes: dict[str, int] = {}
+    for t, s in zip(terms, shapes):
+        for c, d in zip(t, s):
+            if sizes.get(c, 1) == 1:
+                sizes[c] = d
+    items: list[tuple[Any, str]] = [(None, t) for t in terms]
+    path: list[tuple[int, ...]] = []
+    lines = [f"  Complete contraction:  {subscripts}"]
+    if len(items) == 1:
+        path.append((0,))
+    while len(items) > 1:
+        i, j = _pick_pair(items, sizes, out_labels)
+        la, lb = items[i][1], items[j][1]
+        rest = [it for k, it in enumerate(items) if k not in (i, j)]
+        keep = set(out_labels).union(*(set(u) for _, u in rest))
+        result = "".join(dict.fromkeys(c for c in la + lb if c in keep))
+        lines.append(f"  {la},{lb}->{result}")
+        path.append((i, j))
+        items = [*rest, (None, result)]
+    return path, "\n".join(lines)

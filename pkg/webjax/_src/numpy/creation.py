@@ -297,3 +297,85 @@ def ndim(a: Any) -> int:
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
     return zeros_like(prototype, dtype, shape)
+
+
+# ---- from bytes, text and iterators ------------------------------------------------------------
+_STRUCT_CODES = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
+                 "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q", "float16": "e",
+                 "float32": "f", "float64": "d", "bfloat16": "H"}  # fmt: skip
+
+
+def _host_dtype(dtype: Any) -> DType:
+    """The dtype NumPy reads: Python's float and int mean 64-bit (canonicalized afterwards)."""
+    if dtype is builtins.float:
+        return dtypes.float64
+    if dtype is builtins.int:
+        return dtypes.int64
+    return dtypes.dtype(dtype)
+
+
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+    """Elements of `dtype` (little-endian, before canonicalization: float means 8-byte
+    float64 even without x64, as NumPy reads it) from a bytes-like object."""
+    import struct
+
+    src = _host_dtype(dtype)
+    data = memoryview(buffer).cast("B")
+    if offset < 0 or offset > len(data):
+        raise ValueError("offset must be non-negative and no greater than buffer length "
+                         f"({len(data)})")  # fmt: skip
+    data = data[offset:]
+    size = src.itemsize
+    if count < 0:
+        if len(data) % size:
+            raise ValueError("buffer size must be a multiple of element size")
+        count = len(data) // size
+    elif count * size > len(data):
+        raise ValueError("buffer is smaller than requested size")
+    raw = struct.unpack(f"<{count}{_STRUCT_CODES[src.name]}", bytes(data[: count * size]))
+    values: list[Any] = list(raw)
+    if src.name == "bfloat16":  # the top half of a float32
+        values = [struct.unpack("<f", struct.pack("<I", v << 16))[0] for v in values]
+    dt = dtypes.canonicalize(src)
+    return from_flat([scalar.normalize(dt, v) for v in values], (count,), dt, default_device())
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """Numbers in text separated by `sep` (any whitespace when `sep` is blank)."""
+    if sep == "":
+        raise ValueError("The binary mode of fromstring is removed, use frombuffer instead")
+    src = _host_dtype(dtype)
+    parts = string.split() if not sep.strip() else string.split(sep.strip())
+    tokens = [p.strip() for p in parts]
+    if tokens and tokens[-1] == "":
+        tokens.pop()
+    values: list[Any] = []
+    for t in tokens:
+        if count >= 0 and len(values) == count:
+            break
+        try:
+            values.append(builtins.bool(int(t)) if src.kind == "b" else
+                          int(t) if src.kind in "iu" else float(t))  # fmt: skip
+        except ValueError:
+            raise ValueError(
+                f"string {string!r} could not be parsed as {src.name} values separated by {sep!r}"
+            ) from None
+    if count >= 0 and len(values) < count:
+        raise ValueError("string is smaller than requested size")
+    dt = dtypes.canonicalize(src)
+    return from_flat([scalar.normalize(dt, v) for v in values], (len(values),), dt,
+                     default_device())  # fmt: skip
+
+
+def fromiter(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        "jnp.fromiter() is not implemented because it may be non-pure and thus unsafe for use "
+        "with JIT and other JAX transformations. Consider using jnp.asarray(list(...)) instead."
+    )
+
+
+def fromfile(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        "jnp.fromfile() is not implemented because it may be non-pure and thus unsafe for use "
+        "with JIT and other JAX transformations. Read the bytes and use jnp.frombuffer instead."
+    )

@@ -27,17 +27,54 @@ class _Abstract:
         return f"<class 'webjax.numpy.{self.__name__}'>"
 
 
-generic = _Abstract("generic", "biuf")
-number = _Abstract("number", "iuf")
+# kind "c" (complex) belongs to no webjax dtype: only the abstract classes relate to it
+generic = _Abstract("generic", "biufc")
+number = _Abstract("number", "iufc")
 integer = _Abstract("integer", "iu")
 signedinteger = _Abstract("signedinteger", "i")
 unsignedinteger = _Abstract("unsignedinteger", "u")
-inexact = _Abstract("inexact", "f")
+inexact = _Abstract("inexact", "fc")
 floating = _Abstract("floating", "f")
-_ABSTRACT_BY_NAME = {
-    a.__name__: a
-    for a in (generic, number, integer, signedinteger, unsignedinteger, inexact, floating)
-}
+complexfloating = _Abstract("complexfloating", "c")
+_ABSTRACTS = (generic, number, integer, signedinteger, unsignedinteger, inexact, floating)
+_ABSTRACT_BY_NAME = {a.__name__: a for a in (*_ABSTRACTS, complexfloating)}
+
+
+class _ComplexType:
+    """`jnp.complex64` and friends: names only. webjax has no complex dtypes, so building
+    arrays with them (or asking for their dtype) raises a TypeError that says so."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def __repr__(self) -> str:
+        return f"<class 'webjax.numpy.{self.__name__}'>"
+
+    def _unsupported(self) -> TypeError:
+        return TypeError(f"jnp.{self.__name__}: complex dtypes (complex64/complex128) are not "
+                         "supported by webjax")  # fmt: skip
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._unsupported()
+
+    @property
+    def dtype(self) -> Any:
+        raise self._unsupported()
+
+    @property
+    def name(self) -> Any:
+        raise self._unsupported()
+
+
+complex64 = csingle = _ComplexType("complex64")
+complex128 = cdouble = complex_ = _ComplexType("complex128")
+
+# NumPy's spellings of the scalar types (64-bit ones canonicalize to 32 bits without x64)
+float_ = double = dtypes._SCALAR_TYPES["float64"]
+single = dtypes._SCALAR_TYPES["float32"]
+int_ = dtypes._SCALAR_TYPES["int64"]
+uint = dtypes._SCALAR_TYPES["uint64"]
+bool_ = dtypes._SCALAR_TYPES["bool"]
 
 
 def _to_dtype(x: Any) -> DType:
@@ -49,6 +86,12 @@ def _to_dtype(x: Any) -> DType:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
+    if isinstance(arg1, _ComplexType):  # complex names relate only to the abstract classes
+        b = _abstract(arg2)
+        return arg1 is arg2 or (b is not None and "c" in b.kinds)
+    if isinstance(arg2, _ComplexType):
+        _to_dtype(arg1)  # still reject what is not a dtype
+        return False
     a = _abstract(arg1)
     if a is not None:  # abstract <= abstract: compare the kinds they cover
         b = _abstract(arg2)

@@ -685,3 +685,213 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
         return lax.reshape(coords[0], (util.aval(coords[0]).shape[0], 0))
     coords = nonzero(a, size=size, fill_value=fill_value)
     return lax.concatenate([lax.expand_dims(c, (1,)) for c in coords], 1)
+
+
+# ---- selection by conditions and indices --------------------------------------------------------
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    """The choice of the first true condition, elementwise (later ones are masked)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")  # fmt: skip
+    if len(condlist) == 0:
+        raise ValueError("condlist must be non-empty")
+    from .ufuncs import where
+
+    choices = [c if util.is_scalar(c) else util.ensure_array(c) for c in choicelist]
+    dflt = default if util.is_scalar(default) else util.ensure_array(default)
+    dflt, *choices = util.promote_dtypes(dflt, *choices)
+    conds = [util.convert(c, dtypes.bool_) for c in condlist]
+    shape = util.broadcast_shapes(*(util.aval(x).shape for x in (dflt, *choices, *conds)))
+    out = util.broadcast_to(dflt, shape)
+    for cond, choice in zip(reversed(conds), reversed(choices)):
+        out = where(cond, choice, out)
+    return out
+
+
+def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    a = util.ensure_array(a) if not util.is_scalar(a) else util.convert(a, *util.result_type(a))
+    if util.aval(a).dtype.kind not in "iu":
+        raise ValueError("`a` array must be integer typed")
+    if hasattr(choices, "shape") and not isinstance(choices, (list, tuple)):
+        choices = [getitem(choices, i) for i in range(util.aval(choices).shape[0])]
+    cs = [c if util.is_scalar(c) else util.ensure_array(c) for c in choices]
+    n = len(cs)
+    from .ufuncs import clip, remainder, where
+
+    if mode == "raise":
+        vals = util.concrete_array(a, "The error occurred because jnp.choose was jit-compiled "
+                                      "with mode='raise'. Use mode='wrap' or mode='clip' "
+                                      "instead.")  # fmt: skip
+        flat = _flatten_list(vals.tolist()) if util.aval(vals).ndim else [vals.item()]
+        if any(v < 0 or v >= n for v in flat):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        a = remainder(a, n)
+    elif mode == "clip":
+        a = clip(a, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    cs = util.promote_dtypes(*cs)
+    shape = util.broadcast_shapes(util.aval(a).shape, *(util.aval(c).shape for c in cs))
+    res = util.broadcast_to(cs[0], shape)
+    for k in range(1, n):
+        res = where(lax.eq(a, lax.full((), k, util.aval(a).dtype)), cs[k], res)
+    return res
+
+
+def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
+             fill_value: Any = 0, out: None = None) -> Any:  # fmt: skip
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    cond = util.convert(util.ensure_array(condition), dtypes.bool_)
+    if util.aval(cond).ndim != 1:
+        raise ValueError("condition must be a 1D array")
+    arr = util.ensure_array(a)
+    from .shape import moveaxis, ravel
+
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    else:
+        arr = moveaxis(arr, axis, 0)
+    n, m = util.aval(arr).shape[0], util.aval(cond).shape[0]
+    if size is None:
+        flags = util.concrete_array(cond, "jnp.compress of a traced condition needs a static "
+                                          "`size` argument.").tolist()  # fmt: skip
+        if any(flags[n:]):
+            raise ValueError("condition contains entries that are out of bounds")
+        size = sum(1 for f in flags[:n] if f)
+    cond = util.slice_axis(cond, 0, 0, min(n, m))
+    arr = util.slice_axis(arr, 0, 0, min(n, m))
+    k = util.aval(cond).shape[0]
+    count = lax.reduce_sum(lax.convert_element_type(cond, dtypes.int32), (0,))
+    size = util.concrete_int(size, "The size argument of jnp.compress must be static.")
+    if not 0 <= size <= k:
+        raise ValueError("size must be positive and not greater than the size of the array "
+                         f"axis; got size={size} for a.shape[axis]={k}")  # fmt: skip
+    idx = nonzero(cond, size=size)[0] if k else lax.full((size,), 0, dtypes.int32)
+    res = _one_hot_gather(arr, lax.convert_element_type(idx, dtypes.int32), 0) if k else arr
+    av = util.aval(res)
+    valid = lax.broadcast_in_dim(lax.lt(lax.iota(dtypes.int32, size), count), av.shape, (0,))
+    fill = util.broadcast_to(util.convert(fill_value, av.dtype, av.weak_type), av.shape)
+    res = lax.select(valid, res, fill)
+    return moveaxis(res, 0, axis)
+
+
+def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
+    from .shape import ravel
+
+    return compress(ravel(util.ensure_array(condition)), ravel(util.ensure_array(arr)),
+                    size=size, fill_value=fill_value)  # fmt: skip
+
+
+def _tile_to(v: Any, n: int) -> Any:
+    """The first n elements of v repeated (v is 1-D and non-empty)."""
+    m = util.aval(v).shape[0]
+    if m == n:
+        return v
+    from .shape import tile
+
+    return util.slice_axis(tile(v, -(-n // m)), 0, 0, n)
+
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
+    from .shape import ravel
+
+    if inplace:
+        raise ValueError(
+            "jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+            "Pass inplace=False to instead return an updated array."
+        )
+    data = util.ensure_array(arr)
+    m = ravel(util.convert(util.ensure_array(mask), dtypes.bool_))
+    v = ravel(
+        util.ensure_array(vals)
+        if not util.is_scalar(vals)
+        else util.convert(vals, *util.result_type(vals))
+    )
+    n = util.aval(data).size
+    if n != util.aval(m).shape[0]:
+        raise ValueError("place: arr and mask must be the same size")
+    if util.aval(v).shape[0] == 0:
+        raise ValueError("Cannot place values from an empty array")
+    if n == 0:
+        return data
+    # the k-th masked position takes vals[k % len(vals)]
+    from .reductions import cumsum
+
+    rank = lax.sub(cumsum(lax.convert_element_type(m, dtypes.int32)), lax.full((), 1, dtypes.int32))
+    rank = lax.max(rank, lax.full((), 0, dtypes.int32))
+    picked = _one_hot_gather(_tile_to(util.convert(v, util.aval(data).dtype), n), rank, 0)
+    flat = ravel(data)
+    return lax.reshape(lax.select(m, picked, flat), util.aval(data).shape)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
+    if inplace:
+        raise ValueError(
+            "jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
+            "Pass inplace=False to instead return an updated array."
+        )
+    from .shape import ravel
+
+    arr = util.ensure_array(a)
+    idx = ravel(_as_index_array(ind))
+    vals = ravel(
+        util.ensure_array(v) if not util.is_scalar(v) else util.convert(v, *util.result_type(v))
+    )
+    n = util.aval(arr).size
+    k = util.aval(idx).shape[0]
+    if n == 0 or k == 0 or util.aval(vals).shape[0] == 0:
+        return arr
+    vals = _tile_to(vals, k)
+    if mode is None:
+        from .index_tricks import ravel_multi_index, unravel_index
+
+        # JAX clamps far out-of-range indices to the first/last element (unravel_index)
+        shape = util.aval(arr).shape
+        idx = ravel_multi_index(unravel_index(idx, shape), shape, mode="ignore") if shape else idx
+        scatter_mode = "drop"
+    elif mode == "clip":
+        idx, scatter_mode = _clip_index(idx, n), "promise_in_bounds"
+    elif mode == "wrap":
+        from .ufuncs import remainder
+
+        idx, scatter_mode = remainder(idx, n), "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    else:
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    flat = _update(ravel(arr), idx, vals, lambda old, new: new, "set", scatter_mode)
+    return lax.reshape(flat, util.aval(arr).shape)
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplace: bool = True,
+                   *, mode: str | None = None) -> Any:  # fmt: skip
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
+                         "arrays are immutable. Pass inplace=False to instead return an updated "
+                         "array.")  # fmt: skip
+    from .shape import ravel
+
+    a = util.ensure_array(arr)
+    idx = _as_index_array(indices)
+    if axis is None:
+        a_flat = ravel(a)
+        out = put_along_axis(a_flat, ravel(idx), values, 0, False, mode=mode)
+        return lax.reshape(out, util.aval(a).shape)
+    nd = util.aval(a).ndim
+    if util.aval(idx).ndim != nd:
+        raise ValueError("indices and arr must have the same number of dimensions; "
+                         f"{util.aval(idx).ndim} vs. {nd}")  # fmt: skip
+    ax = util.canonical_axis(axis, nd)
+    ishape = util.aval(idx).shape
+    full_idx = []
+    for d in range(nd):
+        if d == ax:
+            full_idx.append(idx)
+        else:
+            shape = tuple(ishape[d] if j == d else 1 for j in range(nd))
+            full_idx.append(lax.broadcast_in_dim(lax.iota(dtypes.int32, ishape[d]), shape, (d,)))
+    return _update(a, tuple(full_idx), values, lambda old, new: new, "set", mode)

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from .. import core
+from .. import core, dtypes
 from ..lax import lax
 from . import util
 
@@ -466,3 +466,278 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         hi, lo = _take_range(a, ax, 1, m), _take_range(a, ax, 0, builtins.max(m - 1, 0))
         a = not_equal(hi, lo) if util.aval(a).dtype.kind == "b" else subtract(hi, lo)
     return a
+
+
+# ---- editing along an axis ---------------------------------------------------------------------
+def _take_axis(a: Any, idx: Any, axis: int) -> Any:
+    from .indexing import _one_hot_gather
+
+    return _one_hot_gather(a, lax.convert_element_type(idx, dtypes.int32), axis)
+
+
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
+    filt = util.ensure_array(filt)
+    val = util.concrete_array(filt, "Error arose in the `filt` argument of trim_zeros()")
+    nd = util.aval(filt).ndim
+    axes = set(util.canonical_axes(axis, nd))
+    t = trim.lower()
+    if not axes or ("f" not in t and "b" not in t):
+        return filt
+    nonzero = lax.ne(util.convert(val, dtypes.bool_), lax.full((), False, dtypes.bool_))
+    index: list[Any] = []
+    for ax in range(nd):
+        if ax not in axes:
+            index.append(slice(None))
+            continue
+        others = tuple(i for i in range(nd) if i != ax)
+        flags = [bool(v) for v in _flat(lax.reduce_or(nonzero, others).tolist())]
+        if not any(flags):
+            index.append(slice(0, 0))
+            continue
+        start = flags.index(True) if "f" in t else None
+        stop = len(flags) - flags[::-1].index(True) if "b" in t else None
+        index.append(slice(start, stop))
+    from .indexing import getitem
+
+    return getitem(filt, tuple(index))
+
+
+def _flat(v: Any) -> list[Any]:
+    return [y for e in v for y in _flat(e)] if isinstance(v, list) else [v]
+
+
+def delete(arr: Any, obj: Any, axis: int | None = None, *,
+           assume_unique_indices: bool = False) -> Any:  # fmt: skip
+    a = util.ensure_array(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = util.canonical_axis(axis, util.aval(a).ndim)
+    n = util.aval(a).shape[ax]
+    if isinstance(obj, slice):
+        keep = sorted(set(range(n)) - set(range(n)[obj]))
+        return _take_axis(a, lax.full((0,), 0, dtypes.int32) if not keep else
+                          _int_array(keep), ax)  # fmt: skip
+    try:
+        i = operator.index(obj)
+    except TypeError:  # a sequence or an array of indices (or a traced index)
+        pass
+    else:
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n}")
+        i %= n
+        return lax.concatenate([_take_range(a, ax, 0, i), _take_range(a, ax, i + 1, n)], ax)
+    if isinstance(obj, (list, tuple)) and not obj:
+        idx = lax.full((0,), 0, dtypes.int32)
+    else:
+        from .creation import asarray
+
+        idx = asarray(obj)
+    kind = util.aval(idx).dtype.kind
+    if kind in "iu" and assume_unique_indices:
+        # the j-th kept index is j plus the number of (sorted, shifted) deleted indices <= it
+        from ..lax import sorting
+
+        flat = lax.convert_element_type(ravel(idx), dtypes.int32)
+        k = util.aval(flat).shape[0]
+        flat = lax.select(lax.lt(flat, lax.full((), 0, dtypes.int32)),
+                          lax.add(flat, lax.full((), n, dtypes.int32)), flat)  # fmt: skip
+        flat = lax.clamp(lax.full((), 0, dtypes.int32), flat, lax.full((), n, dtypes.int32))
+        shifted = lax.sub(sorting.sort(flat, 0, True), lax.iota(dtypes.int32, k))
+        j = lax.iota(dtypes.int32, n - k)
+        big = (n - k, k)
+        before = lax.ge(
+            lax.broadcast_in_dim(j, big, (0,)), lax.broadcast_in_dim(shifted, big, (1,))
+        )
+        j = lax.add(j, lax.reduce_sum(lax.convert_element_type(before, dtypes.int32), (1,)))
+        return _take_axis(a, j, ax)
+    val = util.concrete_array(
+        idx,
+        "'obj' array argument of jnp.delete(); pass "
+        "assume_unique_indices=True to delete traced indices.",
+    )
+    flags = _flat(val.tolist()) if util.aval(val).ndim else [val.item()]
+    if kind == "b":
+        if util.aval(val).shape != (n,):
+            raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
+                             "one-dimensional with length matching specified axis.")  # fmt: skip
+        keep = [i for i, f in enumerate(flags) if not f]
+    elif kind in "iu" or not flags:
+        drop = set()
+        for i in flags:
+            i = int(i)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n}")
+            drop.add(i % n)
+        keep = [i for i in range(n) if i not in drop]
+    else:
+        raise ValueError(f"np.delete(arr, obj): got obj.dtype={util.aval(val).dtype}; must be "
+                         "integer or bool.")  # fmt: skip
+    return _take_axis(a, _int_array(keep) if keep else lax.full((0,), 0, dtypes.int32), ax)
+
+
+def _int_array(values: Sequence[int]) -> Any:
+    from .creation import asarray
+
+    return asarray(list(values), dtype=dtypes.int32)
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
+    a = util.ensure_array(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = util.canonical_axis(util.concrete_int(axis, "axis argument of jnp.insert()"),
+                             util.aval(a).ndim)  # fmt: skip
+    n = util.aval(a).shape[ax]
+    if isinstance(obj, slice):
+        idx = _int_array(list(range(n)[obj])) if range(n)[obj] else lax.full((0,), 0, dtypes.int32)
+    else:
+        idx = util.ensure_array(obj) if not isinstance(obj, (list, tuple)) or obj else (
+            lax.full((0,), 0, dtypes.int32))  # fmt: skip
+    if util.aval(idx).ndim > 1:
+        raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a "
+                         f"scalar; got {obj}")  # fmt: skip
+    if util.aval(idx).dtype.kind not in "iu":
+        if util.aval(idx).size == 0:
+            idx = lax.convert_element_type(idx, dtypes.int32)
+        else:
+            raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    from .creation import array
+
+    dt = util.aval(a).dtype
+    vals = array(values if util.is_scalar(values) else util.ensure_array(values), dtype=dt,
+                 ndmin=util.aval(a).ndim)  # fmt: skip
+    idx = lax.convert_element_type(idx, dtypes.int32)
+    if util.aval(idx).size == 1:
+        scalar_obj = util.aval(idx).ndim == 0
+        idx = lax.reshape(idx, ())
+        if scalar_obj:
+            vals = moveaxis(vals, 0, ax)
+        idx = lax.broadcast_in_dim(idx, (util.aval(vals).shape[ax],), ())
+    k = util.broadcast_shapes(util.aval(idx).shape, (util.aval(vals).shape[ax],))[0]
+    idx = util.broadcast_to(idx, (k,))
+    vshape = list(util.aval(a).shape)
+    vshape[ax] = k
+    vals = util.broadcast_to(vals, vshape)
+    # where each inserted value lands: its clipped index plus the number inserted before it
+    idx = lax.select(lax.lt(idx, lax.full((), 0, dtypes.int32)),
+                     lax.add(idx, lax.full((), n, dtypes.int32)), idx)  # fmt: skip
+    idx = lax.clamp(lax.full((), 0, dtypes.int32), idx, lax.full((), n, dtypes.int32))
+    from .sorting import argsort
+
+    order = argsort(idx)
+    rank = _take_axis(lax.iota(dtypes.int32, k), argsort(order), 0)  # position in sorted order
+    dest = lax.add(idx, rank)
+    m = n + k
+    big = (m, k)
+    hit = lax.eq(lax.broadcasted_iota(dtypes.int32, big, 0), lax.broadcast_in_dim(dest, big, (1,)))
+    is_val = lax.reduce_or(hit, (1,))
+    which = lax.reduce_sum(lax.select(hit, lax.broadcasted_iota(dtypes.int32, big, 1),
+                                      lax.full(big, 0, dtypes.int32)), (1,))  # fmt: skip
+    before = lax.reduce_sum(lax.convert_element_type(
+        lax.lt(lax.broadcast_in_dim(dest, big, (1,)), lax.broadcasted_iota(dtypes.int32, big, 0)),
+        dtypes.int32), (1,))  # fmt: skip
+    src = lax.clamp(lax.full((), 0, dtypes.int32), lax.sub(lax.iota(dtypes.int32, m), before),
+                    lax.full((), max(n - 1, 0), dtypes.int32))  # fmt: skip
+    from_vals = _take_axis(vals, which, ax) if k else None
+    from_arr = _take_axis(a, src, ax) if n else None
+    if from_vals is None:
+        return from_arr
+    if from_arr is None:
+        return from_vals
+    oshape = util.aval(from_arr).shape
+    return lax.select(lax.broadcast_in_dim(is_val, oshape, (ax,)), from_vals, from_arr)
+
+
+def resize(a: Any, new_shape: Any) -> Any:
+    a = util.ensure_array(a)
+    shape = (new_shape,) if isinstance(new_shape, int) or hasattr(new_shape, "__index__") else (
+        tuple(new_shape))  # fmt: skip
+    shape = tuple(operator.index(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    flat = ravel(a)
+    size, new = util.aval(flat).shape[0], math.prod(shape)
+    if size == 0 or new == 0:
+        return lax.full(shape, 0, util.aval(a).dtype)
+    reps = -(-new // size)
+    out = _take_range(tile(flat, reps), 0, 0, new)
+    return lax.reshape(out, shape)
+
+
+def block(arrays: Any) -> Any:
+    def rec(xs: Any) -> tuple[Any, int]:
+        if isinstance(xs, tuple):
+            raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+        if isinstance(xs, list):
+            if not xs:
+                raise ValueError("jax.numpy.block does not allow empty list arguments")
+            parts, depths = zip(*(rec(x) for x in xs))
+            if any(d != depths[0] for d in depths):
+                raise ValueError("Mismatched list depths in jax.numpy.block")
+            rank = builtins.max(depths[0], *(util.aval(p).ndim for p in parts))
+            parts = tuple(lax.reshape(p, (1,) * (rank - util.aval(p).ndim) + util.aval(p).shape)
+                          for p in parts)  # fmt: skip
+            return concatenate(parts, axis=-depths[0]), depths[0] + 1
+        return (util.ensure_array(xs) if not util.is_scalar(xs) else
+                util.convert(xs, *util.result_type(xs))), 1  # fmt: skip
+
+    return rec(arrays)[0]
+
+
+# ---- bits ----------------------------------------------------------------------------------------
+def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
+    a = util.ensure_array(a)
+    if util.aval(a).dtype.kind not in "biu":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    bits = lax.convert_element_type(lax.ne(a, lax.full((), 0, util.aval(a).dtype)), dtypes.uint8)
+    if axis is None:
+        bits, axis = ravel(bits), 0
+    ax = util.canonical_axis(axis, util.aval(bits).ndim)
+    bits = swapaxes(bits, ax, -1)
+    shape = util.aval(bits).shape
+    r = shape[-1] % 8
+    if r:
+        cfg = [(0, 0, 0)] * (len(shape) - 1) + [(0, 8 - r, 0)]
+        bits = lax.pad(bits, lax.full((), 0, dtypes.uint8), cfg)
+    shape = util.aval(bits).shape
+    grouped = lax.reshape(bits, (*shape[:-1], shape[-1] // 8, 8))
+    shifts = lax.iota(dtypes.uint8, 8)
+    if bitorder == "big":
+        shifts = lax.rev(shifts, (0,))
+    gshape = util.aval(grouped).shape
+    sh = lax.broadcast_in_dim(shifts, gshape, (len(gshape) - 1,))
+    packed = lax.reduce_sum(lax.shift_left(grouped, sh), (len(gshape) - 1,))
+    return swapaxes(packed, ax, -1)
+
+
+def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
+               bitorder: str = "big") -> Any:  # fmt: skip
+    a = util.ensure_array(a)
+    if util.aval(a).dtype != dtypes.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = util.canonical_axis(axis, util.aval(a).ndim)
+    a = swapaxes(a, ax, -1)
+    shape = util.aval(a).shape
+    big = (*shape, 8)
+    shifts = lax.iota(dtypes.uint8, 8)
+    if bitorder == "big":
+        shifts = lax.rev(shifts, (0,))
+    bits = lax.bitwise_and(
+        lax.shift_right_logical(lax.broadcast_in_dim(a, big, tuple(range(len(shape)))),
+                                lax.broadcast_in_dim(shifts, big, (len(shape),))),
+        lax.full((), 1, dtypes.uint8))  # fmt: skip
+    bits = lax.reshape(bits, (*shape[:-1], shape[-1] * 8))
+    if count is not None:
+        n = shape[-1] * 8
+        if count > n:
+            cfg = [(0, 0, 0)] * (len(shape) - 1) + [(0, count - n, 0)]
+            bits = lax.pad(bits, lax.full((), 0, dtypes.uint8), cfg)
+        else:
+            bits = _take_range(bits, len(shape) - 1, 0, builtins.max(count, 0))
+    return swapaxes(bits, ax, -1)

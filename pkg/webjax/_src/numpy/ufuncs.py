@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from .. import dtypes
@@ -75,7 +76,7 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     zero = lax.full((), 0, dt)
     r = lax.rem(x, y)
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(x, zero), lax.lt(y, zero)))
-    return lax.select(fix, lax.sub(q, lax.full((), 1, dt)), q)
+    return util.with_weak_type_of(lax.select(fix, lax.sub(q, lax.full((), 1, dt)), q), q)
 
 
 def remainder(x: Any, y: Any, /) -> Any:
@@ -569,3 +570,247 @@ def lcm(x1: Any, x2: Any) -> Any:
     zero = lax.eq(d, _zero(d))
     safe = lax.select(zero, _full(d, 1), d)
     return lax.select(zero, d, absolute(lax.mul(x1, lax.div(x2, safe))))
+
+
+# ---- floating-point decomposition ---------------------------------------------------------------
+_INT_OF = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
+
+
+def _float_layout(dt: Any) -> tuple[int, int, Any]:
+    """(mantissa bits, exponent bias, same-width signed int dtype) of a float dtype."""
+    from .dtype_info import finfo
+
+    info = finfo(dt)
+    return info.nmant, info.maxexp - 1, _INT_OF[dt.itemsize]
+
+
+def _pow2(k: Any, dt: Any) -> Any:
+    """2.0**k exactly, for integer k in the normal exponent range of `dt` (built from bits)."""
+    nmant, bias, it = _float_layout(dt)
+    k = lax.convert_element_type(k, it)
+    bits = lax.shift_left(lax.add(k, lax.full((), bias, it)), lax.full((), nmant, it))
+    return lax.bitcast_convert_type(bits, dt)
+
+
+def _frexp_exponent(x: Any) -> Any:
+    """The exponent e with x = m 2**e, 0.5 <= |m| < 1, for finite nonzero x (int32)."""
+    dt = util.aval(x).dtype
+    nmant, bias, it = _float_layout(dt)
+    from .dtype_info import finfo
+
+    tiny = finfo(dt).tiny
+    sub = lax.lt(lax.abs(x), lax.full((), tiny, dt))
+    # subnormals: scale into the normal range first (exact), remember the shift
+    xn = lax.select(sub, lax.mul(x, lax.full((), 2.0**nmant, dt)), x)
+    bits = lax.bitcast_convert_type(xn, it)
+    field = lax.bitwise_and(lax.shift_right_arithmetic(bits, lax.full((), nmant, it)),
+                            lax.full((), (1 << (dt.bits - 1 - nmant)) - 1, it))  # fmt: skip
+    e = lax.sub(lax.convert_element_type(field, dtypes.int32), lax.full((), bias - 1, dtypes.int32))
+    return lax.select(sub, lax.sub(e, lax.full((), nmant, dtypes.int32)), e)
+
+
+def frexp(x: Any, /) -> tuple[Any, Any]:
+    (x,) = _promote_inexact("frexp", x)
+    dt = util.aval(x).dtype
+    special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), lax.eq(x, _zero(x)))
+    e = _frexp_exponent(x)
+    e = lax.select(special, lax.full(util.aval(e).shape, 0, dtypes.int32), e)
+    # m = x * 2**-e in two exact steps (2**-e alone can leave the normal range); d m / d x is
+    # 2**-e, as JAX's derivative rule
+    half = lax.div(e, lax.full((), 2, dtypes.int32))
+    m = lax.mul(lax.mul(x, _pow2(lax.neg(half), dt)), _pow2(lax.sub(half, e), dt))
+    return lax.select(special, x, m), e
+
+
+def ldexp(x1: Any, x2: Any, /) -> Any:
+    a = _as_array(x1)
+    b = _as_array(x2)
+    da, db = util.aval(a).dtype, util.aval(b).dtype
+    if db.kind not in "iub":
+        raise ValueError(f"ldexp not supported for input types {(da, db)}")
+    (a,) = _promote_inexact("ldexp", a)
+    dt = util.aval(a).dtype
+    nmant, bias, _ = _float_layout(dt)
+    shape = util.broadcast_shapes(util.aval(a).shape, util.aval(b).shape)
+    a, b = util.broadcast_to(a, shape), util.broadcast_to(b, shape)
+    m, e = frexp(a)
+    # target exponent, clamped to where the result is 0 or inf anyway
+    lo, hi = -(bias + nmant + 2), bias + 2
+    if db.kind == "b":
+        b = lax.convert_element_type(b, dtypes.int32)
+        db = dtypes.int32
+    # clamp the shift (in its own dtype, so int64 shifts cannot wrap) before adding e
+    wide = 2 * (bias + nmant + 2)
+    b_lo = max(-wide, dtypes.iinfo_bounds(db)[0])
+    b_hi = min(wide, dtypes.iinfo_bounds(db)[1])
+    b = lax.clamp(lax.full((), b_lo, db), b, lax.full((), b_hi, db))
+    k = lax.add(lax.convert_element_type(b, dtypes.int32), e)
+    k = lax.clamp(lax.full((), lo, dtypes.int32), k, lax.full((), hi, dtypes.int32))
+    half = lax.div(k, lax.full((), 2, dtypes.int32))
+    out = lax.mul(lax.mul(m, _pow2(half, dt)), _pow2(lax.sub(k, half), dt))
+    keep = lax.bitwise_or(lax.bitwise_or(isinf(a), isnan(a)), lax.eq(a, _zero(a)))
+    return util.convert(lax.select(keep, a, out), dt)
+
+
+def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
+    (x,) = _promote_inexact("modf", x)
+    whole = lax.select(lax.ge(x, _zero(x)), lax.floor(x), lax.ceil(x))
+    return lax.sub(x, whole), whole
+
+
+def nextafter(x: Any, y: Any, /) -> Any:
+    x, y = _promote_inexact("nextafter", x, y)
+    if util.aval(x).dtype.itemsize == 2:
+        return _nextafter_bits(x, y)
+    return lax.nextafter(x, y)
+
+
+def _nextafter_bits(x: Any, y: Any) -> Any:
+    """nextafter by stepping the bit pattern: for 16-bit floats, whose kernels compute in
+    float32 (where lax.nextafter would step a float32 ulp that rounds back to x)."""
+    dt = util.aval(x).dtype
+    _, _, it = _float_layout(dt)
+    bits = lax.bitcast_convert_type(x, it)
+    one = lax.full((), 1, it)
+    zero = _zero(x)
+    away = lax.eq(lax.lt(x, y), lax.gt(x, zero))  # moving away from zero
+    step = lax.select(away, lax.add(bits, one), lax.sub(bits, one))
+    tiny = lax.select(lax.lt(y, zero), lax.full(util.aval(x).shape, 1 - (1 << (dt.bits - 1)), it),
+                      lax.full(util.aval(x).shape, 1, it))  # fmt: skip
+    out = lax.bitcast_convert_type(lax.select(lax.eq(x, zero), tiny, step), dt)
+    out = lax.select(lax.eq(x, y), y, out)
+    return lax.select(lax.bitwise_or(isnan(x), isnan(y)), _full(x, float("nan")), out)
+
+
+def spacing(x: Any, /) -> Any:
+    (x,) = _promote_inexact("spacing", x)
+    dt = util.aval(x).dtype
+    inf = _full(x, float("inf"))
+    if dt.name == "float16":
+        return lax.sub(nextafter(x, inf), x)
+    from .dtype_info import finfo
+
+    toward = copysign(inf, x)
+    out = lax.sub(nextafter(x, toward), x)
+    smallest = copysign(_full(x, finfo(dt).smallest_subnormal), x)
+    return lax.select(lax.eq(out, _zero(out)), smallest, out)
+
+
+def bitwise_count(x: Any, /) -> Any:
+    x = _as_array(x)
+    if util.aval(x).dtype.kind == "b":
+        x = util.convert(x, dtypes.int32)
+    if util.aval(x).dtype.kind not in "iu":
+        raise TypeError(f"bitwise_count requires integer or boolean input, got "
+                        f"{util.aval(x).dtype}")  # fmt: skip
+    return lax.convert_element_type(lax.population_count(absolute(x)), dtypes.uint8)
+
+
+# ---- complex-number queries on real arrays (webjax has no complex dtypes) -----------------------
+def angle(z: Any, deg: bool = False) -> Any:
+    (z,) = _promote_inexact("angle", z)
+    out = lax.atan2(_full(z, 0), z)
+    return rad2deg(out) if deg else out
+
+
+def iscomplex(x: Any) -> Any:
+    x = _as_array(x)
+    return lax.full(util.aval(x).shape, False, dtypes.bool_)
+
+
+def isreal(x: Any) -> Any:
+    x = _as_array(x)
+    return lax.full(util.aval(x).shape, True, dtypes.bool_)
+
+
+def iscomplexobj(x: Any) -> bool:
+    if x is None:
+        return False
+    if isinstance(x, complex):
+        return True
+    dt = getattr(x, "dtype", None)
+    return getattr(dt, "kind", None) == "c"  # NumPy complex arrays; webjax arrays are real
+
+
+def isrealobj(x: Any) -> bool:
+    return not iscomplexobj(x)
+
+
+# ---- special functions ---------------------------------------------------------------------------
+# Chebyshev coefficients of exp(-x) I0(x) (Cephes' i0.c, as NumPy's i0): on [0, 8] in
+# t = x/2 - 2, and of sqrt(x) exp(-x) I0(x) on (8, inf) in t = 32/x - 2.
+_I0_A = (
+    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
+    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
+    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
+    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
+    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
+    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
+    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1,
+)  # fmt: skip
+_I0_B = (
+    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
+    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
+    8.04490411014108831608e-1,
+)  # fmt: skip
+
+
+def _chebyshev(t: Any, coeffs: tuple[float, ...]) -> Any:
+    """Clenshaw's recurrence for sum' c_k T_k(t/2) (Cephes' chbevl)."""
+    dt = util.aval(t).dtype
+    if dt.itemsize <= 4:  # terms below float32 resolution change nothing
+        coeffs = tuple(c for c in coeffs if builtins.abs(c) > 1e-12)
+    b0 = lax.full(util.aval(t).shape, coeffs[0], dt)
+    b1 = b2 = _full(t, 0)
+    for c in coeffs[1:]:
+        b2, b1 = b1, b0
+        b0 = lax.add(lax.sub(lax.mul(t, b1), b2), lax.full((), c, dt))
+    return lax.mul(lax.full((), 0.5, dt), lax.sub(b0, b2))
+
+
+def i0(x: Any) -> Any:
+    """Modified Bessel function of the first kind, order 0: exp(|x|) i0e(|x|)."""
+    (x,) = _promote_inexact("i0", x)
+    dt = util.aval(x).dtype
+    ax = lax.abs(x)
+    eight = lax.full((), 8.0, dt)
+    small = lax.le(ax, eight)
+    xa = lax.min(ax, eight)
+    xb = lax.max(ax, eight)
+    ea = _chebyshev(lax.sub(lax.mul(xa, lax.full((), 0.5, dt)), lax.full((), 2.0, dt)), _I0_A)
+    eb = lax.div(_chebyshev(lax.sub(lax.div(lax.full((), 32.0, dt), xb), lax.full((), 2.0, dt)),
+                            _I0_B), lax.sqrt(xb))  # fmt: skip
+    return util.with_weak_type_of(lax.mul(lax.exp(ax), lax.select(small, ea, eb)), x)
+
+
+# ---- Python-level predicates -------------------------------------------------------------------
+def isscalar(element: Any) -> bool:
+    """True for Python/NumPy scalars (strings included, as NumPy) and 0-d arrays."""
+    if isinstance(element, (bool, int, float, complex, str, bytes)):
+        return True
+    if type(element).__module__ == "numpy" and not hasattr(element, "__len__"):
+        return True  # NumPy scalar types
+    if hasattr(element, "ndim") and hasattr(element, "shape"):
+        return element.ndim == 0
+    if hasattr(element, "__jax_array__"):
+        return util.aval(element.__jax_array__()).ndim == 0
+    return False
+
+
+def iterable(y: Any) -> bool:
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -128,3 +129,41 @@ def with_weak_type_of(out: Any, x: Any) -> Any:
     if aval(out).weak_type == w:
         return out
     return lax.convert_element_type(out, aval(out).dtype, weak_type=w)
+
+
+def promote_dtypes_inexact(*args: Any) -> list[Any]:
+    """promote_dtypes, then integer/bool results become the default float (weakness kept)."""
+    dt, weak = result_type(*args)
+    if dt.kind != "f":
+        dt = dtypes.default_float()
+    return [convert(a, dt, weak) for a in args]
+
+
+def concrete_array(x: Any, context: str) -> Any:
+    """`x` as a concrete array (tracers with a known value included), else JAX's
+    ConcretizationTypeError naming `context`."""
+    v = core.to_concrete(x)
+    if v is None or isinstance(v, core.Tracer):
+        raise core.ConcretizationTypeError(
+            "Abstract tracer value encountered where concrete value is expected. " + context
+        )
+    return ensure_array(v)
+
+
+def concrete_int(x: Any, context: str) -> int:
+    """operator.index of a static integer argument (a concrete 0-d array is accepted)."""
+    if isinstance(x, core.Tracer):
+        x = concrete_array(x, context)
+    if hasattr(x, "_exp") or hasattr(x, "__array_interface__"):
+        return operator.index(x.item())
+    return operator.index(x)
+
+
+def slice_axis(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    """x[..., start:stop:step, ...] along `axis` (static, non-negative bounds)."""
+    shape = aval(x).shape
+    lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
+    lo[axis], hi[axis], st[axis] = start, builtins.max(start, stop), step
+    if (lo[axis], hi[axis], step) == (0, shape[axis], 1):
+        return x
+    return lax.slice(x, lo, hi, st)

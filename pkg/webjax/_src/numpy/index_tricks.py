@@ -1,0 +1,366 @@
+"""Index construction and index-based updates: mgrid, ogrid, r_, c_, s_, index_exp, indices,
+ix_, diag_indices(_from), tril/triu_indices(_from), mask_indices, unravel_index,
+ravel_multi_index, fill_diagonal.
+
+Index sets whose size depends only on static arguments (tril_indices, diag_indices, ...) are
+built on the host; everything that reads array values is traceable.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import core, dtypes
+from ..lax import lax
+from . import util
+from .creation import arange, array, asarray, linspace
+from .shape import concatenate, meshgrid, stack
+
+
+def _static(v: Any, what: str) -> Any:
+    if isinstance(v, core.Tracer):
+        return util.concrete_array(v, f"The error arose for the {what}.").item()
+    return v.item() if hasattr(v, "_exp") else v
+
+
+def _grid_1d(s: slice, name: str) -> Any:
+    start = _static(s.start, f"slice start of jnp.{name}") or 0
+    stop = _static(s.stop, f"slice stop of jnp.{name}")
+    step = _static(s.step, f"slice step of jnp.{name}") or 1
+    if isinstance(step, complex):  # an imaginary step is a number of points, endpoint included
+        return linspace(start, stop, int(abs(step)))
+    return arange(start, stop, step)
+
+
+class _Mgrid:
+    """`jnp.mgrid[a:b:s, ...]`: dense coordinate grids stacked on a new first axis."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return _grid_1d(key, "mgrid")
+        grids = util.promote_dtypes(*(_grid_1d(k, "mgrid") for k in key)) if key else []
+        if not grids:
+            return arange(0)
+        return stack(meshgrid(*grids, indexing="ij", sparse=False), 0)
+
+
+class _Ogrid:
+    """`jnp.ogrid[a:b:s, ...]`: open (broadcastable) coordinate grids."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return _grid_1d(key, "ogrid")
+        grids = util.promote_dtypes(*(_grid_1d(k, "ogrid") for k in key)) if key else []
+        return meshgrid(*grids, indexing="ij", sparse=True)
+
+
+mgrid = _Mgrid()
+ogrid = _Ogrid()
+
+
+class _AxisConcat:
+    """NumPy's `r_`/`c_`: concatenate slices (as ranges), scalars and arrays along an axis; a
+    leading string directive sets 'axis,ndmin,trans1d' or asks for a row ('r') or column ('c')
+    matrix."""
+
+    axis = 0
+    ndmin = 1
+    trans1d = -1
+    name = "r_"
+
+    def __getitem__(self, key: Any) -> Any:
+        items = key if isinstance(key, tuple) else (key,)
+        params = [self.axis, self.ndmin, self.trans1d, -1]
+        if items and isinstance(items[0], str):
+            directive, items = items[0], items[1:]
+            if directive == "r":
+                params[-1] = 0
+            elif directive == "c":
+                params[-1] = 1
+            else:
+                vec: list[Any] = directive.split(",")
+                vec = vec + params[len(vec) :] if len(vec) < 4 else vec[:3] + [params[-1]]
+                try:
+                    params = [int(v) for v in vec]
+                except ValueError as err:
+                    raise ValueError(f"could not understand directive {directive!r}") from err
+        axis, ndmin, trans1d, matrix = params
+        parts = []
+        for item in items:
+            if isinstance(item, slice):
+                obj, item_ndim = _grid_1d(item, self.name), 0
+            elif isinstance(item, str):
+                raise ValueError("string directive must be placed at the beginning")
+            else:
+                obj = array(item)
+                item_ndim = util.aval(obj).ndim
+            obj = array(obj, ndmin=ndmin)
+            if trans1d != -1 and ndmin - item_ndim > 0:
+                order = tuple(range(ndmin))
+                shift = ndmin - abs(ndmin + trans1d + 1) % ndmin
+                obj = lax.transpose(obj, order[shift:] + order[:shift])
+            parts.append(obj)
+        out = concatenate(tuple(parts), axis=axis)
+        if matrix != -1 and util.aval(out).ndim == 1:
+            out = lax.expand_dims(out, (matrix,))
+        return out
+
+    def __len__(self) -> int:
+        return 0
+
+
+class RClass(_AxisConcat):
+    pass
+
+
+class CClass(_AxisConcat):
+    axis = -1
+    ndmin = 2
+    trans1d = 0
+    name = "c_"
+
+
+r_ = RClass()
+c_ = CClass()
+
+
+class _IndexExpression:
+    """`s_[...]` returns the index itself, `index_exp[...]` always a tuple (NumPy's)."""
+
+    def __init__(self, maketuple: bool) -> None:
+        self.maketuple = maketuple
+
+    def __getitem__(self, item: Any) -> Any:
+        if self.maketuple and not isinstance(item, tuple):
+            return (item,)
+        return item
+
+
+s_ = _IndexExpression(maketuple=False)
+index_exp = _IndexExpression(maketuple=True)
+
+
+# ---- index arrays ------------------------------------------------------------------------------
+def _int_dtype(dtype: Any) -> Any:
+    return dtypes.default_int() if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype))
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
+    dt = _int_dtype(dtype)
+    dims = tuple(util.concrete_int(d, "dimensions argument of jnp.indices") for d in dimensions)
+    out = []
+    for i, d in enumerate(dims):
+        shape = tuple(d if j == i else 1 for j in range(len(dims))) if sparse else dims
+        out.append(lax.broadcast_in_dim(lax.iota(dt, d), shape, (i,)))
+    if sparse:
+        return tuple(out)
+    return stack(out, 0) if out else lax.full((0,), 0, dt)
+
+
+def ix_(*args: Any) -> tuple[Any, ...]:
+    n = len(args)
+    out = []
+    for i, a in enumerate(args):
+        a = util.ensure_array(a) if not isinstance(a, (list, tuple)) else asarray(a)
+        av = util.aval(a)
+        if av.ndim != 1:
+            raise ValueError(
+                f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {av.shape}"
+            )
+        if av.dtype.kind == "b":
+            raise NotImplementedError("Boolean arguments to jax.numpy.ix_ are not implemented")
+        shape = tuple(av.shape[0] if j == i else 1 for j in range(n))
+        if av.size == 0:
+            out.append(lax.full(shape, 0, dtypes.default_int()))
+        else:
+            out.append(lax.broadcast_in_dim(a, shape, (i,)))
+    return tuple(out)
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
+    n = util.concrete_int(n, "'n' argument of jnp.diag_indices()")
+    ndim = util.concrete_int(ndim, "'ndim' argument of jnp.diag_indices()")
+    if n < 0:
+        raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
+    if ndim < 0:
+        raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
+    return (lax.iota(dtypes.default_int(), n),) * ndim
+
+
+def diag_indices_from(arr: Any) -> tuple[Any, ...]:
+    shape = util.aval(util.ensure_array(arr)).shape
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(shape[0], len(shape))
+
+
+def _pairs(rows: list[int], cols: list[int]) -> tuple[Any, Any]:
+    dt = dtypes.default_int()
+    if not rows:
+        return lax.full((0,), 0, dt), lax.full((0,), 0, dt)
+    return asarray(rows, dtype=dt), asarray(cols, dtype=dt)
+
+
+def _tri_indices(n: Any, k: Any, m: Any, lower: bool, name: str) -> tuple[Any, Any]:
+    n = util.concrete_int(n, f"n argument of jnp.{name}")
+    k = util.concrete_int(k, f"k argument of jnp.{name}")
+    m = n if m is None else util.concrete_int(m, f"m argument of jnp.{name}")
+    cells = [
+        (i, j) for i in range(n) for j in range(m) if ((j - i <= k) if lower else (j - i >= k))
+    ]
+    return _pairs([c[0] for c in cells], [c[1] for c in cells])
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    return _tri_indices(n, k, m, True, "tril_indices")
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    return _tri_indices(n, k, m, False, "triu_indices")
+
+
+def _shape_2d(arr: Any, name: str) -> tuple[int, ...]:
+    shape = tuple(arr.shape) if hasattr(arr, "shape") else util.aval(util.ensure_array(arr)).shape
+    if len(shape) != 2:
+        raise ValueError(f"jnp.{name} requires a 2-dimensional input, got shape {shape}")
+    return shape
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    n, m = _shape_2d(arr, "tril_indices_from")
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    n, m = _shape_2d(arr, "triu_indices_from")
+    return triu_indices(n, k, m)
+
+
+def mask_indices(
+    n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *, size: int | None = None
+) -> tuple[Any, Any]:
+    from .indexing import nonzero
+
+    mask = mask_func(lax.full((n, n), 1, dtypes.default_float()), k)
+    i, j = nonzero(mask, size=size)
+    return i, j
+
+
+# ---- flat <-> multi-dimensional indices ----------------------------------------------------------
+def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
+    """Coordinates of flat indices; out-of-range indices clamp to the first/last element (JAX's
+    behaviour; negative indices down to -size count from the end)."""
+    from .ufuncs import divmod as _divmod
+    from .ufuncs import where
+
+    idx = util.ensure_array(indices) if not util.is_scalar(indices) else asarray(indices)
+    if util.aval(idx).dtype.kind not in "iu":
+        raise TypeError("only int indices permitted")
+    try:
+        dims = [operator.index(d) for d in shape]
+    except TypeError:
+        dims = [operator.index(shape)]
+    out: list[Any] = [0] * len(dims)
+    for i in reversed(range(len(dims))):
+        idx, out[i] = _divmod(idx, dims[i])
+    above = lax.gt(idx, lax.full((), 0, util.aval(idx).dtype))
+    if util.aval(idx).dtype.kind == "u":
+        below = lax.full(util.aval(idx).shape, False, dtypes.bool_)
+    else:
+        below = lax.lt(idx, lax.full((), -1, util.aval(idx).dtype))
+    return tuple(where(above, d - 1, where(below, 0, c)) for d, c in zip(dims, out))
+
+
+def ravel_multi_index(
+    multi_index: Sequence[Any],
+    dims: Sequence[int],
+    mode: str = "raise",
+    order: str = "C",
+    *,
+    dtype: Any = None,
+) -> Any:
+    if len(multi_index) != len(dims):
+        raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
+    dims = tuple(util.concrete_int(d, "in `dims` argument of ravel_multi_index().") for d in dims)
+    arrs = [util.ensure_array(i) if not util.is_scalar(i) else asarray(i) for i in multi_index]
+    dt = (
+        util.result_type(dtypes.default_int(), *arrs)[0]
+        if dtype is None
+        else (dtypes.canonicalize(dtypes.dtype(dtype)))
+    )
+    if dt.kind not in "iu":
+        raise ValueError(f"dtype={dtype!r} is not an integer type.")
+    if math.prod(dims) - 1 > dtypes.iinfo_bounds(dt)[1]:
+        raise ValueError(
+            f"jnp.ravel_multi_index: dtype={dt} not large enough to hold flattened "
+            f"index for dims={dims}. Use the dtype argument to pass a suitable "
+            "dtype."
+        )
+    for a in arrs:
+        if util.aval(a).dtype.kind not in "iu":
+            raise TypeError("only int indices permitted")
+    from .ufuncs import clip, remainder
+
+    if mode == "raise":
+        for a, d in zip(arrs, dims):
+            vals = util.concrete_array(
+                a,
+                "The error occurred because ravel_multi_index was "
+                "jit-compiled with mode='raise'. Use mode='wrap' or "
+                "mode='clip' instead.",
+            )
+            flat = vals.tolist()
+            flat = flat if isinstance(flat, list) else [flat]
+            while flat and isinstance(flat[0], list):
+                flat = [v for row in flat for v in row]
+            if any(v < 0 or v >= d for v in flat):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        arrs = [clip(a, 0, d - 1) for a, d in zip(arrs, dims)]
+    elif mode == "wrap":
+        arrs = [remainder(a, d) for a, d in zip(arrs, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    if order == "C":
+        strides = [math.prod(dims[i + 1 :]) for i in range(len(dims))]
+    elif order == "F":
+        strides = [math.prod(dims[:i]) for i in range(len(dims))]
+    else:
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    from .ufuncs import add, multiply
+
+    out = lax.full((), 0, dt)
+    for a, s in zip(arrs, strides):
+        out = add(out, multiply(util.convert(a, dt), s))
+    return out
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
+    if inplace:
+        raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
+    if wrap:
+        raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
+    a = util.ensure_array(a)
+    shape = util.aval(a).shape
+    if len(shape) < 2:
+        raise ValueError("array must be at least 2-d")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    n = min(shape)
+    v = util.ensure_array(val) if not util.is_scalar(val) else val
+    if not util.is_scalar(v) and util.aval(v).ndim:
+        from .shape import ravel, tile
+
+        flat = ravel(v)
+        size = util.aval(flat).shape[0]
+        if size == 0:
+            raise ValueError("fill_diagonal: val must not be empty")
+        v = util.slice_axis(tile(flat, -(-n // size)), 0, 0, n)
+    from .indexing import _update
+
+    return _update(a, diag_indices(n, len(shape)), v, lambda old, new: new, "set")
