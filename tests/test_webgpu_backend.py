@@ -362,10 +362,15 @@ def test_many_inputs() -> None:
 
 
 def test_large_2d_grid() -> None:
-    size = 65535 * 64 + 1000  # more workgroups than one dispatch dimension allows
+    size = 65535 * 64 + 1001  # more workgroups than one dispatch dimension allows
     kernel, _ = make_kernel(E.binary(Op.MUL, E.idx(size), E.i32(3)), size)
     prog = wgsl.render(kernel)
     assert prog.workgroups[1] > 1
+    # four elements per invocation (4 | size) need four times as many for a second dimension
+    big = 65535 * 64 * 4 + 1000
+    assert (
+        wgsl.render(make_kernel(E.binary(Op.MUL, E.idx(big), E.i32(3)), big)[0]).workgroups[1] > 1
+    )
     out = GPU.malloc(size * 4)
     GPU.dispatch(GPU.prepare(kernel), [], out)
     got = struct.unpack(f"<{size}i", GPU.read(out, size * 4))

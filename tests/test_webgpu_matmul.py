@@ -52,6 +52,20 @@ def tiled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         GPU._cache.clear()
 
 
+@pytest.fixture(params=[1, 0], ids=["cpu", "gpu"])
+def device_class(request: pytest.FixtureRequest) -> Any:
+    """Products as on a CPU implementation (register tiles, no shared memory) or a GPU."""
+    if GPU is None:
+        yield request.param
+        return
+    saved = GPU.limits.get("cpu", 0)
+    GPU.limits["cpu"] = request.param
+    GPU._cache.clear()
+    yield request.param
+    GPU.limits["cpu"] = saved
+    GPU._cache.clear()
+
+
 def _run(platform: str, fn: Any, *arrays: np.ndarray) -> np.ndarray:
     import webjax
     import webjax.numpy as jnp
@@ -81,11 +95,12 @@ SHAPES = [
 
 @gpu_only
 @pytest.mark.parametrize("m,k,n", SHAPES)
-def test_matmul_shapes(tiled: list[str], m: int, k: int, n: int) -> None:
+def test_matmul_shapes(tiled: list[str], device_class: int, m: int, k: int, n: int) -> None:
     a, b = _rand(m, k), _rand(k, n, seed=1)
     _check(lambda jnp, x, w: x @ w, np.abs(a) @ np.abs(b), k, a, b)
     if m > 1 and n > 1:
         assert tiled, "the tiled matmul was not used"
+        assert all(("no shared memory" in t) == bool(device_class) for t in tiled), tiled
 
 
 @gpu_only
@@ -103,8 +118,31 @@ def test_every_tile(tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any
 
 
 @gpu_only
+@pytest.mark.parametrize("tile", wgsl_matmul.REG_TILES, ids=str)
+@pytest.mark.parametrize("m,k,n", [(128, 64, 128), (100, 37, 200), (36, 12, 20)])
+def test_every_register_tile(tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any,
+                             m: int, k: int, n: int) -> None:  # fmt: skip
+    monkeypatch.setitem(GPU.limits, "cpu", 1)  # (the tiled fixture clears the cache after)
+    monkeypatch.setattr(wgsl_matmul, "FORCE_REGS", tile)
+    a, b = _rand(m, k), _rand(k, n, seed=2)
+    _check(lambda jnp, x, w: x @ w, np.abs(a) @ np.abs(b), k, a, b)
+    _check(lambda jnp, x, w: x.T @ w.T, np.abs(a) @ np.abs(b), k, a.T.copy(), b.T.copy())
+    assert tiled and set(tiled) == {str(tile)}
+
+
+def test_register_tile_choice() -> None:
+    assert wgsl_matmul.choose_regs(1024, 1024) == wgsl_matmul.REG_TILES[0]
+    small = wgsl_matmul.choose_regs(32, 32)  # enough invocations for the cores
+    assert -(-32 // small.rm) * -(-32 // small.rn) >= wgsl_matmul.MIN_REG_INVOCATIONS or (
+        small == wgsl_matmul.REG_TILES[-1]
+    )
+    prog = wgsl.render(_dot(512, 64, 512), 8, {"cpu": 1})
+    assert "var<workgroup>" not in prog.source and "no shared memory" in prog.note
+
+
+@gpu_only
 @pytest.mark.parametrize("m,k,n", [(64, 32, 128), (33, 17, 65)])
-def test_transposed_layouts(tiled: list[str], m: int, k: int, n: int) -> None:
+def test_transposed_layouts(tiled: list[str], device_class: int, m: int, k: int, n: int) -> None:
     at, bt = _rand(k, m), _rand(n, k, seed=3)  # stored transposed
     a, b = at.T, bt.T
     ref = np.abs(a) @ np.abs(b)
@@ -116,18 +154,30 @@ def test_transposed_layouts(tiled: list[str], m: int, k: int, n: int) -> None:
 
 
 @gpu_only
-def test_epilogues(tiled: list[str]) -> None:
+def test_epilogues(tiled: list[str], device_class: int) -> None:
     m, k, n = 96, 48, 80
     a, b, bias = _rand(m, k), _rand(k, n, seed=4), _rand(n, seed=5)
     ref = np.abs(a) @ np.abs(b) + np.abs(bias)
     _check(lambda jnp, x, w, c: jnp.maximum(x @ w + c, 0.0), ref, k + 1, a, b, bias)
     _check(lambda jnp, x, w, c: jnp.tanh(x @ w + c) * 2.0, 4 * ref + 1e-6, k + 1, a, b, bias)
+    # jit fuses epilogues into the product: a branchy one (tanh) into plain and transposed
+    # outputs (register tiles run such an epilogue in a loop, not inlined per output)
+    import webjax
+    import webjax.numpy as wnp
+
+    for fn, r in (
+        (lambda x, w, c: wnp.tanh(x @ w + c), ref),
+        (lambda x, w, c: wnp.tanh(x @ w + c).T, ref.T),
+    ):
+        _check(lambda jnp, x, w, c, fn=fn: webjax.jit(fn)(x, w, c), 4 * r + 1e-6, k + 1, a, b, bias)
+    if device_class:
+        assert any("res[" in e.source for e in GPU._cache.values())
     _check(lambda jnp, x, w: (x @ w).astype(jnp.int32), ref, k, a, b)
     assert tiled
 
 
 @gpu_only
-def test_batched(tiled: list[str]) -> None:
+def test_batched(tiled: list[str], device_class: int) -> None:
     bsz, m, k, n = 3, 40, 24, 72
     a, b = _rand(bsz, m, k), _rand(bsz, k, n, seed=6)
     ref = np.einsum("bmk,bkn->bmn", np.abs(a), np.abs(b))
@@ -139,7 +189,7 @@ def test_batched(tiled: list[str]) -> None:
 
 
 @gpu_only
-def test_nan_and_inf_propagate(tiled: list[str]) -> None:
+def test_nan_and_inf_propagate(tiled: list[str], device_class: int) -> None:
     a, b = _rand(32, 16), _rand(16, 32, seed=8)
     a[3, 5] = np.nan
     b[2, 7] = np.inf

@@ -1,7 +1,8 @@
 """WGSL codegen: a Kernel becomes compute shaders (the same text runs on wgpu and in browsers).
 
-Every buffer is bound as `array<u32>`: 32-bit dtypes are bitcast words, sub-32-bit dtypes are
-packed little-endian (4 bool/int8/uint8 or 2 int16/uint16/float16/bfloat16 per word). Each
+Every buffer is bound as `array<u32>` (or `array<vec4<u32>>` where lanes read it four words at
+a time): 32-bit dtypes are bitcast words, sub-32-bit dtypes are packed little-endian (4
+bool/int8/uint8 or 2 int16/uint16/float16/bfloat16 per word). Each
 invocation writes whole output words, so packed outputs have no write races. Values live in a
 "compute type" per dtype (bool, i32, u32 or f32); narrow ints are re-wrapped after ops that can
 leave their range; float16/bfloat16 are f32 values rounded to the format after every op (exact
@@ -11,13 +12,18 @@ Drivers are not IEEE-strict (checked on lavapipe, NVIDIA's Vulkan driver and Swi
 may assume no NaN, fold x*0 -> 0 and x+0 -> x, re-associate (a/b + r/b -> (a+r)/b), divide
 through a reciprocal and flush subnormals (WebGPU allows the last). So NaN-sensitive ops are
 bit tests, float arithmetic goes through an optimization barrier (`fb`, wgsl_math), division
-is corrected to be correctly rounded, and transcendentals come from wgsl_libm / wgsl_special.
+is corrected to be correctly rounded (unless the start-up `probe` finds the device's own
+division and sqrt exact), and transcendentals come from wgsl_libm / wgsl_special.
+On CPU implementations of WebGPU (SwiftShader, lavapipe) no shader uses workgroup barriers: they
+run every invocation of a workgroup with a barrier as a fiber, at about 0.5 us each (`render`).
 """
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from .. import dtypes as dt
 from ..dtypes import DType
@@ -31,11 +37,19 @@ PLATFORM = "webgpu"
 WORKGROUP = 64
 MAX_GROUPS_X = 65535
 _MAX_LOOP = 65535  # iterations of one loop that every implementation runs (llvmpipe caps here)
-REDUCE_THREADS = 256  # threads per output in grouped reductions
+LANES = 4  # consecutive indices per invocation in vectorized kernels (one vec4)
+# GPUs: workgroup trees for long reductions with few outputs
+REDUCE_THREADS = 256  # invocations per output in grouped reductions
 GROUPED_MIN_RSIZE = 256  # reductions at least this long with
 GROUPED_MAX_WORDS = 65536  # ... at most this many output words run grouped
 SPLIT_MIN_CHUNK = 16 * REDUCE_THREADS  # two-pass reductions: at least this much per workgroup
 SPLIT_TARGET_GROUPS = 1024  # ... and about this many workgroups in the first pass
+# CPU implementations: no barriers; two passes with contiguous partials
+SPLIT_THREADS = 4096  # two-pass reductions aim for about this many first-pass invocations,
+SPLIT_MIN_TERMS = 256  # ... each combining at least this many terms,
+SPLIT_MAX_PARTS = 4096  # ... and at most this many partial results per output
+CPU_ITEMS = 16  # consecutive output words (or quads) per invocation on CPU implementations,
+CPU_MIN_INVOCATIONS = 1024  # ... fewer when that would leave fewer invocations than this
 
 # compute type per dtype; dtypes missing here are not supported by this codegen
 _CT = {
@@ -101,8 +115,18 @@ class WgslProgram:
 
 # ---- helpers: the prelude holds only the helpers a kernel uses ---------------------------------
 class _Prelude:
-    def __init__(self) -> None:
+    def __init__(self, limits: dict[str, int] | None = None) -> None:
         self.names: list[str] = []
+        # ops that the device does exactly itself (probe) call its builtins directly
+        lim = limits or {}
+        self.alias = {
+            name: fast
+            for flag, name, fast in (
+                ("exact_div", "f_div", "f_div_hw"),
+                ("exact_sqrt", "m_sqrt", "m_sqrt_hw"),
+            )
+            if lim.get(flag)
+        }
 
     def need(self, name: str) -> str:
         for dep in wgsl_math.DEPS.get(name, ()):
@@ -271,7 +295,8 @@ def _float_op(op: Op, d: DType, sd: DType, a: list[str], pre: _Prelude) -> str:
         # become 0 (inf - inf is NaN): the same operand twice gets a second, distinct barrier.
         y = f"{pre.need('fb2')}({a[1]})" if a[0] == a[1] else a[1]
         if op is Op.DIV:  # correctly rounded even where the GPU divides approximately
-            return _round(d, f"{pre.need('f_div')}({a[0]}, {y})", pre)
+            div = pre.alias.get("f_div", "f_div")
+            return _round(d, f"{pre.need(div)}({a[0]}, {y})", pre)
         return _round(d, f"{pre.need('fb')}({a[0]} {_INFIX[op]} {y})", pre)
     if op is Op.NEG:
         return f"(-{a[0]})"
@@ -288,7 +313,7 @@ def _float_op(op: Op, d: DType, sd: DType, a: list[str], pre: _Prelude) -> str:
         name = _FLOAT_UNARY[op]
         if name not in wgsl_math.HELPERS:
             raise _unsupported(op, d)
-        return _round(d, f"{pre.need(name)}({a[0]})", pre)
+        return _round(d, f"{pre.need(pre.alias.get(name, name))}({a[0]})", pre)
     raise _unsupported(op, d)
 
 
@@ -379,9 +404,11 @@ def _uses_ridx(node: Exp, memo: dict[int, bool]) -> bool:
     return r
 
 
-def _load_fn(slot: int, d: DType, pre: _Prelude) -> str:
+def _load_fn(slot: int, d: DType, pre: _Prelude, vec: bool = False) -> str:
     ct = _CT[d.name]
-    if d.itemsize == 4:
+    if vec:  # bound as array<vec4<u32>> (32-bit dtypes only)
+        word = f"in{slot}[u32(k) >> 2u][u32(k) & 3u]"
+    elif d.itemsize == 4:
         word = f"in{slot}[u32(k)]"
     elif d.itemsize == 2:
         word = f"(in{slot}[u32(k) >> 1u] >> ((u32(k) & 1u) * 16u))"
@@ -391,81 +418,233 @@ def _load_fn(slot: int, d: DType, pre: _Prelude) -> str:
     return f"fn ld{slot}(k: i32) -> {ct} {{ return {from_bits(d, word, pre)}; }}"
 
 
-def _emit(nodes: list[Exp], names: dict[int, str], out: list[str], ind: str, pre: _Prelude) -> None:
-    """`let` lines for `nodes` (in dependency order) not yet in `names` (CSE by identity)."""
+class _Scope:
+    """Names of emitted values in one WGSL function: shared ones, and per lane (lanes mode)."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.lanes: list[dict[int, str]] = [{} for _ in range(LANES)]
+        self.count = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"t{self.count - 1}"
+
+    def lane(self, node: Exp, j: int) -> str:
+        return self.names.get(id(node)) or self.lanes[j][id(node)]
+
+
+def _node_expr(node: Exp, args: list[str], pre: _Prelude) -> str:
+    op = node.op
+    if op is Op.CONST:
+        return const_expr(node.arg, node.dtype, pre)
+    if op is Op.IDX:
+        return "i"
+    if op is Op.RIDX:
+        return "r"
+    if op is Op.LOAD:
+        return f"ld{node.arg}({args[0]})"
+    if op in (Op.DIV, Op.MOD) and node.dtype.kind in "iu" and node.src[1].is_const:
+        # index math: a non-negative value by a positive constant needs none of idiv's
+        # sign and zero handling, and unsigned division by a constant is a multiply
+        k, rng = int(node.src[1].arg), node.src[0].vrange
+        if k > 0 and rng is not None and rng[0] >= 0:
+            sym = "/" if op is Op.DIV else "%"
+            if _CT[node.dtype.name] == "i32":
+                return f"i32(u32({args[0]}) {sym} {k}u)"
+            return f"({args[0]} {sym} {k}u)"
+    sd = node.src[1].dtype if op is Op.WHERE else node.src[0].dtype
+    return render_op(op, node.dtype, sd, args, pre)
+
+
+def _emit(nodes: list[Exp], scope: _Scope, out: list[str], ind: str, pre: _Prelude) -> None:
+    """`let` lines for `nodes` (in dependency order) not yet named (CSE by identity)."""
+    names = scope.names
     for node in nodes:
         if id(node) in names:
             continue
-        name = f"t{len(names)}"
-        args = [names[id(s)] for s in node.src]
-        ct = _CT[node.dtype.name]
-        op = node.op
-        if op is Op.CONST:
-            expr = const_expr(node.arg, node.dtype, pre)
-        elif op is Op.IDX:
-            expr = "i"
-        elif op is Op.RIDX:
-            expr = "r"
-        elif op is Op.LOAD:
-            expr = f"ld{node.arg}({args[0]})"
-        else:
-            sd = node.src[1].dtype if op is Op.WHERE else node.src[0].dtype
-            expr = render_op(op, node.dtype, sd, args, pre)
-        out.append(f"{ind}let {name}: {ct} = {expr};")
+        name = scope.fresh()
+        expr = _node_expr(node, [names[id(s)] for s in node.src], pre)
+        out.append(f"{ind}let {name}: {_CT[node.dtype.name]} = {expr};")
         names[id(node)] = name
 
 
-def _reduce_fn(red: Exp, stride: int, pre: _Prelude, span: int = 0) -> list[str]:
-    """`fn reduce_body(i, r0, r1)`: combine the body over r = r0, r0 + stride, ... < r1
-    (r1 - r0 <= span, by default the whole reduction)."""
+# ---- lanes: four consecutive indices per invocation ---------------------------------------------
+# Evaluating an expression at x = 4q + j for j = 0..3 in one invocation lets loads whose index is
+# "x plus a multiple of 4" become one vec4 load (a 16-byte access per invocation instead of four
+# scattered ones: CPU implementations of WebGPU such as SwiftShader and lavapipe gain several-fold,
+# GPUs a little). Values that do not depend on j are computed once.
+def _lane_kinds(nodes: list[Exp], sym: Exp | None) -> dict[int, tuple[int, bool]]:
+    """Per node (`nodes` in dependency order), how it varies with j when sym = 4q + j:
+    (0, al): the same for every j; (1, al): int32 value(4q) + j; (2, False): otherwise.
+    `al`: the int32 value at j = 0 is a multiple of 4 for every q."""
+    kinds: dict[int, tuple[int, bool]] = {}
+    for n in nodes:
+        op = n.op
+        if n is sym:
+            k = (1, True)
+        elif op is Op.CONST:
+            k = (0, n.dtype is dt.int32 and int(n.arg) % LANES == 0)
+        elif n.dtype is dt.int32 and op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD):
+            k = _lane_arith(n, kinds[id(n.src[0])], kinds[id(n.src[1])])
+        else:
+            k = (0, False) if all(kinds[id(c)][0] == 0 for c in n.src) else (2, False)
+        kinds[id(n)] = k
+    return kinds
+
+
+def _lane_arith(n: Exp, ka: tuple[int, bool], kb: tuple[int, bool]) -> tuple[int, bool]:
+    (ca, aa), (cb, ab) = ka, kb
+    op, (a, b) = n.op, n.src
+    if ca == 2 or cb == 2:
+        return (2, False)
+    if op is Op.ADD:
+        return (ca + cb, aa and ab) if ca + cb <= 1 else (2, False)
+    if op is Op.SUB:
+        return (ca, aa and ab) if cb == 0 else (2, False)
+    if op is Op.MUL:
+        if ca == 0 and cb == 0:
+            return (0, aa or ab)
+        other = b if ca else a
+        if other.is_const and int(other.arg) == 1:
+            return (1, aa if ca else ab)
+        return (2, False)
+    # DIV, MOD (C-style: exact reasoning needs a non-negative dividend)
+    if not (b.is_const and int(b.arg) > 0):
+        return (0, False) if ca == cb == 0 else (2, False)
+    k = int(b.arg)
+    if ca == 0:
+        return (0, op is Op.MOD and aa and k % LANES == 0)
+    rng = a.vrange
+    if aa and k % LANES == 0 and rng is not None and rng[0] >= 0:
+        # (b + j) // k == b // k and (b + j) % k == b % k + j when 4 | b, 4 | k, j < 4
+        return (0, False) if op is Op.DIV else (1, True)
+    return (2, False)
+
+
+def _vec_loads(nodes: list[Exp], kinds: dict[int, tuple[int, bool]]) -> set[int]:
+    """Slots that `nodes` read at lane-contiguous, aligned indices (one vec4 per invocation)."""
+    return {
+        n.arg
+        for n in nodes
+        if n.op is Op.LOAD and n.dtype.itemsize == 4 and kinds[id(n.src[0])] == (1, True)
+    }
+
+
+def _emit_lanes(
+    nodes: list[Exp],
+    kinds: dict[int, tuple[int, bool]],
+    scope: _Scope,
+    out: list[str],
+    ind: str,
+    pre: _Prelude,
+    sym: Exp | None,
+    base: str,
+    vec_slots: set[int],
+) -> None:
+    """`let` lines evaluating `nodes` at sym = base + j for j < LANES: values that are the same
+    in every lane once, the rest per lane; loads of `vec_slots` at lane-contiguous aligned
+    indices as one vec4 load."""
+    for node in nodes:
+        nid = id(node)
+        if nid in scope.names or nid in scope.lanes[0]:
+            continue
+        ct = _CT[node.dtype.name]
+        if node is sym:
+            for j in range(LANES):
+                scope.lanes[j][nid] = base if j == 0 else f"({base} + {j})"
+            continue
+        if kinds[nid][0] == 0:
+            name = scope.fresh()
+            expr = _node_expr(node, [scope.lane(s, 0) for s in node.src], pre)
+            out.append(f"{ind}let {name}: {ct} = {expr};")
+            scope.names[nid] = name
+            continue
+        stem = scope.fresh()
+        index = node.src[0] if node.op is Op.LOAD else None
+        if index is not None and node.arg in vec_slots and kinds[id(index)] == (1, True):
+            out.append(f"{ind}let {stem} = in{node.arg}[u32({scope.lane(index, 0)}) >> 2u];")
+            for j in range(LANES):
+                value = from_bits(node.dtype, f"{stem}[{j}]", pre)
+                out.append(f"{ind}let {stem}_{j}: {ct} = {value};")
+                scope.lanes[j][nid] = f"{stem}_{j}"
+            continue
+        for j in range(LANES):
+            if j and kinds[nid][0] == 1:  # value(4q) + j
+                expr = f"({stem}_0 + {j})"
+            else:
+                expr = _node_expr(node, [scope.lane(s, j) for s in node.src], pre)
+            out.append(f"{ind}let {stem}_{j}: {ct} = {expr};")
+            scope.lanes[j][nid] = f"{stem}_{j}"
+
+
+def _find(nodes: list[Exp], op: Op) -> Exp | None:
+    return next((n for n in nodes if n.op is op), None)
+
+
+def _reduce_fn(
+    red: Exp, step: int, pre: _Prelude, lanes: bool, vec_slots: set[int], span: int = 0
+) -> list[str]:
+    """`fn reduce_body(i, r0, r1)`: combine the body over r = r0, r0 + step, ... < r1 (with
+    lanes, over r, r + 1, r + 2, r + 3 at each such r; r1 - r0 <= span, by default the whole
+    reduction). Each invocation combines its terms in increasing r."""
     combine, rsize = red.arg
     span = span or rsize
     d = red.dtype
     ct = _CT[d.name]
     memo: dict[int, bool] = {}
     body = red.src[0].toposort()
-    names: dict[int, str] = {}
+    scope = _Scope()
     lines = [f"fn reduce_body(i: i32, r0: i32, r1: i32) -> {ct} {{"]
-    _emit([n for n in body if not _uses_ridx(n, memo)], names, lines, "  ", pre)
+    _emit([n for n in body if not _uses_ridx(n, memo)], scope, lines, "  ", pre)
     ident = const_expr(scalar.identity(combine, d), d, pre)
     lines.append(f"  var acc: {ct} = {ident};")
-    step: list[str] = []
-    _emit([n for n in body if _uses_ridx(n, memo)], names, step, "    ", pre)
-    step.append(f"    acc = {render_op(combine, d, d, ['acc', names[id(red.src[0])]], pre)};")
+    inner = [n for n in body if _uses_ridx(n, memo)]
+    stepl: list[str] = []
+    root = red.src[0]
+    if lanes:
+        kinds = _lane_kinds(body, _find(body, Op.RIDX))
+        _emit_lanes(inner, kinds, scope, stepl, "    ", pre, _find(body, Op.RIDX), "r", vec_slots)
+        vals = [scope.lane(root, j) for j in range(LANES)]
+    else:
+        _emit(inner, scope, stepl, "    ", pre)
+        vals = [scope.names[id(root)]]
+    for v in vals:
+        stepl.append(f"    acc = {render_op(combine, d, d, ['acc', v], pre)};")
     # llvmpipe ends every loop (nest) after 65535 iterations in total: unroll beyond that
-    iters = -(-span // stride)
+    iters = -(-span // step)
     unroll = -(-iters // _MAX_LOOP)
     if unroll == 1:
-        lines.append(f"  for (var r: i32 = r0; r < r1; r = r + {stride}) {{")
-        lines += step
+        lines.append(f"  for (var r: i32 = r0; r < r1; r = r + {step}) {{")
+        lines += stepl
     else:
-        lines.append(f"  for (var q: i32 = r0; q < r1; q = q + {stride * unroll}) {{")
+        lines.append(f"  for (var q: i32 = r0; q < r1; q = q + {step * unroll}) {{")
         for u in range(unroll):
-            lines.append(f"   {{ let r = q + {u * stride}; if (r < r1) {{")
-            lines += step
+            lines.append(f"   {{ let r = q + {u * step}; if (r < r1) {{")
+            lines += stepl
             lines.append("   }}")
     lines += ["  }", "  return acc;", "}"]
     return lines
 
 
-def _partials_fn(red: Exp, chunks: int, pre: _Prelude) -> list[str]:
-    """Second pass of a split reduction: combine the chunks' partial results in order."""
+def _partials_fn(red: Exp, parts: int, pre: _Prelude) -> list[str]:
+    """Second pass of a split reduction: combine an output's partial results in order."""
     combine = red.arg[0]
     d = red.dtype
     ct = _CT[d.name]
     ident = const_expr(scalar.identity(combine, d), d, pre)
-    step = render_op(combine, d, d, ["acc", _from32(d, f"scr[u32(i * {chunks} + g)]")], pre)
+    step = render_op(combine, d, d, ["acc", _from32(d, f"scr[u32(i * {parts} + g)]")], pre)
     return [
         f"fn partials(i: i32) -> {ct} {{",
         f"  var acc: {ct} = {ident};",
-        f"  for (var g: i32 = 0; g < {chunks}; g = g + 1) {{ acc = {step}; }}",
+        f"  for (var g: i32 = 0; g < {parts}; g = g + 1) {{ acc = {step}; }}",
         "  return acc;",
         "}",
     ]
 
 
 def _to32(d: DType, x: str) -> str:
-    """A compute-type value as a u32 word (scratch and shared memory hold words)."""
+    """A compute-type value as a u32 word (scratch holds words)."""
     ct = _CT[d.name]
     return f"select(0u, 1u, {x})" if ct == "bool" else x if ct == "u32" else f"bitcast<u32>({x})"
 
@@ -475,21 +654,39 @@ def _from32(d: DType, u: str) -> str:
     return f"({u} != 0u)" if ct == "bool" else u if ct == "u32" else f"bitcast<{ct}>({u})"
 
 
-def _value_fn(kernel: Kernel, red: Exp | None, pre: _Prelude) -> list[str]:
-    """`fn value(i[, acc])`: the output element, with the REDUCE's result passed in as acc."""
+def _epilogue_nodes(kernel: Kernel) -> list[Exp]:
+    """What the root reaches without entering the REDUCE body, in dependency order."""
     order = kernel.exp.toposort()
     need = {id(kernel.exp)}
-    for n in reversed(order):  # what the root reaches without entering the REDUCE body
+    for n in reversed(order):
         if id(n) in need and n.op is not Op.REDUCE:
             need.update(id(s) for s in n.src)
-    names: dict[int, str] = {}
+    return [n for n in order if id(n) in need]
+
+
+def _value_fn(kernel: Kernel, red: Exp | None, pre: _Prelude) -> list[str]:
+    """`fn value(i[, acc])`: the output element, with the REDUCE's result passed in as acc."""
+    scope = _Scope()
     params = "i: i32"
     if red is not None:
-        names[id(red)] = "acc"
+        scope.names[id(red)] = "acc"
         params += f", acc: {_CT[red.dtype.name]}"
     lines = [f"fn value({params}) -> {_CT[kernel.out_dtype.name]} {{"]
-    _emit([n for n in order if id(n) in need], names, lines, "  ", pre)
-    lines += [f"  return {names[id(kernel.exp)]};", "}"]
+    _emit(_epilogue_nodes(kernel), scope, lines, "  ", pre)
+    lines += [f"  return {scope.names[id(kernel.exp)]};", "}"]
+    return lines
+
+
+def _value4_fn(kernel: Kernel, pre: _Prelude, vec_slots: set[int]) -> list[str]:
+    """`fn value4(i0)`: the output words of elements i0 .. i0 + 3 (32-bit outputs, 4 | i0)."""
+    order = kernel.exp.toposort()
+    sym = _find(order, Op.IDX)
+    kinds = _lane_kinds(order, sym)
+    scope = _Scope()
+    lines = ["fn value4(i0: i32) -> vec4<u32> {"]
+    _emit_lanes(order, kinds, scope, lines, "  ", pre, sym, "i0", vec_slots)
+    words = [to_bits(kernel.out_dtype, scope.lane(kernel.exp, j), pre) for j in range(LANES)]
+    lines += [f"  return vec4<u32>({', '.join(words)});", "}"]
     return lines
 
 
@@ -498,17 +695,58 @@ def _grid(groups: int) -> tuple[int, int]:
     return gx, (-(-groups // gx) if groups else 0)
 
 
-def _shader(kernel: Kernel, pre: _Prelude, body: list[str], extra: str = "") -> str:
-    """Bindings, the helpers `pre` collected, input loaders, then `body` (functions + main)."""
+def _shader(
+    kernel: Kernel,
+    pre: _Prelude,
+    body: list[str],
+    extra: str = "",
+    vec_slots: set[int] | frozenset[int] = frozenset(),
+    out_vec: bool = False,
+) -> str:
+    """Bindings, the helpers `pre` collected, input loaders, then `body` (functions + main).
+    Slots in `vec_slots` (and the output with `out_vec`) are bound as arrays of vec4<u32>."""
     n = kernel.nargs
-    loads = [_load_fn(s, d, pre) for s, d in enumerate(kernel.arg_dtypes)]  # before pre.source()
-    lines = [f"@group(0) @binding({s}) var<storage, read> in{s}: array<u32>;" for s in range(n)]
+    loads = [_load_fn(s, d, pre, s in vec_slots) for s, d in enumerate(kernel.arg_dtypes)]
+    lines = [
+        f"@group(0) @binding({s}) var<storage, read> in{s}: "
+        f"array<{'vec4<u32>' if s in vec_slots else 'u32'}>;"
+        for s in range(n)
+    ]
     if extra:
         lines.append(f"@group(0) @binding({n}) var<storage, read> {extra}: array<u32>;")
     out = n + 1 if extra else n
-    lines += [f"@group(0) @binding({out}) var<storage, read_write> out: array<u32>;", ""]
-    lines += [pre.source(), *loads, "", *body]
+    ot = "vec4<u32>" if out_vec else "u32"
+    lines += [f"@group(0) @binding({out}) var<storage, read_write> out: array<{ot}>;", ""]
+    lines += [pre.source(), *loads, "", *body]  # (pre.source() after the loaders' needs)
     return "\n".join(lines) + "\n"
+
+
+def split_parts(size: int, rsize: int) -> int:
+    """Partial results per output for a reduction of `size` outputs over `rsize` terms: 1 (one
+    invocation per output) when there are enough outputs or terms are few; else enough
+    partials, each of at least SPLIT_MIN_TERMS terms, for about SPLIT_THREADS invocations."""
+    if size * 4 >= SPLIT_THREADS:
+        return 1
+    parts = min(SPLIT_THREADS // max(size, 1), rsize // SPLIT_MIN_TERMS, SPLIT_MAX_PARTS)
+    return parts if parts >= 2 else 1
+
+
+def _straight(render_fn: Any, limits: dict[str, int]) -> bool:
+    """Whether the code `render_fn(prelude)` renders calls only helpers without branches or
+    loops: lanes inline an expression four times per invocation, and SwiftShader's compiler
+    took seconds (then lost the device) on four copies of f_fmod in a reduction's loop."""
+    pre = _Prelude(limits)
+    render_fn(pre)
+    return all(wgsl_math.straight(n) for n in pre.names)
+
+
+def _items(count: int, limits: dict[str, int]) -> int:
+    """Consecutive items (output words or quads) per invocation: several on CPU
+    implementations, where each invocation has a fixed cost (SwiftShader ran an elementwise
+    kernel 2.5x faster with 16 quads per invocation than with one), one on GPUs."""
+    if not limits.get("cpu"):
+        return 1
+    return max(1, min(CPU_ITEMS, count // CPU_MIN_INVOCATIONS))
 
 
 def render(
@@ -516,14 +754,20 @@ def render(
 ) -> WgslProgram:
     """Render the kernel as WGSL compute shaders (entry points `main`).
 
-    Elementwise kernels and short reductions run one output word per invocation, reductions
-    sequentially in the order of the reference. Long reductions with few outputs run one
-    workgroup per output word (REDUCE_THREADS strided partials, then a tree in shared memory),
-    or, with very few outputs, two passes: chunked partials over many workgroups, then the
-    finish. Float sums and products then round differently from the sequential order.
-    `max_bindings` (storage buffers per shader) decides whether the two-pass form fits.
-    Float32 matrix products (wgsl_matmul.match) run as workgroup-tiled matmuls, with the tile
-    chosen from `limits` (max_workgroup_storage bytes, max_invocations per workgroup).
+    Invocations evaluate 4 consecutive indices where that makes loads vec4 (lanes, above).
+    Elementwise kernels run one output word (or four elements) per invocation, several
+    consecutive ones on CPU implementations (`limits["cpu"]`). Reductions with enough outputs
+    run one invocation per output, combining terms in the order of the reference. Long ones
+    with few outputs take one of two forms. On GPUs: a workgroup of REDUCE_THREADS invocations
+    per output (strided partials, then a tree in shared memory) or, with very few outputs, two
+    passes: chunked partials over many workgroups, then the finish. On CPU implementations,
+    which pay dearly for workgroup barriers, no barriers: partials over contiguous chunks
+    (split_parts), then each output combines its partials in order. Float sums and products
+    then round differently from the sequential order. `max_bindings` (storage buffers per
+    shader) decides whether a two-pass form fits. Float32 matrix products (wgsl_matmul.match)
+    run as tiled matmuls, chosen from `limits` (max_workgroup_storage bytes, max_invocations
+    per workgroup, cpu). Devices whose sqrt and division round correctly (`exact_sqrt`,
+    `exact_div`: see `probe`) use them directly.
     """
     out_d = kernel.out_dtype
     for d in (*kernel.arg_dtypes, out_d):
@@ -531,50 +775,152 @@ def render(
     for n in kernel.exp.toposort():
         check_dtype(n.dtype)
     red = kernel.reduction
-    if red is not None:
-        from . import wgsl_matmul
-
-        plan = wgsl_matmul.match(kernel)
-        if plan is not None:
-            tiled = wgsl_matmul.render(kernel, plan, limits or {})
-            if tiled is not None:
-                prog, tile = tiled
-                return WgslProgram(prog.passes, prog.nargs, prog.invocations, 0, str(tile))
+    nargs = kernel.nargs
     per = 4 // out_d.itemsize  # elements per output word
     words = -(-kernel.size // per)
-    rsize = red.arg[1] if red is not None else 0
-    nargs = kernel.nargs
-    if red is None or not (
-        rsize > _MAX_LOOP or (rsize >= GROUPED_MIN_RSIZE and words <= GROUPED_MAX_WORDS)
-    ):
-        pre = _Prelude()
-        fns = (_reduce_fn(red, 1, pre) if red is not None else []) + _value_fn(kernel, red, pre)
-        gx, gy = _grid(-(-words // WORKGROUP))
-        call = f"reduce_body({{i}}, 0, {rsize})" if red is not None else None
-        main = _main_flat(kernel, call, per, words, gx, pre)
+    lim = limits or {}
+    if red is None:
+        if (
+            per == 1
+            and kernel.size % LANES == 0
+            and kernel.size
+            and _straight(lambda pre: _value_fn(kernel, None, pre), lim)
+        ):
+            return _render_lanes(kernel, lim)
+        pre = _Prelude(lim)
+        fns = _value_fn(kernel, None, pre)
+        main, grid = _main_flat(kernel, None, per, words, _items(words, lim), pre)
         source = _shader(kernel, pre, fns + [""] + main)
-        return WgslProgram((WgslPass(source, nargs + 1, (gx, gy)),), nargs, words)
+        return WgslProgram((WgslPass(source, nargs + 1, grid),), nargs, words)
+    from . import wgsl_matmul
+
+    plan = wgsl_matmul.match(kernel)
+    if plan is not None:
+        tiled = wgsl_matmul.render(kernel, plan, lim)
+        if tiled is not None:
+            prog, tile = tiled
+            return WgslProgram(prog.passes, prog.nargs, prog.invocations, 0, str(tile))
+    rsize = red.arg[1]
+    lanes = (
+        rsize % LANES == 0
+        and rsize > 0
+        and _straight(lambda pre: _reduce_fn(red, 1, pre, False, set()), lim)
+    )
+    body = red.src[0].toposort()
+    memo: dict[int, bool] = {}
+    inner = [n for n in body if _uses_ridx(n, memo)]
+    vec = _vec_loads(inner, _lane_kinds(body, _find(body, Op.RIDX))) if lanes else set()
+    if not vec and not lim.get("cpu"):
+        lanes = False  # GPUs: without vec4 loads, lanes would only make loads less coalesced
+    width = LANES if lanes else 1
+    r = _Reduction(kernel, red, per, words, lanes, vec, width, lim)
+    fits = nargs + 2 <= max_bindings  # a second pass binds the partials too
+    if lim.get("cpu"):
+        parts = split_parts(kernel.size, rsize)
+        if parts == 1 or not fits:
+            return r.plain()
+        # partial p of output i: terms [p * chunk, (p + 1) * chunk), in one invocation
+        chunk = -(-rsize // (parts * width)) * width
+        pre1 = _Prelude(lim)
+        fns1 = _reduce_fn(red, width, pre1, lanes, vec, chunk)
+        g1 = _grid(-(-kernel.size * parts // WORKGROUP))
+        main1 = _main_partials(kernel, red, parts, chunk, g1[0], pre1)
+        return r.two_passes(fns1 + [""] + main1, pre1, g1, parts)
+    if not (rsize > _MAX_LOOP or (rsize >= GROUPED_MIN_RSIZE and words <= GROUPED_MAX_WORDS)):
+        return r.plain()
     chunks = min(-(-rsize // SPLIT_MIN_CHUNK), max(1, SPLIT_TARGET_GROUPS // kernel.size))
-    if chunks < 2 or nargs + 2 > max_bindings:
-        pre = _Prelude()
-        fns = _reduce_fn(red, REDUCE_THREADS, pre) + _value_fn(kernel, red, pre)
+    step = width * REDUCE_THREADS
+    if chunks < 2 or not fits:  # a workgroup per output word
+        pre = _Prelude(lim)
+        fns = _reduce_fn(red, step, pre, lanes, vec) + _value_fn(kernel, red, pre)
         gx, gy = _grid(words)
-        main = _main_grouped(kernel, red, per, words, gx, pre)
-        source = _shader(kernel, pre, fns + [""] + main)
+        main = _main_grouped(kernel, red, per, words, width, gx, pre)
+        source = _shader(kernel, pre, fns + [""] + main, vec_slots=vec)
         return WgslProgram((WgslPass(source, nargs + 1, (gx, gy)),), nargs, words)
-    # two passes: partials[i * chunks + g] over chunk g of output i, then the finish
-    chunk = -(-rsize // chunks)
-    pre1 = _Prelude()
-    fns1 = _reduce_fn(red, REDUCE_THREADS, pre1, chunk)
+    # chunk c of output i: a workgroup's partial over terms [c * chunk, (c + 1) * chunk)
+    chunk = -(-rsize // (chunks * width)) * width
+    pre1 = _Prelude(lim)
+    fns1 = _reduce_fn(red, step, pre1, lanes, vec, chunk)
     g1 = _grid(kernel.size * chunks)
-    main1 = _main_partials(kernel, red, chunks, chunk, g1[0], pre1)
-    pass1 = WgslPass(_shader(kernel, pre1, fns1 + [""] + main1), nargs + 1, g1)
-    pre2 = _Prelude()
-    fns2 = _partials_fn(red, chunks, pre2) + _value_fn(kernel, red, pre2)
-    g2 = _grid(-(-words // WORKGROUP))
-    main2 = _main_flat(kernel, "partials({i})", per, words, g2[0], pre2)
-    pass2 = WgslPass(_shader(kernel, pre2, fns2 + [""] + main2, extra="scr"), nargs + 2, g2)
-    return WgslProgram((pass1, pass2), nargs, words, 4 * kernel.size * chunks)
+    main1 = _main_tree_partials(kernel, red, chunks, chunk, width, g1[0], pre1)
+    return r.two_passes(fns1 + [""] + main1, pre1, g1, chunks)
+
+
+@dataclass
+class _Reduction:
+    """What the forms of a reduction kernel share: the one-pass plain form, and the second
+    pass (each output combines its partials in order, then the epilogue) of two-pass ones."""
+
+    kernel: Kernel
+    red: Exp
+    per: int
+    words: int
+    lanes: bool
+    vec: set[int]
+    width: int
+    lim: dict[str, int]
+
+    def plain(self) -> WgslProgram:
+        """One invocation per output word, the terms in the reference's order."""
+        k, pre = self.kernel, _Prelude(self.lim)
+        fns = _reduce_fn(self.red, self.width, pre, self.lanes, self.vec)
+        fns += _value_fn(k, self.red, pre)
+        call = f"reduce_body({{i}}, 0, {self.red.arg[1]})"
+        items = _items(self.words, self.lim)
+        main, grid = _main_flat(k, call, self.per, self.words, items, pre)
+        source = _shader(k, pre, fns + [""] + main, vec_slots=self.vec)
+        return WgslProgram((WgslPass(source, k.nargs + 1, grid),), k.nargs, self.words)
+
+    def two_passes(
+        self, body1: list[str], pre1: _Prelude, g1: tuple[int, int], parts: int
+    ) -> WgslProgram:
+        k = self.kernel
+        pass1 = WgslPass(_shader(k, pre1, body1, vec_slots=self.vec), k.nargs + 1, g1)
+        pre2 = _Prelude(self.lim)
+        fns2 = _partials_fn(self.red, parts, pre2) + _value_fn(k, self.red, pre2)
+        main2, g2 = _main_flat(k, "partials({i})", self.per, self.words, 1, pre2)
+        pass2 = WgslPass(_shader(k, pre2, fns2 + [""] + main2, extra="scr"), k.nargs + 2, g2)
+        return WgslProgram((pass1, pass2), k.nargs, self.words, 4 * k.size * parts)
+
+
+def _head(count: int, items: int) -> tuple[list[str], tuple[int, int], str]:
+    """main's opening for `count` items, `items` consecutive ones per invocation: (lines,
+    dispatch grid, the loop's end: "" when each invocation has one item, `w`)."""
+    inv = -(-count // items)
+    gx, gy = _grid(-(-inv // WORKGROUP))
+    lines = [
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+    ]
+    if items == 1:
+        lines += [
+            f"  let w = gid.x + gid.y * {gx * WORKGROUP}u;",
+            f"  if (w >= {count}u) {{ return; }}",
+        ]
+        return lines, (gx, gy), ""
+    lines += [
+        f"  let t = gid.x + gid.y * {gx * WORKGROUP}u;",
+        f"  if (t >= {inv}u) {{ return; }}",
+    ]
+    loop = (
+        f"  for (var w = t * {items}u; w < min(t * {items}u + {items}u, {count}u); w = w + 1u) {{"
+    )
+    return lines, (gx, gy), loop
+
+
+def _render_lanes(kernel: Kernel, limits: dict[str, int]) -> WgslProgram:
+    """An elementwise kernel with 32-bit output and 4 | size: four elements per invocation
+    (or several such quads, consecutive, on CPU implementations)."""
+    order = kernel.exp.toposort()
+    vec = _vec_loads(order, _lane_kinds(order, _find(order, Op.IDX)))
+    pre = _Prelude(limits)
+    fns = _value4_fn(kernel, pre, vec)
+    quads = kernel.size // LANES
+    head, grid, loop = _head(quads, _items(quads, limits))
+    store = "out[w] = value4(i32(w) * 4);"
+    main = head + _opq_init(pre) + ([loop, f"    {store}", "  }"] if loop else [f"  {store}"])
+    source = _shader(kernel, pre, fns + [""] + main + ["}"], vec_slots=vec, out_vec=True)
+    return WgslProgram((WgslPass(source, kernel.nargs + 1, grid),), kernel.nargs, quads)
 
 
 def _opq_init(pre: _Prelude) -> list[str]:
@@ -582,39 +928,61 @@ def _opq_init(pre: _Prelude) -> list[str]:
 
 
 def _main_flat(
-    kernel: Kernel, red_call: str | None, per: int, words: int, gx: int, pre: _Prelude
-) -> list[str]:
+    kernel: Kernel, red_call: str | None, per: int, words: int, items: int, pre: _Prelude
+) -> tuple[list[str], tuple[int, int]]:
+    """main writing output word w (and the dispatch grid): `items` consecutive words per
+    invocation."""
     d = kernel.out_dtype
 
     def val(i: str) -> str:
         v = f"value({i}, {red_call.format(i=i)})" if red_call else f"value({i})"
         return to_bits(d, v, pre)
 
-    lines = [
-        f"@compute @workgroup_size({WORKGROUP})",
-        "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-        f"  let w = gid.x + gid.y * {gx * WORKGROUP}u;",
-        f"  if (w >= {words}u) {{ return; }}",
-    ]
+    head, grid, loop = _head(words, items)
+    ind = "    " if loop else "  "
+    done = "continue;" if loop else "return;"
     body: list[str] = []
     if per == 1:
-        body.append(f"  out[w] = {val('i32(w)')};")
+        body.append(f"{ind}out[w] = {val('i32(w)')};")
     else:
         bits = 32 // per
         tail = kernel.size % per
         if tail:  # the last word is partly ours: keep the bytes past `size`
             keep = (0xFFFFFFFF << (tail * bits)) & 0xFFFFFFFF
-            body += [f"  if (w == {words - 1}u) {{", f"    var v = out[w] & 0x{keep:08x}u;"]
+            body += [f"{ind}if (w == {words - 1}u) {{", f"{ind}  var v = out[w] & 0x{keep:08x}u;"]
             for j in range(tail):
-                body.append(f"    v = v | ({val(f'i32(w) * {per} + {j}')} << {j * bits}u);")
-            body += ["    out[w] = v;", "    return;", "  }"]
-        body.append("  var v = 0u;")
+                body.append(f"{ind}  v = v | ({val(f'i32(w) * {per} + {j}')} << {j * bits}u);")
+            body += [f"{ind}  out[w] = v;", f"{ind}  {done}", f"{ind}}}"]
+        body.append(f"{ind}var v = 0u;")
         for j in range(per):
-            body.append(f"  v = v | ({val(f'i32(w) * {per} + {j}')} << {j * bits}u);")
-        body.append("  out[w] = v;")
-    return lines + _opq_init(pre) + body + ["}"]
+            body.append(f"{ind}v = v | ({val(f'i32(w) * {per} + {j}')} << {j * bits}u);")
+        body.append(f"{ind}out[w] = v;")
+    if loop:
+        body = [loop, *body, "  }"]
+    return head + _opq_init(pre) + body + ["}"], grid
 
 
+def _main_partials(
+    kernel: Kernel, red: Exp, parts: int, chunk: int, gx: int, pre: _Prelude
+) -> list[str]:
+    """Pass one of a barrier-free split reduction: invocation t = i * parts + p writes the
+    partial of output i over terms [p * chunk, (p + 1) * chunk)."""
+    rsize = red.arg[1]
+    return [
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+        f"  let t = gid.x + gid.y * {gx * WORKGROUP}u;",
+        f"  if (t >= {kernel.size * parts}u) {{ return; }}",
+        *_opq_init(pre),
+        f"  let i = i32(t / {parts}u);",
+        f"  let r0 = i32(t % {parts}u) * {chunk};",
+        f"  let r1 = min(r0 + {chunk}, {rsize});",
+        f"  out[t] = {_to32(red.dtype, 'reduce_body(i, r0, r1)')};",
+        "}",
+    ]
+
+
+# ---- workgroup trees (GPUs) ---------------------------------------------------------------------
 def _tree(red: Exp, pre: _Prelude) -> list[str]:
     """Shared-memory tree over part[0..REDUCE_THREADS) (as u32 words); part[0] ends whole."""
     d = red.dtype
@@ -638,8 +1006,10 @@ _WG_HEAD = [
 
 
 def _main_grouped(
-    kernel: Kernel, red: Exp, per: int, words: int, gx: int, pre: _Prelude
+    kernel: Kernel, red: Exp, per: int, words: int, width: int, gx: int, pre: _Prelude
 ) -> list[str]:
+    """A workgroup per output word: invocation lid combines terms width * lid + step * m
+    (and the lanes after each), then the tree."""
     d = kernel.out_dtype
     rd = red.dtype
     bits = 32 // per
@@ -651,11 +1021,12 @@ def _main_grouped(
         *_opq_init(pre),
         "  var v = 0u;",
     ]
+    call = f"reduce_body(i{{j}}, i32(lid) * {width}, {red.arg[1]})"
     for j in range(per):
         lines += [
             f"  let i{j} = i32(w) * {per} + {j};",
             f"  if (i{j} < {kernel.size}) {{",
-            f"    part[lid] = {_to32(rd, f'reduce_body(i{j}, i32(lid), {red.arg[1]})')};",
+            f"    part[lid] = {_to32(rd, call.format(j=j))};",
             *("    " + t for t in _tree(red, pre)),
             "    if (lid == 0u) {",
             f"      v = v | ({to_bits(d, f'value(i{j}, {first})', pre)} << {j * bits}u);",
@@ -671,9 +1042,11 @@ def _main_grouped(
     return lines
 
 
-def _main_partials(
-    kernel: Kernel, red: Exp, chunks: int, chunk: int, gx: int, pre: _Prelude
+def _main_tree_partials(
+    kernel: Kernel, red: Exp, chunks: int, chunk: int, width: int, gx: int, pre: _Prelude
 ) -> list[str]:
+    """Pass one of a split reduction on GPUs: workgroup wg = i * chunks + c reduces chunk c of
+    output i (strided over its invocations, then the tree)."""
     rsize = red.arg[1]
     return [
         *_WG_HEAD,
@@ -683,8 +1056,109 @@ def _main_partials(
         f"  let i = i32(wg / {chunks}u);",
         f"  let r0 = i32(wg % {chunks}u) * {chunk};",
         f"  let r1 = min(r0 + {chunk}, {rsize});",
-        f"  part[lid] = {_to32(red.dtype, 'reduce_body(i, r0 + i32(lid), r1)')};",
+        f"  part[lid] = {_to32(red.dtype, f'reduce_body(i, r0 + i32(lid) * {width}, r1)')};",
         *("  " + t for t in _tree(red, pre)),
         "  if (lid == 0u) { out[wg] = part[0]; }",
         "}",
     ]
+
+
+# ---- device probe ------------------------------------------------------------------------------
+PROBE_COUNT = 4096
+
+
+def _probe_values() -> tuple[list[float], list[float]]:
+    """Operands: random normal floats (quotients normal too), squares and near-midpoints of
+    squares (hard cases for sqrt), and IEEE special cases for division."""
+    import random
+
+    rnd = random.Random(20261130)
+
+    def f32(x: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+    def normal(lo: int, hi: int) -> float:
+        bits = (rnd.randrange(lo, hi) << 23) | rnd.getrandbits(23)
+        return float(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+    inf, nan = float("inf"), float("nan")
+    special = [(inf, 2.0), (2.0, inf), (3.0, 0.0), (-3.0, 0.0), (0.0, 0.0), (inf, inf),
+               (nan, 1.0), (1.0, nan), (0.0, 5.0), (-0.0, 5.0), (1e38, 1e-3), (-1.0, 3.0),
+               (inf, -0.0), (4.0, -inf)]  # fmt: skip
+    a = [x for x, _ in special]
+    b = [y for _, y in special]
+    while len(a) < PROBE_COUNT:
+        kind = len(a) % 4
+        if kind == 0:  # a square: sqrt exact
+            s = normal(64, 190)
+            a.append(f32(s * s))
+        elif kind == 1:  # near the midpoint between two neighbouring floats' squares
+            s = normal(64, 190)
+            ulp = math.ulp(s) * 2.0**29  # float32 ulp of s
+            a.append(f32((s + ulp / 2) ** 2))
+        else:
+            a.append(normal(1, 254))
+        ea = math.frexp(a[-1])[1] - 1  # quotients within 2^+-100: normal
+        b.append(normal(max(-125, ea - 100) + 127, min(126, ea + 100) + 128))
+    return a, b
+
+
+def probe() -> tuple[str, bytes, bytes]:
+    """A shader checking whether this device's sqrt and division round correctly on normal
+    operands and handle IEEE special cases (then kernels use them directly). Returns (source
+    with bindings a, b and the output, a's words, b's words); 64-invocation workgroups over
+    PROBE_COUNT values; `probe_verdict(out)` reads the output (2 words per value)."""
+    pre = _Prelude()
+    sq, dv = pre.need("m_sqrt_hw"), pre.need("f_div_hw")
+    body = [
+        "@group(0) @binding(0) var<storage, read> in0: array<u32>;",
+        "@group(0) @binding(1) var<storage, read> in1: array<u32>;",
+        "@group(0) @binding(2) var<storage, read_write> out: array<u32>;",
+        "",
+        pre.source(),
+        "",
+        f"@compute @workgroup_size({WORKGROUP})",
+        "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+        "  let k = gid.x;",
+        f"  if (k >= {PROBE_COUNT}u) {{ return; }}",
+        *_opq_init(pre),
+        "  let a = fb(bitcast<f32>(in0[k]));",
+        "  let b = fb(bitcast<f32>(in1[k]));",
+        f"  out[2u * k] = bitcast<u32>({sq}(a));",
+        f"  out[2u * k + 1u] = bitcast<u32>({dv}(a, b));",
+        "}",
+    ]
+    a, b = _probe_values()
+    n = PROBE_COUNT
+    return "\n".join(body) + "\n", struct.pack(f"<{n}f", *a), struct.pack(f"<{n}f", *b)
+
+
+def probe_verdict(out: bytes) -> dict[str, int]:
+    """{"exact_sqrt": 0/1, "exact_div": 0/1} from the probe's output."""
+    a, b = _probe_values()
+    got = struct.unpack(f"<{2 * PROBE_COUNT}f", out[: 8 * PROBE_COUNT])
+
+    def f32(x: float) -> float:
+        try:
+            return float(struct.unpack("<f", struct.pack("<f", x))[0])
+        except OverflowError:
+            return math.copysign(math.inf, x)
+
+    def same(g: float, w: float) -> bool:
+        return (g != g and w != w) or (g == w and math.copysign(1, g) == math.copysign(1, w))
+
+    def div(x: float, y: float) -> float:
+        if y == 0:
+            return (
+                math.nan if x == 0 or x != x else math.copysign(math.inf, x) * math.copysign(1, y)
+            )
+        if math.isinf(x) and math.isinf(y):
+            return math.nan
+        return f32(x / y)
+
+    sqrt_ok = all(
+        same(got[2 * k], math.nan if x != x or x < 0 else f32(math.sqrt(x)))
+        for k, x in enumerate(a)
+    )
+    div_ok = all(same(got[2 * k + 1], div(x, y)) for k, (x, y) in enumerate(zip(a, b, strict=True)))
+    return {"exact_sqrt": int(sqrt_ok), "exact_div": int(div_ok)}

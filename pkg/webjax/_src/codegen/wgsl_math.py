@@ -50,29 +50,30 @@ _h(
 _h("f_nan", "const F_NAN: u32 = 0x7fc00000u;")
 _h(
     "f_lt",
-    "fn f_lt(a: f32, b: f32) -> bool { return !(f_isnan(a) || f_isnan(b)) && a < b; }",
+    "fn f_lt(a: f32, b: f32) -> bool { return !(f_isnan(a) | f_isnan(b)) & (a < b); }",
     "f_isnan",
 )
 _h(
     "f_le",
-    "fn f_le(a: f32, b: f32) -> bool { return !(f_isnan(a) || f_isnan(b)) && a <= b; }",
+    "fn f_le(a: f32, b: f32) -> bool { return !(f_isnan(a) | f_isnan(b)) & (a <= b); }",
     "f_isnan",
 )
 _h(
     "f_eq",
-    "fn f_eq(a: f32, b: f32) -> bool { return !(f_isnan(a) || f_isnan(b)) && a == b; }",
+    "fn f_eq(a: f32, b: f32) -> bool { return !(f_isnan(a) | f_isnan(b)) & (a == b); }",
     "f_isnan",
 )
 _h("f_ne", "fn f_ne(a: f32, b: f32) -> bool { return !f_eq(a, b); }", "f_eq")
 # MAX/MIN: NaN-propagating; of +0 and -0, max is +0 and min is -0 (AND / OR of the bits).
+# Branch-free (selects, non-short-circuit `|` and `&`): one path for every invocation of a SIMD
+# group, and small code when several indices are inlined per invocation (wgsl lanes).
 _h(
     "f_max",
     """
 fn f_max(a: f32, b: f32) -> f32 {
-  if (f_isnan(a) || f_isnan(b)) { return bitcast<f32>(F_NAN); }
-  if (a > b) { return a; }
-  if (b > a) { return b; }
-  return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b));
+  let same = bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b));
+  let m = select(select(same, b, b > a), a, a > b);
+  return select(m, bitcast<f32>(F_NAN), f_isnan(a) | f_isnan(b));
 }""",
     "f_isnan",
     "f_nan",
@@ -81,10 +82,9 @@ _h(
     "f_min",
     """
 fn f_min(a: f32, b: f32) -> f32 {
-  if (f_isnan(a) || f_isnan(b)) { return bitcast<f32>(F_NAN); }
-  if (a < b) { return a; }
-  if (b < a) { return b; }
-  return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b));
+  let same = bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b));
+  let m = select(select(same, b, b < a), a, a < b);
+  return select(m, bitcast<f32>(F_NAN), f_isnan(a) | f_isnan(b));
 }""",
     "f_isnan",
     "f_nan",
@@ -121,6 +121,20 @@ fn f_div(a: f32, b: f32) -> f32 {
     "df",
     "fb",
     "f_nan",
+)
+# Where the device's own division and sqrt are correctly rounded (wgsl.probe checks them at
+# start-up: true of CPU implementations, which use the host's IEEE instructions), kernels use
+# them directly: f_div and m_sqrt cost several times more.
+_h("f_div_hw", "fn f_div_hw(a: f32, b: f32) -> f32 { return fb(a / b); }", "fb")
+_h(
+    "m_sqrt_hw",
+    """
+fn m_sqrt_hw(x: f32) -> f32 {
+  return select(fb(sqrt(x)), bitcast<f32>(F_NAN), f_isnan(x) | (x < 0.0));
+}""",
+    "f_isnan",
+    "f_nan",
+    "fb",
 )
 _h("f_floor", "fn f_floor(x: f32) -> f32 { return floor(x); }")
 _h("f_ceil", "fn f_ceil(x: f32) -> f32 { return ceil(x); }")
@@ -282,3 +296,12 @@ _h("imod_u32", "fn imod_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return a; } 
 # ---- transcendentals (wgsl_libm.py) -------------------------------------------------------------
 wgsl_libm.register(_h)
 wgsl_special.register(_h)
+
+
+def straight(name: str) -> bool:
+    """Whether helper `name` and what it calls run without branches or loops (cheap to inline
+    several times: wgsl's lanes do, per index)."""
+    src = HELPERS[name]
+    if any(k in src for k in ("if (", "loop", "for (", "while", "||", "&&")):
+        return False
+    return all(straight(d) for d in DEPS.get(name, ()))

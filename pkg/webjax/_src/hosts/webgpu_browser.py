@@ -48,7 +48,8 @@ _HELPER_JS = r"""
         maxComputeInvocationsPerWorkgroup: A.maxComputeInvocationsPerWorkgroup,
         maxComputeWorkgroupSizeX: A.maxComputeWorkgroupSizeX,
       };
-      const device = await adapter.requestDevice({requiredLimits});
+      const requiredFeatures = ["timestamp-query"].filter((f) => adapter.features.has(f));
+      const device = await adapter.requestDevice({requiredLimits, requiredFeatures});
       device.addEventListener("uncapturederror", (e) => {
         const message = String(e.error && e.error.message || e.error);
         if (lastError === undefined) lastError = message;  // the first error is the cause
@@ -56,13 +57,17 @@ _HELPER_JS = r"""
       });
       const info = adapter.info || {};
       const L = device.limits;
+      const names = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
       return {
         device,
-        description: [info.vendor, info.architecture, info.description].filter(Boolean).join(" "),
+        description: names,
+        isCpu: Boolean(info.isFallbackAdapter || adapter.isFallbackAdapter ||
+                       /swiftshader|llvmpipe|lavapipe/i.test(names)),
         maxStorageBuffers: L.maxStorageBuffersPerShaderStage,
         maxBufferBytes: Math.min(L.maxStorageBufferBindingSize, L.maxBufferSize),
         maxWorkgroupStorage: L.maxComputeWorkgroupStorageSize,
         maxInvocations: Math.min(L.maxComputeInvocationsPerWorkgroup, L.maxComputeWorkgroupSizeX),
+        timestamps: device.features.has("timestamp-query"),
       };
     },
     createBuffer(device, size) {
@@ -83,23 +88,38 @@ _HELPER_JS = r"""
     dispatch(device, pipeline, n, gx, gy, ...bufs) {
       const entries = bufs.map((buffer, i) => ({binding: i, resource: {buffer}}));
       const group = device.createBindGroup({layout: layoutFor(device, n)[0], entries});
-      queue.push([pipeline, group, gx, gy]);
+      queue.push([pipeline, group, gx, gy, null]);
+    },
+    // a dispatch in a compute pass of its own, writing timestamps `begin`, `end` (-1: none)
+    dispatchTimed(device, pipeline, n, gx, gy, querySet, begin, end, ...bufs) {
+      const entries = bufs.map((buffer, i) => ({binding: i, resource: {buffer}}));
+      const group = device.createBindGroup({layout: layoutFor(device, n)[0], entries});
+      const writes = {querySet};
+      if (begin >= 0) writes.beginningOfPassWriteIndex = begin;
+      if (end >= 0) writes.endOfPassWriteIndex = end;
+      queue.push([pipeline, group, gx, gy, writes]);
     },
     copy(src, dst, size) { queue.push([null, src, dst, size]); },
     flush(device) {
       if (!queue.length) return;
       const enc = device.createCommandEncoder();
       let pass = null;
-      for (const [p, a, b, c] of queue) {
+      for (const [p, a, b, c, writes] of queue) {
         if (p === null) {
           if (pass) { pass.end(); pass = null; }
           enc.copyBufferToBuffer(a, 0, b, 0, c);
           continue;
         }
-        if (!pass) pass = enc.beginComputePass();
+        if (writes) {
+          if (pass) pass.end();
+          pass = enc.beginComputePass({timestampWrites: writes});
+        } else if (!pass) {
+          pass = enc.beginComputePass();
+        }
         pass.setPipeline(p);
         pass.setBindGroup(0, a);
         pass.dispatchWorkgroups(b, c, 1);
+        if (writes) { pass.end(); pass = null; }
       }
       if (pass) pass.end();
       queue = [];
@@ -119,6 +139,23 @@ _HELPER_JS = r"""
       return out;
     },
     async idle(device) { await device.queue.onSubmittedWorkDone(); },
+    querySet(device, count) { return device.createQuerySet({type: "timestamp", count}); },
+    async timestamps(device, querySet, count) {  // nanoseconds, as doubles
+      const resolve = device.createBuffer(
+        {size: 8 * count, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC});
+      const staging = device.createBuffer(
+        {size: 8 * count, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
+      const enc = device.createCommandEncoder();
+      enc.resolveQuerySet(querySet, 0, count, resolve, 0);
+      enc.copyBufferToBuffer(resolve, 0, staging, 0, 8 * count);
+      device.queue.submit([enc.finish()]);
+      await staging.mapAsync(GPUMapMode.READ);
+      const out = Float64Array.from(new BigUint64Array(staging.getMappedRange()), Number);
+      staging.unmap();
+      staging.destroy();
+      resolve.destroy();
+      return out;
+    },
     takeError() { const e = lastError; lastError = undefined; return e; },
   };
 })()
@@ -161,10 +198,13 @@ class BrowserWebGPU:
         self.h = _helper()
         self.device = info.device
         self.description = str(info.description) or "WebGPU"
+        self.is_cpu = bool(info.isCpu)
         self.max_storage_buffers = int(info.maxStorageBuffers)
         self.max_buffer_bytes = int(info.maxBufferBytes)
         self.max_workgroup_storage = int(info.maxWorkgroupStorage)
         self.max_invocations = int(info.maxInvocations)
+        self.exact: dict[str, int] | None = None  # which builtins round right (runtime probe)
+        self.timestamps = bool(info.timestamps)  # timestamp queries: GPU times in profiles
 
     def _check(self) -> None:
         err = self.h.takeError()
@@ -201,14 +241,38 @@ class BrowserWebGPU:
     async def create_pipeline_async(self, source: str, nbindings: int) -> Any:
         return await self.h.pipelineAsync(self.device, source, nbindings)
 
-    def enqueue(self, pipeline: Any, nbindings: int, gx: int, gy: int, bufs: list[Any]) -> None:
-        self.h.dispatch(self.device, pipeline, nbindings, gx, gy, *bufs)
+    def enqueue(
+        self,
+        pipeline: Any,
+        nbindings: int,
+        gx: int,
+        gy: int,
+        bufs: list[Any],
+        stamps: tuple[Any, int | None, int | None] | None = None,
+    ) -> None:
+        if stamps is None:
+            self.h.dispatch(self.device, pipeline, nbindings, gx, gy, *bufs)
+        else:
+            qs, begin, end = stamps
+            b, e = -1 if begin is None else begin, -1 if end is None else end
+            self.h.dispatchTimed(self.device, pipeline, nbindings, gx, gy, qs, b, e, *bufs)
 
     def enqueue_copy(self, src: Any, dst: Any, nbytes: int) -> None:
         self.h.copy(src, dst, nbytes)
 
     def submit(self) -> None:
         self.h.flush(self.device)
+
+    def create_query_set(self, count: int) -> Any:
+        return self.h.querySet(self.device, count)
+
+    def read_timestamps(self, query_set: Any, count: int) -> list[int]:
+        data = _wait(self.h.timestamps(self.device, query_set, count), "`await` the read")
+        return [int(t) for t in data.to_py()]
+
+    async def read_timestamps_async(self, query_set: Any, count: int) -> list[int]:
+        data = await self.h.timestamps(self.device, query_set, count)
+        return [int(t) for t in data.to_py()]
 
     def wait_idle(self) -> None:
         _wait(self.h.idle(self.device), "`await x.block_until_ready_async()`")
@@ -241,7 +305,11 @@ async def init_webgpu_async(power_preference: str = "high-performance") -> Brows
         info = await _helper().init(power_preference)
         if info is None:
             raise _no_adapter()
-        _DEVICE = BrowserWebGPU(info)
+        device = BrowserWebGPU(info)
+        from ..runtime.webgpu import probe_exact_async
+
+        device.exact = await probe_exact_async(device)  # (the backend's sync probe cannot wait)
+        _DEVICE = device
     return _DEVICE
 
 

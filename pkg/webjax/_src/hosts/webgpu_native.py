@@ -8,6 +8,7 @@ reads through a staging buffer. `wgpu` is imported lazily so `import webjax` wor
 from __future__ import annotations
 
 import os
+import struct
 from typing import Any
 
 from ..runtime.backend import BackendUnavailable
@@ -23,6 +24,10 @@ class NativeWebGPU:
         self.adapter = adapter
         self.device = device
         self.description = str(adapter.summary)
+        info = adapter.info
+        self.is_cpu = str(info.get("adapter_type", "")).upper() == "CPU" or any(
+            name in self.description.lower() for name in ("llvmpipe", "lavapipe", "swiftshader")
+        )
         limits = device.limits
         self.max_storage_buffers = int(limits["max-storage-buffers-per-shader-stage"])
         self.max_buffer_bytes = min(
@@ -33,6 +38,8 @@ class NativeWebGPU:
             int(limits["max-compute-invocations-per-workgroup"]),
             int(limits["max-compute-workgroup-size-x"]),
         )
+        self.exact: dict[str, int] | None = None  # which builtins round right (runtime probe)
+        self.timestamps = "timestamp-query" in device.features  # GPU times in profiles
         bu = wgpu.BufferUsage
         self._usage = bu.STORAGE | bu.COPY_SRC | bu.COPY_DST
         self._layouts: dict[int, tuple[Any, Any]] = {}
@@ -95,7 +102,17 @@ class NativeWebGPU:
         return self.create_pipeline(source, nbindings)
 
     # -- work --------------------------------------------------------------------------------
-    def enqueue(self, pipeline: Any, nbindings: int, gx: int, gy: int, bufs: list[Any]) -> None:
+    def enqueue(
+        self,
+        pipeline: Any,
+        nbindings: int,
+        gx: int,
+        gy: int,
+        bufs: list[Any],
+        stamps: tuple[Any, int | None, int | None] | None = None,
+    ) -> None:
+        """Queue a dispatch; `stamps` = (query set, index written at the start, at the end):
+        the dispatch then gets a compute pass of its own with those timestamp writes."""
         # Bind groups are cached by their buffers (pooled buffers come back with the same
         # objects): creating one costs tens of microseconds through wgpu-py.
         key = (nbindings, *map(id, bufs))
@@ -112,7 +129,7 @@ class NativeWebGPU:
             group = self._groups[key] = self.device.create_bind_group(layout=bgl, entries=entries)
             for b in bufs:
                 self._groups_of.setdefault(id(b), []).append(key)
-        self._work.append((pipeline, group, gx, gy))
+        self._work.append((pipeline, group, gx, gy, stamps))
 
     def enqueue_copy(self, src: Any, dst: Any, nbytes: int) -> None:
         self._work.append((None, src, dst, nbytes))
@@ -130,7 +147,18 @@ class NativeWebGPU:
                     cpass = pipeline = group = None
                 encoder.copy_buffer_to_buffer(item[1], 0, item[2], 0, item[3])
                 continue
-            if cpass is None:
+            if item[4] is not None:  # timed: a pass of its own
+                if cpass is not None:
+                    cpass.end()
+                qs, begin, end = item[4]
+                writes: dict[str, Any] = {"query_set": qs}
+                if begin is not None:
+                    writes["beginning_of_pass_write_index"] = begin
+                if end is not None:
+                    writes["end_of_pass_write_index"] = end
+                cpass = encoder.begin_compute_pass(timestamp_writes=writes)
+                pipeline = group = None
+            elif cpass is None:
                 cpass = encoder.begin_compute_pass()
             if item[0] is not pipeline:
                 pipeline = item[0]
@@ -139,10 +167,31 @@ class NativeWebGPU:
                 group = item[1]
                 cpass.set_bind_group(0, group)
             cpass.dispatch_workgroups(item[2], item[3], 1)
+            if item[4] is not None:
+                cpass.end()
+                cpass = pipeline = group = None
         if cpass is not None:
             cpass.end()
         self._work.clear()
         self.device.queue.submit([encoder.finish()])
+
+    # -- timestamps (profiler) ----------------------------------------------------------------
+    def create_query_set(self, count: int) -> Any:
+        return self.device.create_query_set(type=self._wgpu.QueryType.timestamp, count=count)
+
+    def read_timestamps(self, query_set: Any, count: int) -> list[int]:
+        """Nanosecond timestamps 0..count-1 of `query_set` (after the work queued so far)."""
+        bu = self._wgpu.BufferUsage
+        buf = self.device.create_buffer(size=8 * count, usage=bu.QUERY_RESOLVE | bu.COPY_SRC)
+        encoder = self.device.create_command_encoder()
+        encoder.resolve_query_set(query_set, 0, count, buf, 0)
+        self.device.queue.submit([encoder.finish()])
+        data = bytes(self.device.queue.read_buffer(buf, 0, 8 * count))
+        buf.destroy()
+        return list(struct.unpack(f"<{count}Q", data))
+
+    async def read_timestamps_async(self, query_set: Any, count: int) -> list[int]:
+        return self.read_timestamps(query_set, count)
 
     def wait_idle(self) -> None:
         # A read completes after all submitted work (one queue, in order). wgpu-py 0.32's
@@ -191,8 +240,9 @@ def open_device() -> NativeWebGPU:
             "max-compute-workgroup-size-x",
         )
     }
+    features = [f for f in ("timestamp-query",) if f in adapter.features]  # for the profiler
     try:
-        device = adapter.request_device_sync(required_limits=limits)
+        device = adapter.request_device_sync(required_features=features, required_limits=limits)
     except Exception as e:
         raise BackendUnavailable(f"wgpu could not open {adapter.summary}: {e}") from None
     return NativeWebGPU(wgpu, adapter, device)

@@ -4,13 +4,19 @@ The device comes from a host module: wgpu-py natively (hosts/webgpu_native.py), 
 `navigator.gpu` in Pyodide (hosts/webgpu_browser.py); both expose the same small API. Work is
 batched: dispatches are encoded as they come and submitted on a read, on a write to a buffer
 that queued work uses, or every `flush_every` dispatches. Freed buffers go to a size-keyed pool
-(after the queued work that uses them is submitted), since buffer creation is slow.
+(after the queued work that uses them is submitted), since buffer creation is slow; sizes are
+multiples of 16 bytes so kernels may bind any buffer as an array of vec4. At start-up the
+backend learns whether the adapter is a CPU implementation (the codegen's schedules differ) and
+probes which builtins round correctly (`probe_exact`). While the profiler records, kernels are
+timed with timestamp queries where the adapter has them.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from .. import profiler
 from ..codegen import wgsl
 from ..dtypes import DType
 from ..hosts import in_browser
@@ -18,10 +24,13 @@ from ..ir.kernel import Kernel
 from .backend import Backend, register_backend
 
 _POOL_BYTES = 256 << 20  # freed bytes kept for reuse
+QUERIES = 4096  # timestamp queries per query set: two per kernel timed while profiling
 
 
 class WebGPUBuffer:
-    """A device buffer: `size` bytes allocated (a multiple of 4, at least 4), `nbytes` asked."""
+    """A device buffer: `size` bytes allocated (a multiple of 16, at least 16: kernels may read
+    any buffer as an array of vec4, whose last element must then cover the last value),
+    `nbytes` asked."""
 
     __slots__ = ("buf", "nbytes", "size", "__weakref__")
 
@@ -40,6 +49,42 @@ class WebGPUExecutable:
         self.program = program
         self.pipelines = pipelines  # one per pass
         self.source = program.source
+
+
+def _probe_start(host: Any) -> tuple[list[Any], int]:
+    source, a, b = wgsl.probe()
+    bufs = [host.create_buffer(len(a)), host.create_buffer(len(b)), host.create_buffer(2 * len(a))]
+    host.write_buffer(bufs[0], a)
+    host.write_buffer(bufs[1], b)
+    host.enqueue(host.create_pipeline(source, 3), 3, wgsl.PROBE_COUNT // wgsl.WORKGROUP, 1, bufs)
+    host.submit()
+    return bufs, 2 * len(a)
+
+
+def probe_exact(host: Any) -> dict[str, int]:
+    """Which builtins (sqrt, division) the device rounds correctly (wgsl.probe); {} when the
+    probe cannot run, so that kernels keep the corrected versions."""
+    bufs: list[Any] = []
+    try:
+        bufs, nbytes = _probe_start(host)
+        return wgsl.probe_verdict(host.read_buffer(bufs[2], nbytes))
+    except Exception:  # a device that cannot run the probe gets no shortcuts
+        return {}
+    finally:
+        for b in bufs:
+            host.destroy_buffer(b)
+
+
+async def probe_exact_async(host: Any) -> dict[str, int]:
+    bufs: list[Any] = []
+    try:
+        bufs, nbytes = _probe_start(host)
+        return wgsl.probe_verdict(await host.read_buffer_async(bufs[2], nbytes))
+    except Exception:
+        return {}
+    finally:
+        for b in bufs:
+            host.destroy_buffer(b)
 
 
 def _open_host() -> Any:
@@ -64,7 +109,13 @@ class WebGPUBackend(Backend):
         self.limits = {
             "max_workgroup_storage": int(getattr(self.host, "max_workgroup_storage", 16384)),
             "max_invocations": int(getattr(self.host, "max_invocations", 256)),
+            # a CPU implementation (SwiftShader, lavapipe): kernels avoid workgroup barriers
+            "cpu": int(bool(getattr(self.host, "is_cpu", False))),
         }
+        exact = getattr(self.host, "exact", None)
+        if exact is None:
+            exact = self.host.exact = probe_exact(self.host)
+        self.limits.update(exact)  # exact_sqrt, exact_div: the device's builtins round right
         self.flush_every = 64
         self._cache: dict[Kernel, WebGPUExecutable] = {}
         self._pending: set[WebGPUBuffer] = set()  # buffers that queued work uses
@@ -76,6 +127,11 @@ class WebGPUBackend(Backend):
         # destroy_buffer, never through the cycle collector finalizing a GPUBuffer before the
         # LazyBuffer that frees it (which would pool a released buffer).
         self._live: dict[int, Any] = {}
+        # profiling: kernels timed with timestamp queries, as (the profiler's event list, the
+        # position its event will take, first and last query index)
+        self._queries: Any = None
+        self._queries_used = 0
+        self._timed: list[tuple[list[dict[str, Any]], int, int, int]] = []
 
     def supports_dtype(self, dtype: DType) -> bool:
         return wgsl.supports_dtype(dtype)
@@ -87,7 +143,7 @@ class WebGPUBackend(Backend):
                 f"webgpu: {nbytes} bytes exceed this device's buffer limit "
                 f"({self.max_buffer_bytes} bytes)"
             )
-        size = max(4, -(-nbytes // 4) * 4)
+        size = max(16, -(-nbytes // 16) * 16)
         free = self._pool.get(size)
         if free:
             self._pool_bytes -= size
@@ -126,18 +182,26 @@ class WebGPUBackend(Backend):
         if handle in self._pending:
             self.flush()  # queued work must read the old contents first
         n = len(data) if not isinstance(data, memoryview) else data.nbytes
-        if n % 4:
-            data = bytes(data) + bytes(4 - n % 4)  # queue writes come in whole words
+        if n % 16 and n < handle.size:
+            # whole words for the queue, and zeros up to the vec4 that holds the last value
+            data = bytes(data) + bytes(min(handle.size, -(-n // 16) * 16) - n)
         if n:
             self.host.write_buffer(handle.buf, data)
 
     def read(self, handle: WebGPUBuffer, nbytes: int) -> bytes:
         self.flush()
-        return self.host.read_buffer(handle.buf, nbytes)
+        data = self.host.read_buffer(handle.buf, nbytes)
+        if self._timed:
+            self._apply_times(self.host.read_timestamps(self._queries, self._queries_used))
+        return data
 
     async def read_async(self, handle: WebGPUBuffer, nbytes: int) -> bytes:
         self.flush()
-        return await self.host.read_buffer_async(handle.buf, nbytes)
+        data = await self.host.read_buffer_async(handle.buf, nbytes)
+        if self._timed:
+            q = self._queries
+            self._apply_times(await self.host.read_timestamps_async(q, self._queries_used))
+        return data
 
     # -- kernels ------------------------------------------------------------------------------
     def prepare(self, kernel: Kernel) -> WebGPUExecutable:
@@ -183,13 +247,20 @@ class WebGPUBackend(Backend):
             return
         bufs = [h.buf for h in inputs]
         scratch = self.malloc(prog.scratch_bytes) if prog.scratch_bytes else None
+        first = self._time_kernel()
         for p, pipeline in zip(prog.passes, exe.pipelines, strict=True):
-            if p is prog.passes[-1]:
+            last = p is prog.passes[-1]
+            if last:
                 bound = [*bufs, output.buf] if scratch is None else [*bufs, scratch.buf, output.buf]
             else:
                 assert scratch is not None
                 bound = [*bufs, scratch.buf]
-            self.host.enqueue(pipeline, p.nbindings, *p.workgroups, bound)
+            if first is None:
+                self.host.enqueue(pipeline, p.nbindings, *p.workgroups, bound)
+            else:  # timestamps at the start of the first pass and the end of the last
+                begin = first if p is prog.passes[0] else None
+                stamps = (self._queries, begin, first + 1 if last else None)
+                self.host.enqueue(pipeline, p.nbindings, *p.workgroups, bound, stamps)
         self._pending.update(inputs)
         self._pending.add(output)
         if scratch is not None:
@@ -198,6 +269,38 @@ class WebGPUBackend(Backend):
         self._queued += len(prog.passes)
         if self._queued >= self.flush_every:
             self.flush()
+
+    def _time_kernel(self) -> int | None:
+        """While the profiler records (and the device has timestamp queries), the first of two
+        query indices for the kernel being dispatched; its event then gets GPU times once the
+        work is waited for (read, block_until_ready). Otherwise None."""
+        events = profiler._events  # the profiler's open trace, or None
+        if events is None or not getattr(self.host, "timestamps", False):
+            return None
+        if self._queries is None:
+            self._queries = self.host.create_query_set(QUERIES)
+        if self._queries_used + 2 > QUERIES:
+            return None  # full until the next wait: this kernel keeps host times
+        first = self._queries_used
+        self._queries_used += 2
+        self._timed.append((events, len(events), first, first + 1))  # (appended after us)
+        return first
+
+    def _apply_times(self, times: list[int]) -> None:
+        """Put GPU times (ns) into the timed kernels' events: durations as measured, starts on
+        the host clock, anchored where the last kernel ended (about now)."""
+        timed, self._timed = self._timed, []
+        self._queries_used = 0
+        ends = [times[e] for _, _, b, e in timed if 0 < times[b] <= times[e]]
+        if not ends:
+            return
+        anchor_gpu, anchor_us = max(ends), time.perf_counter() * 1e6
+        for events, pos, b, e in timed:
+            t0, t1 = times[b], times[e]
+            if pos < len(events) and 0 < t0 <= t1:
+                event = events[pos]
+                event["ts"] = anchor_us - (anchor_gpu - t0) / 1e3
+                event["dur"] = (t1 - t0) / 1e3
 
     def flush(self) -> None:
         """Submit the queued work (it then runs asynchronously)."""
@@ -213,10 +316,15 @@ class WebGPUBackend(Backend):
     def synchronize(self) -> None:
         self.flush()
         self.host.wait_idle()
+        if self._timed:
+            self._apply_times(self.host.read_timestamps(self._queries, self._queries_used))
 
     async def synchronize_async(self) -> None:
         self.flush()
         await self.host.wait_idle_async()
+        if self._timed:
+            q = self._queries
+            self._apply_times(await self.host.read_timestamps_async(q, self._queries_used))
 
 
 register_backend("webgpu", WebGPUBackend, priority=10)
