@@ -22,6 +22,11 @@ _log_dir: str | None = None
 dispatch_count: dict[str, int] = {}
 
 
+def open_events() -> list[dict[str, Any]] | None:
+    """The events of the trace being recorded (backends fill in device times), or None."""
+    return _events
+
+
 def _browser_now() -> float | None:
     from .hosts import in_browser
 

@@ -274,7 +274,7 @@ class WebGPUBackend(Backend):
         """While the profiler records (and the device has timestamp queries), the first of two
         query indices for the kernel being dispatched; its event then gets GPU times once the
         work is waited for (read, block_until_ready). Otherwise None."""
-        events = profiler._events  # the profiler's open trace, or None
+        events = profiler.open_events()  # the profiler's open trace, or None
         if events is None or not getattr(self.host, "timestamps", False):
             return None
         if self._queries is None:
