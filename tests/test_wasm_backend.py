@@ -419,6 +419,7 @@ def test_fuzz_random_kernels(seed: int) -> None:
         WASM.write(h, data)
         hs.append(h)
     out = WASM.malloc(n * e.dtype.itemsize)
+    WASM.write(out, bytes(n * e.dtype.itemsize))  # called outside dispatch: initialize it
     scalar_only(out.ptr, *[h.ptr for h in hs], *[23] * len(hs), 0, n)
     plain = unpack(e.dtype, WASM.read(out, n * e.dtype.itemsize))
     simd = unpack(e.dtype, run(WASM, kernel, inputs))
@@ -440,6 +441,7 @@ def test_kernel_ranges_split_like_workers() -> None:
     h = WASM.malloc(len(data))
     WASM.write(h, data)
     out = WASM.malloc(4 * n)
+    WASM.write(out, bytes(4 * n))  # called outside dispatch: initialize it
     for lo, hi in [(0, 5), (5, 6), (6, 23), (23, 53)]:
         exe.fn(out.ptr, h.ptr, n, lo, hi)
     assert unpack(dt.float32, WASM.read(out, 4 * n)) == want
@@ -907,3 +909,44 @@ def test_end_to_end_device_placement() -> None:
         x = jnp.arange(1000.0) * 0.5
         assert x.device == dev if not callable(x.device) else x.device() == dev
         assert float(x.sum()) == 249750.0
+
+
+def test_reused_blocks_are_zeroed_on_first_use() -> None:
+    # malloc defers zeroing a reused block to its first write / dispatch / read
+    be = WasmBackend()
+    h = be.malloc(4000)
+    be.write(h, b"\xff" * 4000)
+    be.free(h)
+    part = be.malloc(4000)  # the same block, written in part: the rest reads zero
+    assert part.ptr == h.ptr and part.dirty
+    be.write(part, b"\x01" * 10)
+    assert be.read(part, 4000) == b"\x01" * 10 + bytes(3990)
+    be.write(part, b"\xff" * 4000)
+    be.free(part)
+    out = be.malloc(4000)  # a kernel's output: its tail past the outputs reads zero
+    i = E.idx(3)
+    exe = be.prepare(Kernel(E.cast(i, dt.int32), 3, ()))
+    be.dispatch(exe, [], out)
+    assert be.read(out, 4000) == pack(dt.int32, [0, 1, 2]) + bytes(3988)
+    be.free(out)
+    unread = be.malloc(4000)
+    assert be.read(unread, 4000) == bytes(4000)
+
+
+@pytest.mark.parametrize("c", [1, 2, 3, 7, 64, 98304, 294912, 1000003, (1 << 30) + 1, -3, -1])
+@pytest.mark.parametrize("op", [Op.DIV, Op.MOD])
+def test_division_by_constants(op: Op, c: int) -> None:
+    # constant divisors skip the zero/overflow guards (engines strength-reduce them); in the
+    # SIMD loop, dividends proven in [0, 2**31) divide by shifts or multiply-high (extmul)
+    n = 4096
+    i = E.idx(n)
+    big = E.add(E.mul(i, (1 << 31) // n - 1), 4095)  # up to 2**31 - 1 - ..., proven >= 0
+    signed = E.add(E.mul(i, 1048573), -(1 << 31))  # all of int32: negative dividends too
+    for x in (i, big, signed):
+        kernel = Kernel(E.binary(op, x, E.i32(c)), n, ())
+        check(kernel, [])
+    u = E.cast(E.add(E.mul(i, 1048573), 12345), dt.uint32)  # wraps past 2**31
+    if c > 0:
+        check(Kernel(E.binary(op, u, E.const(c, dt.uint32)), n, ()), [])
+    folded = Kernel(E.binary(op, big, E.i32(c)), n, ())
+    assert folded.exp.op is not op or wasm_codegen.uses_simd(folded)

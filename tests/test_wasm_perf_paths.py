@@ -8,6 +8,7 @@ fallback), split [lo, hi) ranges, NaN propagation and exact integer/min/max resu
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import sys
@@ -90,6 +91,7 @@ def test_tiled_matmul_exact_without_relaxed_simd() -> None:
     ha, hb, ho = WASM.malloc(len(a)), WASM.malloc(len(b)), WASM.malloc(12 * 24 * 4)
     WASM.write(ha, a)
     WASM.write(hb, b)
+    WASM.write(ho, bytes(12 * 24 * 4))  # called outside dispatch: initialize it
     scratch = WASM.malloc(1 << 20)
     fn(ho.ptr, ha.ptr, hb.ptr, 12 * 50, 50 * 24, 0, 12 * 24, scratch.ptr)
     got = WASM.read(ho, 12 * 24 * 4)
@@ -140,6 +142,7 @@ def test_split_ranges_take_the_generic_path() -> None:
     ha, hb, ho = WASM.malloc(len(a)), WASM.malloc(len(b)), WASM.malloc(4 * m * n)
     WASM.write(ha, a)
     WASM.write(hb, b)
+    WASM.write(ho, bytes(4 * m * n))  # called outside dispatch: initialize it
     scratch = WASM.malloc(exe.scratch)
     for lo, hi in [(0, 50), (50, 51), (51, m * n)]:
         exe.fn(ho.ptr, ha.ptr, hb.ptr, m * k, k * n, lo, hi, scratch.ptr)
@@ -225,3 +228,58 @@ def test_end_to_end_jnp_on_wasm() -> None:
                                rtol=1e-5, atol=1e-5)  # fmt: skip
     np.testing.assert_allclose(float(jnp.sum(xs)), float(x.astype(np.float64).sum()), rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(jnp.max(xs, axis=1)), x.max(axis=1))
+
+
+@pytest.mark.parametrize(
+    "m,k,n,batch,parts",
+    [
+        (64, 40, 32, 1, 2),
+        (61, 33, 40, 1, 3),
+        (6, 20, 16, 5, 4),
+        (30, 17, 24, 3, 7),
+        (9, 8, 64, 1, 5),
+    ],
+)
+def test_split_ranges_keep_their_tiles(m: int, k: int, n: int, batch: int, parts: int) -> None:
+    # a worker pool's ranges (wasm.split) cut at tile rows: each range runs its tiles, and the
+    # pieces give the whole call's result bit for bit (the same code per output)
+    base = _matmul(m, k, n, batch=batch)
+    i = E.idx(batch * m * n)
+    out = E.binary(
+        Op.MAX, E.binary(Op.ADD, base.exp, E.load(2, E.mod(i, n), F32)), E.const(0.0, F32)
+    )
+    for kernel in (base, Kernel(out, batch * m * n, (F32, F32, F32))):
+        mod = wasm_codegen.generate_module(kernel, relaxed=WASM.relaxed_simd)
+        assert mod.rows is not None
+        M, N, MR, Mfull = mod.rows
+        cuts = wasm_codegen.split(kernel.size, parts, mod.rows)
+        assert cuts[0] == 0 and cuts[-1] == kernel.size and len(cuts) >= 3
+        assert all(a < b for a, b in itertools.pairwise(cuts))
+        for c in cuts:
+            assert c % N == 0 and ((c // N) % M % MR == 0 or (c // N) % M >= Mfull)
+        fn = WASM.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
+        ins = [pack(F32, _rand(batch * m * k, 20)), pack(F32, _rand(batch * k * n, 21)),
+               pack(F32, _rand(n, 22))][: kernel.nargs]  # fmt: skip
+        hs = [WASM.malloc(len(x)) for x in ins]
+        for h, x in zip(hs, ins, strict=True):
+            WASM.write(h, x)
+        lens = [len(x) // 4 for x in ins]
+        scratch = WASM.malloc(mod.scratch * parts)
+        results = []
+        for ranges in ([(0, kernel.size)], list(itertools.pairwise(cuts))):
+            ho = WASM.malloc(4 * kernel.size)
+            WASM.write(ho, bytes(4 * kernel.size))  # called outside dispatch: initialize it
+            for j, (lo, hi) in enumerate(ranges):
+                fn(ho.ptr, *(h.ptr for h in hs), *lens, lo, hi, scratch.ptr + j * mod.scratch)
+            results.append(WASM.read(ho, 4 * kernel.size))
+            WASM.free(ho)
+        for h in [*hs, scratch]:
+            WASM.free(h)
+        assert results[0] == results[1]
+        _close(kernel, ins)
+
+
+def test_split_elementwise_cuts() -> None:
+    assert wasm_codegen.split(1000, 2, None) == [0, 496, 1000]
+    assert wasm_codegen.split(20, 4, None) == [0, 16, 20]
+    assert wasm_codegen.split(1 << 20, 1, None) == [0, 1 << 20]

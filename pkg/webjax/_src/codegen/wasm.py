@@ -5,18 +5,21 @@ The module imports its linear memory as ("env", "memory") and exports one functi
     kernel(out, in_ptr_0, ..., in_ptr_{n-1}, in_len_0, ..., in_len_{n-1}, lo, hi)
 
 that writes `out[i] = exp` for `lo <= i < hi` (pointers are byte offsets, lengths are element
-counts; a worker pool can split [0, size) into ranges). Every integer dtype of at most 32 bits
-computes in an i32 local kept *canonical* (sign-extended for signed, zero-extended for unsigned,
-0/1 for bool), 64-bit ints in i64, float32 in f32, float64 in f64; float16/bfloat16 compute in
-f32 holding an exactly representable value, re-rounded after every inexact op. That re-rounding
-matches the reference bit for bit for + - * / sqrt: float32 carries 24 >= 2*11+2 bits, so the
-double rounding is innocuous. Transcendentals run as float64 helper functions (wasm_math) and
-are demoted for narrower floats. Loads are bounds-safe: an index outside [0, len) reads 0 and
-never touches memory outside the buffer. Elementwise kernels over contiguous 32-bit data get a
-SIMD128 main loop (wasm_simd).
+counts; a worker pool splits [0, size) into ranges: `split` says where a kernel may be cut). The
+memory import is shared (limits 0..MAX_PAGES) when `shared` is asked for (threads). Every
+integer dtype of at most 32 bits computes in an i32 local kept *canonical* (sign-extended for
+signed, zero-extended for unsigned, 0/1 for bool), 64-bit ints in i64, float32 in f32, float64
+in f64; float16/bfloat16 compute in f32 holding an exactly representable value, re-rounded after
+every inexact op. That re-rounding matches the reference bit for bit for + - * / sqrt: float32
+carries 24 >= 2*11+2 bits, so the double rounding is innocuous. Transcendentals run as float64
+helper functions (wasm_math) and are demoted for narrower floats. Loads are bounds-safe: an
+index outside [0, len) reads 0 and never touches memory outside the buffer. Elementwise kernels
+over contiguous 32-bit data get a SIMD128 main loop (wasm_simd).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from ..dtypes import DType
 from ..ir import scalar
@@ -24,7 +27,7 @@ from ..ir.exp import Exp
 from ..ir.kernel import Kernel
 from ..ir.ops import COMPARE, Op
 from . import wasm_math, wasm_reduce, wasm_simd
-from .wasm_asm import F32, F64, I32, I64, V128, Func, module
+from .wasm_asm import F32, F64, I32, I64, MAX_PAGES, V128, Func, module
 
 EXPORT = "kernel"
 
@@ -76,10 +79,13 @@ def _unsupported(op: Op, d: DType) -> UnsupportedError:
 class _Gen:
     """Builds the module for one kernel: the kernel function plus the helpers it calls."""
 
-    def __init__(self, kernel: Kernel, simd: bool = True, relaxed: bool = False) -> None:
+    def __init__(
+        self, kernel: Kernel, simd: bool = True, relaxed: bool = False, shared: bool = False
+    ) -> None:
         self.kernel = kernel
         self.use_simd = simd
         self.relaxed = relaxed
+        self.shared = shared
         self.scratch_bytes = 0
         self.simd_used = False
         n = kernel.nargs
@@ -235,7 +241,7 @@ class _Gen:
         while i < len(self.helper_order):  # helpers may request more helpers
             funcs.append(wasm_math.build_helper(self.helper_order[i], self.helper_index))
             i += 1
-        return module(funcs, {EXPORT: 0})
+        return module(funcs, {EXPORT: 0}, shared_max=MAX_PAGES if self.shared else None)
 
     def store_output(self, value: Ref | None = None, lane: int = 0) -> None:
         """out[i + lane] = value (the kernel's expression by default)."""
@@ -527,6 +533,8 @@ class _Gen:
             self.push(a)
             self.push(b)
             f.op(p + (".gt" if op is Op.MAX else ".lt") + s, "select")
+        elif op in (Op.DIV, Op.MOD) and self.const_divide(op, d, a, b):
+            pass
         elif op is Op.DIV:
             self.int_div(d, a, b)
         elif op is Op.MOD:
@@ -541,6 +549,25 @@ class _Gen:
             self.shift(op, d, a, b)
         else:
             raise _unsupported(op, d)
+
+    def const_divide(self, op: Op, d: DType, a: Ref, b: Ref) -> bool:
+        """a / c or a % c for a constant c that cannot trap (not 0, not -1 for a full-width
+        signed DIV): plain div/rem, which engines strength-reduce to multiplies and shifts
+        (index arithmetic is full of these). Unsigned ops where `a` is proven non-negative."""
+        if isinstance(b, int) or b.op is not Op.CONST:
+            return False
+        kind, vt, *_ = _info(d)
+        c = int(b.arg)
+        if c == 0 or (op is Op.DIV and c == -1 and kind == "i" and d.bits in (32, 64)):
+            return False
+        vr = None if isinstance(a, int) else a.vrange
+        unsigned = kind == "u" or (c > 0 and vr is not None and vr[0] >= 0)
+        self.push(a)
+        self.const(c, d)
+        self.f.op(_P[vt] + (".div" if op is Op.DIV else ".rem") + ("_u" if unsigned else "_s"))
+        if op is Op.DIV:
+            self.normalize(d)
+        return True
 
     def is_zero(self, d: DType, b: Ref) -> None:
         self.push(b)
@@ -790,12 +817,58 @@ def generate(kernel: Kernel, *, simd: bool = True, relaxed: bool = False) -> byt
     return _Gen(kernel, simd, relaxed).build()
 
 
-def generate_ex(kernel: Kernel, *, simd: bool = True, relaxed: bool = False) -> tuple[bytes, int]:
-    """(module bytes, scratch bytes). A kernel with scratch > 0 takes one more i32 parameter
-    after `hi`: a byte offset of that many bytes of 16-byte aligned scratch memory."""
-    gen = _Gen(kernel, simd, relaxed)
+class Module(NamedTuple):
+    """A generated kernel module and what running it needs.
+
+    `scratch` > 0: the export takes one more i32 parameter after `hi`, a byte offset of that
+    many bytes of 16-byte aligned scratch memory (one block per concurrent call). `rows`:
+    (M, N, MR, Mfull) of a register-tiled matmul, whose tiles only run on ranges cut at tile
+    rows (see `split`)."""
+
+    wasm: bytes
+    scratch: int
+    rows: tuple[int, int, int, int] | None
+
+
+def generate_module(
+    kernel: Kernel, *, simd: bool = True, relaxed: bool = False, shared: bool = False
+) -> Module:
+    """`generate`, with the scratch size and split constraints. `shared`: the module imports a
+    shared memory (limits 0..MAX_PAGES, the threads proposal), as a worker pool needs."""
+    gen = _Gen(kernel, simd, relaxed, shared)
     wasm = gen.build()
-    return wasm, gen.scratch_bytes
+    mp = gen.mplan
+    rows = None if mp is None else (mp.M, mp.N, mp.MR, mp.Mfull)
+    return Module(wasm, gen.scratch_bytes, rows)
+
+
+def generate_ex(kernel: Kernel, *, simd: bool = True, relaxed: bool = False) -> tuple[bytes, int]:
+    """(module bytes, scratch bytes): see `Module`."""
+    m = generate_module(kernel, simd=simd, relaxed=relaxed)
+    return m.wasm, m.scratch
+
+
+def split(size: int, parts: int, rows: tuple[int, int, int, int] | None) -> list[int]:
+    """Cut points 0 = c_0 < c_1 < ... < c_k = size (k <= parts) dividing [0, size) into near
+    equal ranges for concurrent calls: at multiples of 16 elements (whole cache lines and SIMD
+    vectors), and for a tiled matmul (`rows` = (M, N, MR, Mfull)) at tile rows of a batch
+    (a multiple of MR rows, Mfull, or a batch boundary) so that every range keeps its tiles."""
+    cuts = [0]
+    for j in range(1, parts):
+        t = size * j / parts
+        if rows is None:
+            c = round(t / 16) * 16
+        else:
+            M, N, MR, Mfull = rows
+            g = t / N
+            bt = int(g // M)
+            m = g - bt * M
+            cands = [*range(0, Mfull + 1, MR), Mfull, M]
+            c = (bt * M + min(cands, key=lambda x: abs(x - m))) * N
+        if cuts[-1] < c < size:
+            cuts.append(c)
+    cuts.append(size)
+    return cuts
 
 
 def relaxed_probe() -> bytes:
@@ -806,6 +879,12 @@ def relaxed_probe() -> bytes:
         f.op("f32x4.splat")
     f.op("f32x4.relaxed_madd")
     return module([f], {EXPORT: 0})
+
+
+def helper_calls(kernel: Kernel) -> int:
+    """How many float64 helper functions (transcendentals, fmod, pow) an element computes."""
+    ops = _F64_UNARY.keys() | _F64_BINARY.keys()
+    return sum(1 for n in kernel.exp.toposort() if n.op in ops and n.dtype.kind == "f")
 
 
 def uses_simd(kernel: Kernel) -> bool:

@@ -13,6 +13,7 @@ import struct
 # value types
 I32, I64, F32, F64, V128 = 0x7F, 0x7E, 0x7D, 0x7C, 0x7B
 VOID = 0x40  # empty block type
+MAX_PAGES = 65536  # 64 KiB pages of a wasm32 memory: 4 GiB
 
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
@@ -124,7 +125,8 @@ f64x2.ceil=116 f64x2.floor=117 f64x2.trunc=122 f64x2.nearest=148
 i32x4.abs=160 i32x4.neg=161 i32x4.all_true=163 i32x4.bitmask=164
 i32x4.shl=171 i32x4.shr_s=172 i32x4.shr_u=173 i32x4.add=174 i32x4.sub=177 i32x4.mul=181
 i32x4.min_s=182 i32x4.min_u=183 i32x4.max_s=184 i32x4.max_u=185
-i64x2.add=206 i64x2.sub=209 i64x2.mul=213
+i64x2.shr_u=205 i64x2.add=206 i64x2.sub=209 i64x2.mul=213
+i64x2.extmul_low_i32x4_u=222 i64x2.extmul_high_i32x4_u=223
 f32x4.abs=224 f32x4.neg=225 f32x4.sqrt=227 f32x4.add=228 f32x4.sub=229 f32x4.mul=230
 f32x4.div=231 f32x4.min=232 f32x4.max=233 f32x4.pmin=234 f32x4.pmax=235
 f64x2.abs=236 f64x2.neg=237 f64x2.sqrt=239 f64x2.add=240 f64x2.sub=241 f64x2.mul=242
@@ -203,6 +205,11 @@ class Func:
         sub, natural = SIMD_MEM[name]
         a = natural if align is None else align
         self.code += b"\xfd" + _u(sub) + _u(a) + _u(offset)
+
+    def shuffle(self, lanes: bytes) -> None:
+        """i8x16.shuffle: byte i of the result is byte lanes[i] of (a ++ b)."""
+        assert len(lanes) == 16
+        self.code += b"\xfd\x0d" + lanes
 
     def lane(self, name: str, lane: int) -> None:
         self.code += b"\xfd" + _u(SIMD_LANE[name]) + bytes([lane])

@@ -17,7 +17,9 @@ scalar code (wasm.py) stays the fallback:
   for bit as the scalar loop does. The k loop is blocked (partial sums go through the output)
   and columns are blocked so the panel of b in use stays in cache. Tiles cover the largest
   multiple of MR rows and 4*NV columns; the scalar loop does the rest and applies epilogues,
-  reading the tile's sums back from the output.
+  reading the tile's sums back from the output. A call for a range [lo, hi) of outputs (a
+  worker pool's share) runs the tiles of the rows in it when lo and hi are cut at tile rows
+  (wasm.split cuts there), else the scalar loop does the whole range.
 
 Loads are bounds-safe in the generic path; here every index is proven by range analysis to lie
 in [0, max] and a runtime check `max < len` per input picks the fast path (else generic).
@@ -472,7 +474,9 @@ def scratch_bytes(p: MPlan) -> int:
 
 
 def emit_matmul(gen: Any, p: MPlan) -> None:
-    """The tiled pass over all full tiles (run only when lo == 0, hi == size, bounds ok)."""
+    """The tiled pass over the full tiles of the rows in [lo, hi) (run when the bounds check
+    passed and lo, hi are cut at tile rows: a multiple of N whose row in its batch is a
+    multiple of MR or at least Mfull)."""
     f = gen.f
     relaxed = gen.relaxed
     MR, NV, K, N, M = p.MR, p.NV, p.K, p.N, p.M
@@ -480,15 +484,34 @@ def emit_matmul(gen: Any, p: MPlan) -> None:
     b_r, b_b, b_c = (p.lin_b.get(v, 0) for v in ("r", "b", "1"))
     p.ok = bounds_check(gen, [p.a, p.b])
     p.tiled = f.local(I32)
+    glo, ghi, tmp = f.local(I32), f.local(I32), f.local(I32)  # global rows lo // N, hi // N
+    for g, end in ((glo, gen.lo), (ghi, gen.hi)):
+        f.get(end)
+        f.i32(N)
+        f.op("i32.div_u")
+        f.set(g)
     f.get(p.ok)
+    for g, end in ((glo, gen.lo), (ghi, gen.hi)):
+        # end % N == 0 and (row % MR == 0 or row >= Mfull), row = (end // N) % M
+        f.get(end)
+        f.i32(N)
+        f.op("i32.rem_u", "i32.eqz", "i32.and")
+        f.get(g)
+        f.i32(M)
+        f.op("i32.rem_u")
+        f.tee(tmp)
+        f.i32(MR)
+        f.op("i32.rem_u", "i32.eqz")
+        f.get(tmp)
+        f.i32(p.Mfull)
+        f.op("i32.ge_u", "i32.or", "i32.and")
     f.get(gen.lo)
-    f.op("i32.eqz", "i32.and")
     f.get(gen.hi)
-    f.i32(gen.kernel.size)
-    f.op("i32.eq", "i32.and")
+    f.op("i32.lt_u", "i32.and")
     f.tee(p.tiled)
     f.block("if")
     bt, m0, n0, k0, kk = (f.local(I32) for _ in range(5))
+    ms, me = f.local(I32), f.local(I32)  # the rows of batch bt in range: [ms, me)
     nc0, nc_end, kc_end = f.local(I32), f.local(I32), f.local(I32)
     pa, pb, po = f.local(I32), f.local(I32), f.local(I32)
     acc = [[f.local(V128) for _ in range(NV)] for _ in range(MR)]
@@ -657,7 +680,7 @@ def emit_matmul(gen: Any, p: MPlan) -> None:
         n_loop()
 
     def m_loop() -> None:
-        counted_loop(m0, const(0), const(p.Mfull), MR, pack_a_then_n_loop)
+        counted_loop(m0, local(ms), local(me), MR, pack_a_then_n_loop)
 
     def pack_panel() -> None:
         # scratch[(n0 - nc0) * KC + (k - k0) * NR + c] = b[k, n0 + c] for k0 <= k < kc_end
@@ -737,18 +760,66 @@ def emit_matmul(gen: Any, p: MPlan) -> None:
         counted_loop(k0, const(0), const(K), KC, k_loop_body)
 
     def b_body() -> None:
+        # ms = max(glo - bt*M, 0), me = min(ghi - bt*M, Mfull); tiles when ms < me
+        f.get(bt)
+        f.i32(M)
+        f.op("i32.mul")
+        f.set(tmp)
+        f.get(glo)
+        f.get(tmp)
+        f.op("i32.sub")
+        f.i32(0)
+        f.get(glo)
+        f.get(tmp)
+        f.op("i32.gt_u", "select")
+        f.set(ms)
+        f.get(ghi)
+        f.get(tmp)
+        f.op("i32.sub")
+        f.tee(me)
+        f.i32(p.Mfull)
+        f.get(me)
+        f.i32(p.Mfull)
+        f.op("i32.lt_u", "select")
+        f.tee(me)
+        f.get(ms)
+        f.op("i32.gt_u")
+        f.block("if")
         counted_loop(nc0, const(0), const(p.Nfull), NC, nc_body)
+        f.end()
 
-    counted_loop(bt, const(0), const(p.B), 1, b_body)
+    def batch_end() -> None:  # (ghi + M - 1) // M
+        f.get(ghi)
+        f.i32(M - 1)
+        f.op("i32.add")
+        f.i32(M)
+        f.op("i32.div_u")
+
+    def batch_start() -> None:
+        f.get(glo)
+        f.i32(M)
+        f.op("i32.div_u")
+
+    counted_loop(bt, batch_start, batch_end, 1, b_body)
     f.end()
 
 
 def start_counters(gen: Any, p: MPlan) -> tuple[int, int]:
     """(col, row) locals tracking i % N and (i // N) % M in the scalar pass after the tiles
-    (it starts at i = 0 whenever the tiles ran); when the tiles covered every output and there
-    is no epilogue, the scalar pass is skipped outright."""
+    (it starts at i = lo); when the tiles covered every output and there is no epilogue, the
+    scalar pass is skipped outright."""
     f = gen.f
     col, row = f.local(I32), f.local(I32)
+    f.get(gen.lo)
+    f.i32(p.N)
+    f.op("i32.rem_u")
+    f.set(col)
+    f.get(gen.lo)
+    f.i32(p.N)
+    f.op("i32.div_u")
+    f.i32(p.M)
+    f.op("i32.rem_u")
+    f.set(row)
     if p.trivial and p.Mfull == p.M and p.Nfull == p.N:
         f.get(gen.hi)
         f.get(gen.i)

@@ -1,12 +1,14 @@
 """SIMD128 main loop for elementwise kernels: four outputs per iteration.
 
-Applies when every node that depends on IDX has a 32-bit-or-narrower int, bool or float32
-dtype and no REDUCE depends on IDX. Lanes hold what the scalar code holds (canonical i32 for
-ints, 0/1 for bools, f32 for float32), so every op has a lane-wise fallback that runs the scalar
-emitter once per lane; the common ops (arithmetic, compares, min/max, select, float<->int casts)
-use native SIMD instructions. Loads at exactly IDX of 4-byte dtypes become one `v128.load`; the
-vector loop stops where the shortest such input ends, so those loads need no bounds check. Other
-loads gather lane by lane through the scalar bounds-safe load. The scalar loop finishes the tail.
+Applies when every node that depends on IDX has a 32-bit-or-narrower int, bool or float32 dtype
+and no REDUCE depends on IDX. Lanes hold what the scalar code holds (canonical i32 for ints, 0/1
+for bools, f32 for float32), so every op has a lane-wise fallback that runs the scalar emitter
+once per lane; the common ops (arithmetic, compares, min/max, select, float<->int casts) use
+native SIMD instructions, and so do integer division and remainder by constants of dividends
+proven in [0, 2**31) (index arithmetic: shifts, masks, multiply-high). Loads at exactly IDX of
+4-byte dtypes become one `v128.load`; the vector loop stops where the shortest such input ends,
+so those loads need no bounds check. Other loads gather lane by lane through the scalar
+bounds-safe load. The scalar loop finishes the tail.
 """
 
 from __future__ import annotations
@@ -230,6 +232,8 @@ class _Vec:
             return True
         if op is Op.CAST:
             return self.cast(src[0], d)
+        if op in (Op.DIV, Op.MOD):
+            return self.const_divide(n)
         if op is Op.BITCAST:
             if d.itemsize == 4 and src[0].dtype.itemsize == 4:
                 self.operand(src[0])
@@ -247,6 +251,48 @@ class _Vec:
             f.op("i32x4.neg")  # all-ones mask -> 1
         elif sk in "iu" and op in (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.NOT):
             self.normalize(d)
+        return True
+
+    def const_divide(self, n: Exp) -> bool:
+        """x / c, x % c for 0 <= x < 2**31 (proven) and a constant 0 < c < 2**31: shifts and
+        masks for powers of two, else Granlund-Montgomery: q = (x * m) >> (31 + l) with
+        l = ceil(log2 c), m = 2**(31 + l) // c + 1 < 2**32, exact for 31-bit x, through
+        64-bit lane products (extmul) packed back to 32 bits; x % c = x - q * c."""
+        f = self.f
+        x, c_node = n.src
+        if c_node.op is not Op.CONST or n.dtype.name not in ("int32", "uint32"):
+            return False
+        c = int(c_node.arg)
+        vr = x.vrange
+        if not 0 < c < 1 << 31 or vr is None or vr[0] < 0 or vr[1] >= 1 << 31:
+            return False
+        self.operand(x)
+        if c & (c - 1) == 0:
+            if n.op is Op.DIV:
+                f.i32(c.bit_length() - 1)
+                f.op("i32x4.shr_u")
+            else:
+                self.const("i", [c - 1] * 4)
+                f.op("v128.and")
+            return True
+        xs = self.f.local(V128)
+        f.set(xs)
+        shift = 31 + (c - 1).bit_length()
+        m = (1 << shift) // c + 1
+        for half in ("low", "high"):
+            f.get(xs)
+            self.const("i", [m] * 4)
+            f.op(f"i64x2.extmul_{half}_i32x4_u")
+            f.i32(shift)
+            f.op("i64x2.shr_u")
+        f.shuffle(bytes([0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]))
+        if n.op is Op.MOD:
+            self.const("i", [c] * 4)
+            f.op("i32x4.mul")
+            f.set(self.tmp(V128, 0))
+            f.get(xs)
+            f.get(self.tmp(V128, 0))
+            f.op("i32x4.sub")
         return True
 
     def cast(self, s: Exp, d: Any) -> bool:

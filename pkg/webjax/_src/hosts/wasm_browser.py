@@ -2,8 +2,26 @@
 
 One `WebAssembly.Memory` shared by every kernel instance (imported as ("env", "memory")). Bytes
 move with `JsBuffer.assign` / `to_bytes` on `Uint8Array` views (memcpy-speed, see DESIGN.md
-section 2), never with `to_js` of large buffers. Growing the memory detaches every view of the
-old ArrayBuffer, so the cached whole-memory view is rebuilt after each grow.
+section 2), never with `to_js` of large buffers. Growing an unshared memory detaches every view
+of the old ArrayBuffer; a shared one keeps them at the old length. Either way the cached
+whole-memory view is rebuilt after each grow.
+
+Threads: where the page is cross-origin isolated (`crossOriginIsolated`, `SharedArrayBuffer`),
+the memory is shared (maximum 4 GiB) and a pool of Web Workers (started from a Blob URL of the
+JS below, so no file has to be served) instantiates the kernels that are worth splitting against
+it. `run(kid, *args)` of the helper splits a call's output range [lo, hi) into the kernel's cut
+points: it publishes the job in a control block (an Int32Array over its own SharedArrayBuffer),
+wakes the workers (Atomics.notify on a futex word they Atomics.wait on, after a short spin), and
+every thread, the calling one included, claims chunks with a compare-exchange until none is
+left; the caller then spins (the main thread may not Atomics.wait) until the chunks that workers
+claimed are done. So a dispatch returns with its work complete: results stay ordered, reads
+never wait, and a worker that has not started yet (or is still compiling) only means the caller
+runs more chunks itself. When a split call took longer than 85% of what the caller alone would
+have taken (its time per chunk times the chunks), though every worker had started and held the
+kernel (the OS gives the workers little CPU on a busy machine), the next BACKOFF split calls run
+on the calling thread alone (twice as many after each further such call, up to 64 x BACKOFF; a
+split call that pays resets it). Every other page (and CPython, hosts/wasm_native.py) runs
+single-threaded on an unshared memory.
 
 Chromium refuses synchronous `new WebAssembly.Module(bytes)` of large modules on the main
 thread; then `instantiate` compiles asynchronously through JSPI (`run_sync`) when it can, and
@@ -12,11 +30,235 @@ thread; then `instantiate` compiles asynchronously through JSPI (`run_sync`) whe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 PAGE = 65536
 MAX_PAGES = 65536  # 4 GiB
+MAX_THREADS = 8  # threads per pool, the calling one included
+SPIN_MS = 0.05  # a worker polls this long for the next job before it sleeps in Atomics.wait
+MAX_ARGS = 512  # i32 arguments of one kernel call (1 + 2 * inputs + 3)
+BACKOFF = 16  # split calls run on the calling thread alone after workers were starved of CPU
+
+# Control block (i32 words). SEQ: job number, the futex word workers wait on. CLAIM: the job's
+# number << 8 | chunks left (workers and caller take chunk `left - 1` by compare-exchange).
+# DONE: chunks finished. POSTED: messages posted to every worker (modules); a worker that has
+# received fewer goes back to its event loop for them. READY: workers started. WORKED: chunks
+# run by workers (introspection). ERROR: a worker's kernel threw. SLEEPING: workers in (or
+# about to enter) Atomics.wait; the caller skips Atomics.notify when there are none (checked
+# after SEQ is stored, while a worker counts itself before waiting: seq-cst, so no lost wake).
+# RECEIVED + w: messages worker w has handled (a call made before every worker has its module
+# says nothing about their CPU time). ARGS: the call's arguments.
+_LAYOUT = {
+    "SEQ": 0, "CLAIM": 1, "DONE": 2, "POSTED": 3, "READY": 4, "WORKED": 5, "ERROR": 6,
+    "SLEEPING": 7, "KID": 8, "NARGS": 9, "RECEIVED": 16, "ARGS": 16 + MAX_THREADS,
+}  # fmt: skip
+
+_WORKER_JS = r"""
+let ctl = null, imports = null, spinMs = 0, received = 0, seen = 0, index = 0;
+const plans = new Map();  // kid -> [fn, cuts, lo, stride]
+
+function take(s) {
+  const plan = plans.get(Atomics.load(ctl, KID));
+  if (plan === undefined) return;
+  const [fn, cuts, lo, stride] = plan;
+  let args = null, base = 0;
+  for (;;) {
+    const c = Atomics.load(ctl, CLAIM);
+    if ((c >>> 8) !== s || (c & 255) === 0) return;
+    if (Atomics.compareExchange(ctl, CLAIM, c, c - 1) !== c) continue;
+    // job s holds until this chunk is done: its fields (and KID read above) are current
+    const j = (c & 255) - 1;
+    if (args === null) {
+      const n = Atomics.load(ctl, NARGS);
+      args = new Array(n);
+      for (let i = 0; i < n; i++) args[i] = Atomics.load(ctl, ARGS + i);
+      if (stride) base = args[lo + 2];
+    }
+    args[lo] = cuts[j];
+    args[lo + 1] = cuts[j + 1];
+    if (stride) args[lo + 2] = base + j * stride;
+    try {
+      fn(...args);
+    } catch (e) {
+      Atomics.store(ctl, ERROR, 1);
+      console.error("webjax wasm worker:", e);
+    }
+    Atomics.add(ctl, WORKED, 1);
+    Atomics.add(ctl, DONE, 1);
+  }
+}
+
+function loop() {
+  for (;;) {
+    if (received < Atomics.load(ctl, POSTED)) return;  // messages first (onmessage resumes)
+    let s = Atomics.load(ctl, SEQ);
+    if (s === seen && spinMs > 0) {
+      const t0 = performance.now();
+      while (s === seen && performance.now() - t0 < spinMs) s = Atomics.load(ctl, SEQ);
+    }
+    if (s === seen) {
+      Atomics.add(ctl, SLEEPING, 1);
+      Atomics.wait(ctl, SEQ, seen);
+      Atomics.sub(ctl, SLEEPING, 1);
+      continue;
+    }
+    seen = s;
+    take(s);
+  }
+}
+
+self.onmessage = (e) => {
+  const m = e.data;
+  received++;
+  if (m.ctl !== undefined) {
+    ctl = new Int32Array(m.ctl);
+    imports = {env: {memory: m.memory}};
+    spinMs = m.spinMs;
+    index = m.index;
+    Atomics.add(ctl, READY, 1);
+  } else {
+    const [kid, module, cuts, lo, stride] = m.kernel;
+    const instance = new WebAssembly.Instance(module, imports);
+    plans.set(kid, [instance.exports.kernel, cuts, lo, stride]);
+  }
+  Atomics.store(ctl, RECEIVED + index, received);
+  if (received >= Atomics.load(ctl, POSTED)) loop();
+};
+"""
+
+_HELPER_JS = r"""
+((workerSource, layout, BACKOFF) => {
+  const {SEQ, CLAIM, DONE, POSTED, WORKED, ERROR, SLEEPING, KID, NARGS, RECEIVED, ARGS} = layout;
+  const {READY} = layout;
+  const header = '"use strict";\n'
+    + Object.entries(layout).map(([k, v]) => `const ${k} = ${v};\n`).join("");
+  let url = null;
+  return {
+    threadsAvailable() {
+      return Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function"
+                     && typeof Worker === "function" && typeof Atomics === "object");
+    },
+    hardwareConcurrency() {
+      return (globalThis.navigator && navigator.hardwareConcurrency) || 1;
+    },
+    sharedMemory(initial, maximum) {
+      return new WebAssembly.Memory({initial, maximum, shared: true});
+    },
+    pool(memory, workers, spinMs, maxArgs) {
+      const ctl = new Int32Array(new SharedArrayBuffer(4 * (ARGS + maxArgs)));
+      if (url === null) {
+        url = URL.createObjectURL(new Blob([header + workerSource], {type: "text/javascript"}));
+      }
+      const ws = [];
+      for (let i = 0; i < workers; i++) {
+        const w = new Worker(url, {name: `webjax-wasm-${i + 1}`});
+        w.onerror = (e) => console.error("webjax wasm worker failed:", e.message || e);
+        ws.push(w);
+      }
+      function broadcast(message) {
+        Atomics.add(ctl, POSTED, 1);
+        ws.forEach((w, index) => w.postMessage(message.ctl ? {...message, index} : message));
+        Atomics.notify(ctl, SEQ);  // sleeping workers wake, see POSTED and go read it
+      }
+      function allCurrent() {  // every worker started and holds every module posted
+        const posted = Atomics.load(ctl, POSTED);
+        for (let w = 0; w < workers; w++) {
+          if (Atomics.load(ctl, RECEIVED + w) < posted) return false;
+        }
+        return true;
+      }
+      broadcast({ctl: ctl.buffer, memory, spinMs});
+      const plans = new Map();
+      let seq = 0, backoff = 0, backoffs = 0, streak = 0;
+      return {
+        threads: workers + 1,
+        ready() { return Atomics.load(ctl, READY); },
+        worked() { return Atomics.load(ctl, WORKED); },
+        backoffs() { return backoffs; },
+        add(kid, module, fn, cuts, lo, stride) {
+          const c = Int32Array.from(cuts);
+          plans.set(kid, [fn, c, lo, stride]);
+          broadcast({kernel: [kid, module, c, lo, stride]});
+        },
+        run(kid, ...args) {
+          const [fn, cuts, lo, stride] = plans.get(kid);
+          const n = cuts.length - 1;
+          if (backoff > 0) {  // workers starved of CPU lately: the whole range on this thread
+            backoff--;
+            args[lo] = cuts[0];
+            args[lo + 1] = cuts[n];
+            fn(...args);
+            return;
+          }
+          const current = allCurrent();
+          seq = seq >= 0x7fffff ? 1 : seq + 1;
+          const tag = seq << 8;
+          Atomics.store(ctl, CLAIM, tag);  // closed: stragglers of the last job claim nothing
+          Atomics.store(ctl, KID, kid);
+          Atomics.store(ctl, NARGS, args.length);
+          for (let i = 0; i < args.length; i++) Atomics.store(ctl, ARGS + i, args[i]);
+          Atomics.store(ctl, DONE, 0);
+          Atomics.store(ctl, CLAIM, tag | n);
+          Atomics.store(ctl, SEQ, seq);
+          if (Atomics.load(ctl, SLEEPING) > 0) Atomics.notify(ctl, SEQ, n - 1);
+          const base = stride ? args[lo + 2] : 0;
+          let error = null, mine = 0;
+          const t0 = performance.now();
+          for (;;) {
+            const c = Atomics.load(ctl, CLAIM);
+            if ((c & 255) === 0) break;
+            if (Atomics.compareExchange(ctl, CLAIM, c, c - 1) !== c) continue;
+            const j = (c & 255) - 1;
+            args[lo] = cuts[j];
+            args[lo + 1] = cuts[j + 1];
+            if (stride) args[lo + 2] = base + j * stride;
+            try {
+              fn(...args);
+            } catch (e) {
+              if (error === null) error = e;
+            }
+            Atomics.add(ctl, DONE, 1);
+            mine++;
+          }
+          const t1 = performance.now();
+          while (Atomics.load(ctl, DONE) < n) {}  // chunks that workers took
+          // The split should beat this thread alone (its time per chunk times all chunks);
+          // when it did not though every worker was ready for it (the OS gives the workers
+          // little CPU: a busy machine), run the next BACKOFF split calls here alone.
+          // Failing again doubles the backoff (up to 64 x BACKOFF); a success resets it.
+          const t2 = performance.now();
+          const slow = mine > 0 && t2 - t0 > 0.1 && t2 - t0 > 0.85 * (t1 - t0) / mine * n;
+          if (slow && current) {
+            backoff = BACKOFF << streak;
+            streak = Math.min(streak + 1, 6);
+            backoffs++;
+          } else if (mine < n) {
+            streak = 0;
+          }
+          const workerFailed = Atomics.exchange(ctl, ERROR, 0);
+          if (error !== null) throw error;
+          if (workerFailed) {
+            throw new Error("webjax: a wasm kernel failed in a worker thread (see the console)");
+          }
+        },
+      };
+    },
+  };
+})
+"""
+
+_HELPER: Any = None
+
+
+def _helper() -> Any:
+    global _HELPER
+    if _HELPER is None:
+        from pyodide.code import run_js
+
+        _HELPER = run_js(_HELPER_JS)(_WORKER_JS, _obj(**_LAYOUT), BACKOFF)
+    return _HELPER
 
 
 def _obj(**items: Any) -> Any:
@@ -27,14 +269,38 @@ def _obj(**items: Any) -> Any:
 
 
 class BrowserWasmHost:
+    """`threads`: the pool's size (the calling thread included); None picks
+    min(navigator.hardwareConcurrency, MAX_THREADS) where the page allows threads, 1 elsewhere."""
+
     name = "browser"
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         import js
 
         self._js = js
-        self.memory = js.WebAssembly.Memory.new(_obj(initial=1, maximum=MAX_PAGES))
+        helper = _helper()
+        n = 1
+        if bool(helper.threadsAvailable()):
+            n = int(helper.hardwareConcurrency()) if threads is None else threads
+            n = max(1, min(n, MAX_THREADS))
+        self.memory: Any = None
+        self.max_pages = MAX_PAGES
+        if n > 1:
+            # a shared memory reserves its maximum up front: ask for less where 4 GiB is refused
+            for pages in (MAX_PAGES, MAX_PAGES // 4, MAX_PAGES // 16):
+                try:
+                    self.memory = helper.sharedMemory(1, pages)
+                    self.max_pages = pages
+                    break
+                except Exception:
+                    continue
+        self.shared = self.memory is not None
+        if self.memory is None:
+            n = 1
+            self.memory = js.WebAssembly.Memory.new(_obj(initial=1, maximum=MAX_PAGES))
         self._imports = _obj(env=_obj(memory=self.memory))
+        self._pool = helper.pool(self.memory, n - 1, SPIN_MS, MAX_ARGS) if n > 1 else None
+        self.threads = n
         self._refresh()
 
     def _refresh(self) -> None:
@@ -46,8 +312,11 @@ class BrowserWasmHost:
         if nbytes <= self.nbytes:
             return
         pages = -(-nbytes // PAGE)
-        if pages > MAX_PAGES:
-            raise MemoryError(f"wasm memory limit (4 GiB) exceeded: {nbytes} bytes requested")
+        if pages > self.max_pages:
+            raise MemoryError(
+                f"wasm memory limit ({self.max_pages * PAGE} bytes) exceeded: "
+                f"{nbytes} bytes requested"
+            )
         try:
             self.memory.grow(pages - self.nbytes // PAGE)
         except Exception as e:  # a RangeError when the browser refuses the allocation
@@ -74,6 +343,32 @@ class BrowserWasmHost:
         if n:
             self._u8.fill(byte, offset, offset + n)
 
+    # -- threads ------------------------------------------------------------------------------
+    def workers_ready(self) -> int:
+        """How many of the pool's workers have started (they join jobs from then on)."""
+        return 0 if self._pool is None else int(self._pool.ready())
+
+    def worker_chunks(self) -> int:
+        """Chunks of kernel calls that workers have run so far."""
+        return 0 if self._pool is None else int(self._pool.worked())
+
+    def backoffs(self) -> int:
+        """How often a split call was no faster than the calling thread alone (the next
+        BACKOFF split calls then ran on the calling thread alone)."""
+        return 0 if self._pool is None else int(self._pool.backoffs())
+
+    async def wait_ready(self, timeout_s: float = 30.0) -> bool:
+        """Wait (yielding to the event loop) until every worker has started."""
+        import asyncio
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while self.workers_ready() < self.threads - 1:
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
     # -- code ---------------------------------------------------------------------------------
     def _bytes(self, wasm: bytes) -> Any:
         u8 = self._js.Uint8Array.new(len(wasm))
@@ -92,23 +387,53 @@ class BrowserWasmHost:
         except Exception:
             return False
 
-    def instantiate(self, wasm: bytes, export: str) -> Callable[..., Any]:
+    def _compile(self, wasm: bytes) -> Any:
         WebAssembly = self._js.WebAssembly
         data = self._bytes(wasm)
         try:
-            module = WebAssembly.Module.new(data)
+            return WebAssembly.Module.new(data)
         except Exception as e:
             if "RangeError" not in str(type(e)) + str(e):
                 raise
             # too large for a synchronous compile on the main thread: compile asynchronously
             from pyodide.ffi import run_sync
 
-            module = run_sync(WebAssembly.compile(data))
-        return self._export(module, export)
+            return run_sync(WebAssembly.compile(data))
+
+    def instantiate(self, wasm: bytes, export: str) -> Callable[..., Any]:
+        return self._export(self._compile(wasm), export)
 
     async def instantiate_async(self, wasm: bytes, export: str) -> Callable[..., Any]:
         module = await self._js.WebAssembly.compile(self._bytes(wasm))
         return self._export(module, export)
+
+    def _share(
+        self, module: Any, export: str, kid: int, cuts: Sequence[int], lo: int, stride: int
+    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        if self._pool is None:
+            raise RuntimeError("this wasm host has no worker pool (threads == 1)")
+        if not 2 <= len(cuts) <= 256:  # chunks left live in the low byte of the claim word
+            raise ValueError(f"a split call takes 1 to 255 chunks, got {len(cuts) - 1}")
+        from pyodide.ffi import to_js
+
+        fn = self._export(module, export)
+        self._pool.add(kid, module, fn, to_js(list(cuts)), lo, stride)
+        return fn, functools.partial(self._pool.run, kid)
+
+    def instantiate_parallel(
+        self, wasm: bytes, export: str, kid: int, cuts: Sequence[int], lo: int, stride: int
+    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        """(fn, run): `fn` calls the kernel on this thread; `run(*args)` (the same arguments)
+        splits the call's range at `cuts` over the pool. `lo`: the index of the `lo` argument
+        (`hi` follows it, then the scratch offset when `stride` > 0: chunk j gets
+        scratch + j * stride). `kid` names the kernel in the pool (unique per host)."""
+        return self._share(self._compile(wasm), export, kid, cuts, lo, stride)
+
+    async def instantiate_parallel_async(
+        self, wasm: bytes, export: str, kid: int, cuts: Sequence[int], lo: int, stride: int
+    ) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        module = await self._js.WebAssembly.compile(self._bytes(wasm))
+        return self._share(module, export, kid, cuts, lo, stride)
 
 
 def available() -> str | None:

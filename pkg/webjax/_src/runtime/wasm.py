@@ -4,6 +4,18 @@ Buffers are byte ranges of that memory, handed out by a size-class allocator (16
 free lists per class, bump allocation above, the memory grown as needed; never shrunk). A kernel
 is generated once (codegen.wasm), compiled and instantiated against the shared memory, and cached
 by its Kernel value. The engine is wasmtime natively and `WebAssembly` in Pyodide (hosts/).
+
+Threads: where the host has a worker pool (a cross-origin isolated page: hosts/wasm_browser.py)
+the memory is shared and modules import it as shared. A kernel whose estimated work (`_work`)
+reaches THREAD_MIN_WORK is also instantiated in the workers, with its output range cut into
+one to four chunks per thread (codegen.wasm.split: at tile rows for tiled matmuls); its
+dispatch runs the chunks on all threads and returns when they are done, so ordering and reads
+are as single-threaded. Each chunk gets its own block of the scratch memory. Smaller kernels,
+and every kernel elsewhere, run on the calling thread.
+
+Reused blocks are zeroed on first use (write, dispatch, read) rather than in malloc: a kernel
+overwrites its whole output, so only the bytes past it need zeroing (no 16 MiB memset before
+a 16 MiB kernel).
 """
 
 from __future__ import annotations
@@ -17,6 +29,10 @@ from .backend import Backend, BackendUnavailable, register_backend
 
 _ALIGN = 16
 _RESERVED = 64  # bytes below this are never handed out (address 0 stays unused)
+# Estimated work (`_work`) from which a kernel is split over the worker pool: about 30-40 us
+# on one thread. Measured in Chromium on 2 cores: below it a split's cost (FFI, publishing the
+# job, waking a worker, cache lines moving between cores) eats the gain.
+THREAD_MIN_WORK = 1 << 18
 
 
 def _size_class(n: int) -> int:
@@ -29,25 +45,31 @@ def _size_class(n: int) -> int:
 
 
 class WasmBuffer:
-    """A handle: byte offset `ptr` in the memory, `nbytes` requested, `cap` reserved."""
+    """A handle: byte offset `ptr` in the memory, `nbytes` requested, `cap` reserved. `dirty`:
+    the block may hold a freed buffer's bytes, zeroed when first used (see WasmBackend)."""
 
-    __slots__ = ("ptr", "nbytes", "cap", "live")
+    __slots__ = ("ptr", "nbytes", "cap", "live", "dirty")
 
-    def __init__(self, ptr: int, nbytes: int, cap: int) -> None:
-        self.ptr, self.nbytes, self.cap, self.live = ptr, nbytes, cap, True
+    def __init__(self, ptr: int, nbytes: int, cap: int, dirty: bool = False) -> None:
+        self.ptr, self.nbytes, self.cap, self.live, self.dirty = ptr, nbytes, cap, True, dirty
 
     def __repr__(self) -> str:
         return f"WasmBuffer(ptr={self.ptr}, nbytes={self.nbytes})"
 
 
 class WasmExecutable:
-    __slots__ = ("kernel", "fn", "wasm", "arg_sizes", "out_size", "scratch")
+    __slots__ = ("kernel", "fn", "wasm", "arg_sizes", "out_size", "scratch", "run", "chunks")
 
-    def __init__(self, kernel: Kernel, fn: Any, wasm: bytes, scratch: int = 0) -> None:
+    def __init__(
+        self, kernel: Kernel, fn: Any, wasm: bytes, scratch: int = 0, run: Any = None,
+        chunks: int = 1,
+    ) -> None:  # fmt: skip
         self.kernel = kernel
-        self.fn = fn
+        self.fn = fn  # the kernel on the calling thread
         self.wasm = wasm
         self.scratch = scratch  # bytes of scratch memory the kernel takes after `hi`
+        self.run = run  # the same call split over the worker pool (None: not split)
+        self.chunks = chunks  # ranges `run` cuts the output into
         self.arg_sizes = tuple(d.itemsize for d in kernel.arg_dtypes)
         self.out_size = kernel.out_dtype.itemsize
 
@@ -88,6 +110,11 @@ class WasmBackend(Backend):
         # relaxed SIMD (f32x4.relaxed_madd) where the engine validates it: probed once
         validate = getattr(self.host, "validate", None)
         self.relaxed_simd = bool(validate and validate(wasm_codegen.relaxed_probe()))
+        # threads: the host's pool size (the calling thread included), 1 without a pool
+        self.threads: int = int(getattr(self.host, "threads", 1))
+        self.shared_memory = bool(getattr(self.host, "shared", False))
+        self.parallel = self.threads > 1  # False: split kernels run on the calling thread
+        self._kids = 0
 
     def supports_dtype(self, dtype: DType) -> bool:
         return wasm_codegen.supports_dtype(dtype)
@@ -101,19 +128,26 @@ class WasmBackend(Backend):
         if free:
             ptr = free.pop()
             del self._free_end[ptr + cap]
-            self.host.fill(ptr, 0, cap)  # reused memory: zero it, as fresh memory is
+            dirty = True
         else:
             ptr = self._top
             end = ptr + cap
             if end > self.host.nbytes:
                 # grow geometrically so a run of allocations grows the memory rarely
                 self.host.grow_to(max(end, min(self.host.nbytes * 3 // 2, 1 << 32)))
-            if ptr < self._high:
-                self.host.fill(ptr, 0, min(cap, self._high - ptr))
+            dirty = ptr < self._high
             self._top = end
             self._high = max(self._high, end)
         self.bytes_in_use += cap
-        return WasmBuffer(ptr, nbytes, cap)
+        return WasmBuffer(ptr, nbytes, cap, dirty)
+
+    def _clean(self, handle: WasmBuffer, start: int = 0) -> None:
+        """Zero a reused block from byte `start` on: buffers read as zeros where nothing was
+        written, as fresh memory does. Deferred from malloc to the first write, dispatch or
+        read, which mostly overwrite the block anyway (a kernel writes all its outputs)."""
+        handle.dirty = False
+        if start < handle.cap:
+            self.host.fill(handle.ptr + start, 0, handle.cap - start)
 
     def free(self, handle: WasmBuffer) -> None:
         if not handle.live:
@@ -136,32 +170,75 @@ class WasmBackend(Backend):
         n = memoryview(data).nbytes
         if n > handle.cap:
             raise ValueError(f"write of {n} bytes into a {handle.nbytes}-byte wasm buffer")
+        if handle.dirty:
+            self._clean(handle, n)
         self.host.write(handle.ptr, data)
 
     def read(self, handle: WasmBuffer, nbytes: int) -> bytes:
         if nbytes > handle.cap:
             raise ValueError(f"read of {nbytes} bytes from a {handle.nbytes}-byte wasm buffer")
+        if handle.dirty:
+            self._clean(handle)
         return self.host.read(handle.ptr, nbytes)
 
     # -- kernels ------------------------------------------------------------------------------
+    def _generate(self, kernel: Kernel) -> tuple[wasm_codegen.Module, list[int] | None]:
+        """The module, and its cut points when the kernel is split over the worker pool."""
+        mod = wasm_codegen.generate_module(
+            kernel, relaxed=self.relaxed_simd, shared=self.shared_memory
+        )
+        work = _work(kernel, mod) if self.threads > 1 else 0
+        if work < THREAD_MIN_WORK:
+            return mod, None
+        # Up to four chunks per thread, so that a thread the OS preempts holds up less of the
+        # work (any thread takes the chunks left), each still worth a split; a tiled matmul's
+        # chunks keep 128 rows or more (each chunk packs all panels of b anew).
+        most = work // THREAD_MIN_WORK
+        if mod.rows is not None:
+            most = min(most, kernel.size // (mod.rows[1] * 128))
+        parts = min(4 * self.threads, max(self.threads, most))
+        cuts = wasm_codegen.split(kernel.size, parts, mod.rows)
+        return mod, (cuts if len(cuts) > 2 else None)
+
+    def _split_args(self, kernel: Kernel, scratch: int) -> tuple[int, int, int]:
+        self._kids += 1
+        return self._kids, 1 + 2 * kernel.nargs, (scratch + _ALIGN - 1) & -_ALIGN
+
     def prepare(self, kernel: Kernel) -> WasmExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            wasm, scratch = wasm_codegen.generate_ex(kernel, relaxed=self.relaxed_simd)
-            fn = self.host.instantiate(wasm, wasm_codegen.EXPORT)
-            exe = self._cache[kernel] = WasmExecutable(kernel, fn, wasm, scratch)
+            mod, cuts = self._generate(kernel)
+            run = None
+            if cuts is None:
+                fn = self.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
+            else:
+                kid, lo, stride = self._split_args(kernel, mod.scratch)
+                fn, run = self.host.instantiate_parallel(
+                    mod.wasm, wasm_codegen.EXPORT, kid, cuts, lo, stride
+                )
+            exe = WasmExecutable(
+                kernel, fn, mod.wasm, mod.scratch, run, 1 if cuts is None else len(cuts) - 1
+            )
+            self._cache[kernel] = exe
         return exe
 
     async def prepare_async(self, kernel: Kernel) -> WasmExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            wasm, scratch = wasm_codegen.generate_ex(kernel, relaxed=self.relaxed_simd)
-            compile_async = getattr(self.host, "instantiate_async", None)
-            if compile_async is not None:
-                fn = await compile_async(wasm, wasm_codegen.EXPORT)
+            mod, cuts = self._generate(kernel)
+            run = None
+            if cuts is not None:
+                kid, lo, stride = self._split_args(kernel, mod.scratch)
+                fn, run = await self.host.instantiate_parallel_async(
+                    mod.wasm, wasm_codegen.EXPORT, kid, cuts, lo, stride
+                )
+            elif getattr(self.host, "instantiate_async", None) is not None:
+                fn = await self.host.instantiate_async(mod.wasm, wasm_codegen.EXPORT)
             else:
-                fn = self.host.instantiate(wasm, wasm_codegen.EXPORT)
-            exe = self._cache.setdefault(kernel, WasmExecutable(kernel, fn, wasm, scratch))
+                fn = self.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
+            chunks = 1 if cuts is None else len(cuts) - 1
+            exe = WasmExecutable(kernel, fn, mod.wasm, mod.scratch, run, chunks)
+            exe = self._cache.setdefault(kernel, exe)
         return exe
 
     def dispatch(self, exe: WasmExecutable, inputs: list[Any], output: Any) -> None:
@@ -174,22 +251,45 @@ class WasmBackend(Backend):
             )
         if k.size == 0:
             return
+        for b in inputs:
+            if b.dirty:  # never written: reads zeros
+                self._clean(b)
+        if output.dirty:
+            self._clean(output, k.size * exe.out_size)
         args = [_i32(output.ptr)]
         args += [_i32(b.ptr) for b in inputs]
         args += [b.nbytes // s for b, s in zip(inputs, exe.arg_sizes, strict=True)]
         args += [0, k.size]
+        if exe.run is not None and self.parallel:
+            if exe.scratch:  # one block per chunk, 16-byte aligned
+                stride = (exe.scratch + _ALIGN - 1) & -_ALIGN
+                args.append(_i32(self._scratch_ptr(stride * exe.chunks)))
+            exe.run(*args)
+            return
         if exe.scratch:
             args.append(_i32(self._scratch_ptr(exe.scratch)))
         exe.fn(*args)
 
     def _scratch_ptr(self, nbytes: int) -> int:
-        """One scratch block shared by all kernels (kernels run one at a time), grown on need."""
+        """One scratch region shared by all kernels (a kernel call, split or not, finishes
+        before the next starts), grown on need."""
         s = self._scratch
         if s is None or s.cap < nbytes:
             if s is not None:
                 self.free(s)
             s = self._scratch = self.malloc(nbytes)
         return s.ptr
+
+
+def _work(kernel: Kernel, mod: wasm_codegen.Module) -> int:
+    """A kernel's cost in units of about 0.13 ns (one element of a SIMD elementwise kernel):
+    outputs x reduction length, a quarter of that for tiled matmuls (register tiles), more
+    for transcendentals (float64 helper calls, several per element)."""
+    red = kernel.reduction
+    units = kernel.size * (red.arg[1] if red is not None else 1)
+    if mod.rows is not None:
+        return units // 4
+    return units * (1 + 8 * wasm_codegen.helper_calls(kernel))
 
 
 def _i32(p: int) -> int:
