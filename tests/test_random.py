@@ -303,8 +303,6 @@ def test_not_implemented_names_the_missing_piece() -> None:
     k = wr.PRNGKey(0)
     with pytest.raises(NotImplementedError, match="replace=False"):
         wr.categorical(k, jnp.zeros((3,)), replace=False)
-    with pytest.raises(NotImplementedError, match="cholesky"):
-        wr.multivariate_normal(k, jnp.zeros((2,)), jnp.eye(2))
 
 
 # ---- gamma family (rejection loops: small shapes) ----------------------------------------------

@@ -6,7 +6,23 @@
 Public modules only re-export from `webjax._src`.
 """
 
-from webjax import debug, dtypes, errors, lax, nn, numpy, profiler, random, scipy, tree, tree_util
+from webjax import (
+    debug,
+    dtypes,
+    errors,
+    experimental,
+    image,
+    lax,
+    nn,
+    numpy,
+    ops,
+    profiler,
+    random,
+    scipy,
+    tree,
+    tree_util,
+    typing,
+)
 from webjax._src.api import (
     available_backends,
     block_until_ready,
@@ -22,7 +38,25 @@ from webjax._src.api import (
     local_devices,
     read_async,
 )
+from webjax._src.api_extra import (
+    checkpoint_policies,
+    clear_caches,
+    closure_convert,
+    custom_gradient,
+    default_matmul_precision,
+    device_get,
+    disable_jit,
+    enable_x64,
+    ensure_compile_time_eval,
+    live_arrays,
+    named_call,
+    named_scope,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    typeof,
+)
 from webjax._src.array import Array
+from webjax._src.callback import pure_callback
 from webjax._src.checkpoint import checkpoint, remat
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
@@ -98,4 +132,33 @@ __all__ = [
     "read_async",
     "tree",
     "tree_util",
+    "checkpoint_policies",
+    "clear_caches",
+    "closure_convert",
+    "custom_gradient",
+    "default_matmul_precision",
+    "device_get",
+    "disable_jit",
+    "enable_x64",
+    "ensure_compile_time_eval",
+    "experimental",
+    "float0",
+    "image",
+    "live_arrays",
+    "named_call",
+    "named_scope",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "ops",
+    "pure_callback",
+    "typeof",
+    "typing",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "float0":  # a NumPy dtype: made on first use, so importing webjax needs no NumPy
+        from webjax._src.dtypes import float0
+
+        return float0()
+    raise AttributeError(f"module 'webjax' has no attribute {name!r}")

@@ -20,6 +20,7 @@ class Config:
             "jax_threefry_partitionable": True,
             "jax_default_matmul_precision": None,
             "jax_numpy_rank_promotion": "allow",
+            "jax_numpy_dtype_promotion": "standard",
             "jax_debug_nans": False,
             # WEBJAX_DEBUG: 1 dispatches, 2 + jaxprs of jit, 3 + kernel IR, 4 + generated code
             "webjax_debug": int(os.environ.get("WEBJAX_DEBUG", "0") or 0),

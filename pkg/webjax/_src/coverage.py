@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import (
     api,  # noqa: F401  (registers every rule)
+    callback,
     checkpoint,
     custom_derivatives,
     debugging,
@@ -43,6 +44,7 @@ def all_primitives() -> list[Primitive]:
         custom_derivatives.custom_vjp_call_p,
         custom_derivatives.custom_lin_p,
         debugging.debug_callback_p,
+        callback.pure_callback_p,
     ]
     for p in higher_order:
         prims[p.name] = p

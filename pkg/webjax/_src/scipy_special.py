@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from . import dtypes
+from .custom_derivatives import custom_jvp
 from .jit import eager_jit
 from .lax import lax
 from .numpy import util
@@ -47,36 +48,81 @@ def expit(x: Any) -> Any:
     return lax.logistic(_float(x))
 
 
-def logit(x: Any) -> Any:
-    x = _float(x)
+@custom_jvp
+def _logit(x: Any) -> Any:
     return lax.log(lax.div(x, lax.sub(_c(1.0, x), x)))
 
 
+_logit.defjvps(lambda t, _, x: lax.div(t, lax.mul(x, lax.sub(_c(1.0, x), x))))
+
+
+def logit(x: Any) -> Any:
+    """log(x / (1 - x)), with JAX's derivative 1 / (x (1 - x))."""
+    return _logit(_float(x))
+
+
+def _x_times(name: str, log_fn: Any, x: Any, y: Any) -> Any:
+    """x * log_fn(y), 0 where x == 0 unless y is NaN (JAX's and scipy's convention)."""
+    shape, dt = util.aval(x).shape, util.aval(x).dtype
+    ok = lax.bitwise_or(lax.ne(x, _c(0.0, x)), lax.ne(y, y))
+    return lax.select(ok, lax.mul(x, log_fn(y)), lax.full(shape, 0.0, dt))
+
+
+@custom_jvp
+def _xlogy(x: Any, y: Any) -> Any:
+    return _x_times("xlogy", lax.log, x, y)
+
+
+@custom_jvp
+def _xlog1py(x: Any, y: Any) -> Any:
+    return _x_times("xlog1py", lax.log1p, x, y)
+
+
+def _xlogy_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
+    (x, y), (xd, yd) = primals, tangents
+    return _xlogy(x, y), lax.add(lax.mul(xd, lax.log(y)), lax.div(lax.mul(yd, x), y))
+
+
+def _xlog1py_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
+    (x, y), (xd, yd) = primals, tangents
+    d = lax.div(lax.mul(yd, x), lax.add(_c(1.0, y), y))
+    return _xlog1py(x, y), lax.add(lax.mul(xd, lax.log1p(y)), d)
+
+
+_xlogy.defjvp(_xlogy_jvp)
+_xlog1py.defjvp(_xlog1py_jvp)
+
+
+def _promote_float(name: str, x: Any, y: Any) -> list[Any]:
+    x, y = util.promote_args(name, _float(x), _float(y))
+    shape = util.broadcast_shapes(util.aval(x).shape, util.aval(y).shape)
+    return [util.broadcast_to(x, shape), util.broadcast_to(y, shape)]
+
+
 def xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), with 0 where x == 0 (JAX's convention)."""
-    x, y = util.promote_args("xlogy", _float(x), _float(y))
-    zero = _c(0.0, x)
-    safe_y = lax.select(lax.eq(x, zero), lax.full(util.aval(y).shape, 1.0, util.aval(y).dtype), y)
-    return lax.select(lax.eq(x, zero), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype),
-                      lax.mul(x, lax.log(safe_y)))  # fmt: skip
+    """x * log(y), with 0 where x == 0 (JAX's convention; NaN y still propagates)."""
+    return _xlogy(*_promote_float("xlogy", x, y))
 
 
 def xlog1py(x: Any, y: Any) -> Any:
-    x, y = util.promote_args("xlog1py", _float(x), _float(y))
-    zero = _c(0.0, x)
-    safe_y = lax.select(lax.eq(x, zero), lax.full(util.aval(y).shape, 0.0, util.aval(y).dtype), y)
-    return lax.select(lax.eq(x, zero), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype),
-                      lax.mul(x, lax.log1p(safe_y)))  # fmt: skip
+    """x * log1p(y), with 0 where x == 0 (NaN y still propagates)."""
+    return _xlog1py(*_promote_float("xlog1py", x, y))
+
+
+@custom_jvp
+def _xlogx(x: Any) -> Any:
+    return _xlogy(x, x)
+
+
+_xlogx.defjvps(lambda t, _, x: lax.mul(t, lax.add(lax.log(x), _c(1.0, x))))
 
 
 def entr(x: Any) -> Any:
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (derivative -(log x + 1), as JAX)."""
     x = _float(x)
-    zero = _c(0.0, x)
     shape, dt = util.aval(x).shape, util.aval(x).dtype
-    safe = lax.select(lax.gt(x, zero), x, lax.full(shape, 1.0, dt))
-    val = lax.neg(lax.mul(x, lax.log(safe)))
-    val = lax.select(lax.eq(x, zero), lax.full(shape, 0.0, dt), val)
-    return lax.select(lax.lt(x, zero), lax.full(shape, -math.inf, dt), val)
+    return lax.select(lax.lt(x, _c(0.0, x)), lax.full(shape, -math.inf, dt),
+                      lax.neg(_xlogx(x)))  # fmt: skip
 
 
 def ndtr(x: Any) -> Any:

@@ -26,11 +26,22 @@ from webjax._src.nn import (
     swish,
     tanh,
 )
+from webjax._src.nn_extra import (
+    dot_product_attention,
+    identity,
+    log1mexp,
+    logmeanexp,
+    mish,
+    sparse_plus,
+    sparse_sigmoid,
+    squareplus,
+)
 from webjax.nn import initializers
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
     "initializers", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu",
     "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize",
-    "swish", "tanh",
+    "swish", "tanh", "dot_product_attention", "identity", "log1mexp", "logmeanexp", "mish",
+    "sparse_plus", "sparse_sigmoid", "squareplus",
 ]  # fmt: skip

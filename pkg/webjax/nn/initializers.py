@@ -1,5 +1,6 @@
 """webjax.nn.initializers: the jax.nn.initializers API."""
 
+from webjax._src.nn_extra import delta_orthogonal, orthogonal
 from webjax._src.nn_initializers import (
     Initializer,
     constant,
@@ -25,4 +26,5 @@ __all__ = [
     "Initializer", "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
     "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
     "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform", "zeros",
+    "orthogonal", "delta_orthogonal",
 ]  # fmt: skip

@@ -1,3 +1,3 @@
 """webjax.scipy: `jax.scipy` (special functions and linear algebra)."""
 
-from webjax.scipy import linalg, special
+from webjax.scipy import linalg, special, stats

@@ -1,0 +1,8 @@
+"""webjax.scipy.stats.geom: `jax.scipy.stats.geom`."""
+
+from webjax._src import scipy_stats as _impl
+
+logpmf = _impl.geom_logpmf
+pmf = _impl.geom_pmf
+
+__all__ = ["logpmf", "pmf"]
