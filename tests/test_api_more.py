@@ -196,12 +196,8 @@ def test_segment_errors_and_grad() -> None:
     check_grads(lambda d: webjax.ops.segment_sum(d, ids, 3), (f32(4, 2),))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="webjax's scatter-max derivative sends the cotangent to every update of a segment "
-    "instead of only the maximal one (the lax scatter jvp rule, outside these modules)",
-)
 def test_segment_max_grad() -> None:
+    """The cotangent goes to the maximal update(s) of each segment, ties shared as in JAX."""
     ids = jnp.array([0, 1, 0, 2])
     d = f32(4, 2)
     close(

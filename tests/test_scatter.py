@@ -105,3 +105,18 @@ def test_bool_scatters(device, sorted_path) -> None:
         jnp.asarray(a).at[idx[:, 0]].add(True)
     with pytest.raises(TypeError, match="mul does not accept dtype bool"):
         jnp.asarray(a).at[2].multiply(True)
+
+
+def test_scatter_extremum_gradients_share_ties_as_jax(device) -> None:
+    idx = np.array([0, 0, 1])
+    for op, u in (("max", [1.0, 1.0, 2.0]), ("min", [-1.0, -3.0, 2.0])):
+        u = np.array(u, np.float32)
+        o = np.array([1.0, 0.0, 0.0], np.float32)
+
+        def f(ns, o, u, op=op):
+            return getattr(ns.numpy.asarray(o).at[idx], op)(u).sum()
+
+        for argnums in (0, 1):
+            got = webjax.grad(lambda o, u: f(webjax, o, u), argnums)(jnp.asarray(o), jnp.asarray(u))
+            want = jax.grad(lambda o, u: f(jax, o, u), argnums)(o, u)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)

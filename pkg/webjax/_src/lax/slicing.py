@@ -713,14 +713,30 @@ def _scatter_extremum_jvp(name: str) -> Any:
                 hit_t = scatter_p.bind(zeros, indices, t_up, **params)
                 t = lax.add(t, lax.mul(operand, hit_t))
             return out, t
-        # the tangent follows whichever value won: the operand where it equals the result,
-        # otherwise the (last) winning update
+        # the tangent is the mean of the tangents of every value that attains the result: the
+        # operand where it equals the result, and each update equal to its target's result
         t_op = ad.instantiate(t_op)
         t_up = ad.instantiate(t_up)
-        oa = core.get_aval(out)
-        from_updates = scatter_p.bind(t_op, indices, t_up, **params)
+        oa, ua = core.get_aval(out), core.get_aval(updates)
+        if oa.dtype.kind != "f":
+            return out, t_op
+        gdn, sizes = _scatter_to_gather(params["dimension_numbers"], ua, oa)
+        drop = params["mode"] is GatherScatterMode.FILL_OR_DROP
+        at_target = gather_p.bind(
+            out, indices, dimension_numbers=gdn, slice_sizes=sizes,
+            mode=GatherScatterMode.FILL_OR_DROP if drop else GatherScatterMode.CLIP,
+            fill_value=None, indices_are_sorted=params["indices_are_sorted"],
+            unique_indices=params["unique_indices"],
+        )  # fmt: skip
+        won = lax.eq(updates, at_target)
         kept = lax.eq(operand, out)
-        return out, lax.select(kept, t_op, from_updates) if oa.dtype.kind == "f" else t_op
+        zeros_u, zeros_o = lax.full(ua.shape, 0, ua.dtype), lax.full(oa.shape, 0, oa.dtype)
+        ones_u, ones_o = lax.full(ua.shape, 1, ua.dtype), lax.full(oa.shape, 1, oa.dtype)
+        count = scatter_add_p.bind(lax.select(kept, ones_o, zeros_o), indices,
+                                   lax.select(won, ones_u, zeros_u), **params)  # fmt: skip
+        total = scatter_add_p.bind(lax.select(kept, t_op, zeros_o), indices,
+                                   lax.select(won, t_up, zeros_u), **params)  # fmt: skip
+        return out, lax.div(total, lax.max(count, ones_o))
 
     return rule
 
