@@ -950,3 +950,26 @@ def test_division_by_constants(op: Op, c: int) -> None:
         check(Kernel(E.binary(op, u, E.const(c, dt.uint32)), n, ()), [])
     folded = Kernel(E.binary(op, big, E.i32(c)), n, ())
     assert folded.exp.op is not op or wasm_codegen.uses_simd(folded)
+
+
+def test_native_host_takes_more_than_ten_thousand_kernels() -> None:
+    """wasmtime caps a store at 10,000 instances by default; a long session compiles more."""
+    pytest.importorskip("wasmtime")
+    from webjax._src.hosts import wasm_native
+
+    host = wasm_native.WasmtimeHost()
+    try:
+        # (module (import "env" "memory" (memory 1)) (func (export "f")))
+        wasm = bytes.fromhex(
+            "0061736d0100000001040160000002"
+            "0f0103656e76066d656d6f72790200"
+            "01"
+            "03020100"
+            "0705010166"
+            "0000"
+            "0a040102000b"
+        )
+        fns = [host.instantiate(wasm, "f") for _ in range(10_050)]
+        fns[-1]()
+    finally:
+        host.close()

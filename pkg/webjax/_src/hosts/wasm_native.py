@@ -18,6 +18,9 @@ PAGE = 65536
 MAX_PAGES = 65536  # 4 GiB: the wasm32 limit
 
 
+MAX_INSTANCES = 1 << 24
+
+
 class WasmtimeHost:
     name = "wasmtime"
 
@@ -30,6 +33,9 @@ class WasmtimeHost:
             config.wasm_relaxed_simd = True
         self.engine = wasmtime.Engine(config)
         self.store = wasmtime.Store(self.engine)
+        # One instance per compiled kernel lives in this store for the process's lifetime;
+        # wasmtime's default cap (10,000 instances) is reached by long sessions.
+        self.store.set_limits(instances=MAX_INSTANCES)
         self.memory = wasmtime.Memory(
             self.store, wasmtime.MemoryType(wasmtime.Limits(1, MAX_PAGES))
         )
