@@ -409,9 +409,6 @@ def _scatter_combine_lowering(name: str) -> Any:
         match, upd = _scatter_match(ins, avals, dimension_numbers, mode, r, n)
         ident = E.const(scalar.identity(combine, out.dtype), out.dtype)
         body = E.where(match, upd, ident)
-        if out.dtype.kind == "b" and combine in (Op.ADD, Op.MUL):
-            combine_b = Op.OR if combine is Op.ADD else Op.AND
-            return E.binary(combine_b, ins[0], E.reduce(combine_b, body, n))
         return E.binary(combine, ins[0], E.reduce(combine, body, n))
 
     return rule
@@ -510,8 +507,6 @@ def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device
     if name == "scatter":
         return E.where(has, view.reindex(upd, n, safe), exps[0])
     combine = _COMBINE[name]
-    if op_aval.dtype.kind == "b" and combine in (Op.ADD, Op.MUL):
-        combine = Op.OR if combine is Op.ADD else Op.AND
     acc = buffer(upd)
     d = 1
     while d < n:  # segmented inclusive scan over equal targets, earlier updates first
