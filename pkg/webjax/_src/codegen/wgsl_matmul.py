@@ -423,6 +423,24 @@ def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
     return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
 
 
+def _batch_offsets(plan: Any, tiles_m: int) -> list[str]:
+    """WGSL lines that split workgroup row `wid.y / tiles_m` into the batch indices and set
+    the operand and output offsets (`a_off`, `b_off`, `o_off`) of this batch element."""
+    lines = [
+        f"  var bz = wid.y / {tiles_m}u;",
+        f"  var a_off: i32 = {plan.a.base};",
+        f"  var b_off: i32 = {plan.b.base};",
+        "  var o_off: i32 = 0;",
+    ]
+    for j, r in enumerate(plan.batch):
+        lines += [
+            f"  {{ let d = i32(bz % {r}u); bz = bz / {r}u;",
+            f"    a_off += d * {plan.a.s_batch[j]}; b_off += d * {plan.b.s_batch[j]};"
+            f" o_off += d * {plan.so_batch[j]}; }}",
+        ]
+    return lines
+
+
 def _operand_loads(
     name: str, op: Operand, mode: str, ext: int, k: int, tile: int, t: Tile, fast: bool, org: str
 ) -> tuple[list[str], list[str], list[str]]:
@@ -493,17 +511,8 @@ def _main(
         f"  let ty = lid / {t.tx}u;",
         f"  let m0 = (wid.y % {tiles_m}u) * {t.tm}u;",
         f"  let n0 = wid.x * {t.tn}u;",
-        f"  var bz = wid.y / {tiles_m}u;",
-        f"  var a_off: i32 = {plan.a.base};",
-        f"  var b_off: i32 = {plan.b.base};",
-        "  var o_off: i32 = 0;",
+        *_batch_offsets(plan, tiles_m),
     ]
-    for j, r in enumerate(plan.batch):
-        L += [
-            f"  {{ let d = i32(bz % {r}u); bz = bz / {r}u;",
-            f"    a_off += d * {plan.a.s_batch[j]}; b_off += d * {plan.b.s_batch[j]};"
-            f" o_off += d * {plan.so_batch[j]}; }}",
-        ]
     da, la, sa = _operand_loads("a", plan.a, modes["a"], plan.m, plan.k, t.tm, t, fast, "m0")
     db, lb, sb = _operand_loads("b", plan.b, modes["b"], plan.n, plan.k, t.tn, t, fast, "n0")
     gm, gn = t.gm, t.gn
@@ -629,17 +638,8 @@ def _main_regs(
         f"  let m0 = ((wid.y % {tiles_m}u) * {t.wy}u + lid.y) * {rm}u;",
         f"  if (m0 >= {m_}u || n0 >= {n_}u) {{ return; }}",
         *wgsl._opq_init(pre),
-        f"  var bz = wid.y / {tiles_m}u;",
-        f"  var a_off: i32 = {plan.a.base};",
-        f"  var b_off: i32 = {plan.b.base};",
-        "  var o_off: i32 = 0;",
+        *_batch_offsets(plan, tiles_m),
     ]
-    for j, r in enumerate(plan.batch):
-        L += [
-            f"  {{ let d = i32(bz % {r}u); bz = bz / {r}u;",
-            f"    a_off += d * {plan.a.s_batch[j]}; b_off += d * {plan.b.s_batch[j]};"
-            f" o_off += d * {plan.so_batch[j]}; }}",
-        ]
 
     # operand rows (a) and columns (b) this invocation reads, clamped into the matrix: the
     # values past its edge are never stored
