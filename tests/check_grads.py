@@ -6,7 +6,7 @@
   two modes must agree tightly; the finite difference otherwise, e.g. for custom_vjp functions).
 * order 2 recurses on `partial(jvp, f)` and on `x -> vjp(f, x)[1](f(x))`, as JAX does.
 
-Everything is computed in float32 (webjax has no float64): the finite differences use a large
+Everything is computed in float32 or complex64: the finite differences use a large
 step, and the tolerances are loose enough for float32 rounding but tight enough to catch a wrong
 derivative rule (which is typically off by O(1)).
 """
@@ -29,13 +29,16 @@ AD_TOL = 2e-3  # autodiff vs autodiff (jvp vs vjp): only float32 rounding apart
 
 
 def _np(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 def _to_jnp(x: Any) -> Any:
-    x = np.asarray(x, dtype=np.float32)
+    x = np.asarray(x)
+    dt = "complex64" if np.iscomplexobj(x) else "float32"
+    x = x.astype(dt)
     if x.ndim == 0:  # jnp.asarray of a 0-d NumPy value is unreliable (reported elsewhere)
-        return webjax.lax.full((), float(x), "float32")
+        return webjax.lax.full((), x.item(), dt)
     return jnp.asarray(x)
 
 
@@ -46,9 +49,16 @@ def _leaves(tree: Any) -> list[Any]:
 def _rand_like(rng: np.random.RandomState, tree: Any) -> Any:
     def one(x: Any) -> Any:
         shape = np.shape(x)
-        return _to_jnp(rng.standard_normal(shape))
+        v = rng.standard_normal(shape)
+        if np.iscomplexobj(np.asarray(x)):
+            v = v + 1j * rng.standard_normal(shape)
+        return _to_jnp(v)
 
     return tree_util.tree_map(one, tree)
+
+
+def _conj(tree: Any) -> Any:
+    return tree_util.tree_map(lambda x: _to_jnp(np.conj(_np(x))), tree)
 
 
 def _axpy(a: float, x: Any, y: Any) -> Any:
@@ -57,9 +67,10 @@ def _axpy(a: float, x: Any, y: Any) -> Any:
 
 
 def _inner(x: Any, y: Any) -> float:
+    """The real inner product (complex numbers as pairs of reals)."""
     xs, ys = _leaves(x), _leaves(y)
     assert len(xs) == len(ys), (len(xs), len(ys))
-    return float(sum(np.sum(_np(a) * _np(b)) for a, b in zip(xs, ys)))
+    return float(sum(np.sum(np.real(_np(a) * np.conj(_np(b)))) for a, b in zip(xs, ys)))
 
 
 def _assert_close(got: Any, want: Any, tol: float, what: str) -> None:
@@ -93,9 +104,10 @@ def check_vjp(
     _assert_close(out, f(*args), AD_TOL, f"{msg}: vjp primal output")
     v = _rand_like(rng, args)
     u = _rand_like(rng, out)
-    ct = pullback(u)
+    # JAX's cotangents of complex values are conjugated: the real adjoint is conj(vjp(conj(u)))
+    ct = pullback(_conj(u))
     assert isinstance(ct, tuple) and len(ct) == len(args), f"{msg}: vjp returned {ct!r}"
-    got = _inner(ct, v)
+    got = _inner(_conj(ct), v)
     if use_jvp:
         _, t_out = webjax.jvp(f, args, v)
         want, tol = _inner(u, t_out), AD_TOL

@@ -85,6 +85,7 @@ def prim_names(fn: Any, *args: Any) -> set[str]:
 # ---- derivative rules of every differentiable lax primitive ------------------------------------
 X = f32(0.3, -1.2, 0.7)  # generic
 Y = f32(-0.8, 0.5, 1.9)
+Z = (X + 1j * Y).astype(np.complex64)  # complex
 POS = f32(0.6, 1.3, 2.2)  # > 0
 UNIT = f32(-0.55, 0.15, 0.62)  # inside (-1, 1)
 M23 = np.arange(6, dtype=np.float32).reshape(2, 3) * 0.3 - 0.7
@@ -110,7 +111,11 @@ _SDN = _sl.ScatterDimensionNumbers(
 
 # name -> list of (function, args): inputs lie inside each function's domain, away from kinks.
 CASES: dict[str, list[tuple[Any, tuple]]] = {
-    "abs": [(lax.abs, (X,))],
+    "abs": [(lax.abs, (X,)), (lax.abs, (Z,))],
+    "real": [(lax.real, (Z,))],
+    "imag": [(lax.imag, (Z,))],
+    "complex": [(lax.complex, (X, Y)), (lambda x: lax.complex(x, 2.0), (X,))],
+    "conj": [(lax.conj, (Z,)), (lax.conj, (X,)), (lambda z: lax.mul(lax.conj(z), z), (Z,))],
     "acos": [(lax.acos, (UNIT,))],
     "acosh": [(lax.acosh, (POS + 1.0,))],
     "add": [(lax.add, (X, Y))],
@@ -133,7 +138,7 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
     "cos": [(lax.cos, (X,))],
     "cosh": [(lax.cosh, (X,))],
     "digamma": [(lax.digamma, (POS,))],
-    "div": [(lax.div, (X, Y))],
+    "div": [(lax.div, (X, Y)), (lax.div, (Z, Z + 2))],
     "dot_general": [
         (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), (M23, M32)),
         (lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), (B223, B232)),
@@ -231,7 +236,7 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
     "erf": [(lax.erf, (X,))],
     "erf_inv": [(lax.erf_inv, (UNIT,))],
     "erfc": [(lax.erfc, (X,))],
-    "exp": [(lax.exp, (X,))],
+    "exp": [(lax.exp, (X,)), (lax.exp, (Z,))],
     "exp2": [(lax.exp2, (X,))],
     "expm1": [(lax.expm1, (X,))],
     "integer_pow": [
@@ -240,12 +245,12 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
         (lambda x: lax.integer_pow(x, 1), (X,)),
     ],
     "lgamma": [(lax.lgamma, (POS,))],
-    "log": [(lax.log, (POS,))],
+    "log": [(lax.log, (POS,)), (lax.log, (Z,))],
     "log1p": [(lax.log1p, (UNIT,))],
     "logistic": [(lax.logistic, (X,))],
     "max": [(lax.max, (X, Y))],
     "min": [(lax.min, (X, Y))],
-    "mul": [(lax.mul, (X, Y))],
+    "mul": [(lax.mul, (X, Y)), (lax.mul, (Z, Z[::-1]))],
     "neg": [(lax.neg, (X,))],
     "pad": [
         (lambda x, p: lax.pad(x, p, [(1, 2, 1)]), (X, f32(0.5).reshape(()))),
@@ -267,7 +272,7 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
     "sin": [(lax.sin, (X,))],
     "sinh": [(lax.sinh, (X,))],
     "slice": [(lambda x: lax.slice(x, (0, 1), (2, 3), (1, 2)), (M23,))],
-    "sqrt": [(lax.sqrt, (POS,))],
+    "sqrt": [(lax.sqrt, (POS,)), (lax.sqrt, (Z,))],
     "squeeze": [(lambda x: lax.squeeze(x, (0,)), (X.reshape(1, 3),))],
     "sub": [(lax.sub, (X, Y))],
     "tan": [(lax.tan, (X,))],

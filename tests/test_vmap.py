@@ -338,6 +338,12 @@ def _other_cases() -> list[Case]:
             (i32(4), i32(2, lo=7), np.int32(3)),
         ),
         Case("stop_gradient", lax.stop_gradient, (x23,)),
+        Case("real", lax.real, (x23 + 1j * x23[::-1].copy(),)),
+        Case("imag", lax.imag, (x23 - 2j * x23,)),
+        Case("complex", lax.complex, (x23, x23 * 3)),
+        Case("complex", lax.complex, (f32(), x23)),
+        Case("conj", lax.conj, (x23 + 1j * x23,)),
+        Case("conj", lax.conj, (x23,)),
         Case("add_any", lambda x, y: lax_internal.prims["add_any"].bind(x, y), (x23, x23 + 1)),
     ] + _reduction_cases()
 

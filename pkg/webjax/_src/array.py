@@ -15,6 +15,7 @@ from . import core, dtypes, lazy, printing
 from .core import ShapedArray
 from .dtypes import DType
 from .ir import exp as E
+from .ir import view
 from .ir.exp import Exp
 from .ir.ops import Op
 from .runtime.backend import Device
@@ -92,7 +93,7 @@ class Array:
         self._check_alive()
         if self._exp is None:
             return None
-        lb = lazy.as_buffer(self._exp, self.size, self._device)
+        lb = lazy.as_buffer(self._exp, storage(self.aval)[1], self._device)
         self._exp = lazy.load_all(lb)
         return lb
 
@@ -235,10 +236,44 @@ def _nest(flat: list[Any], shape: tuple[int, ...]) -> Any:
 core.pytype_aval_mappings[Array] = lambda x: x.aval
 
 
+# ---- storage ------------------------------------------------------------------------------------
+# Kernels and buffers only know real types. A complex array is stored as interleaved (real,
+# imaginary) pairs of its component type, and its expression is the *storage* expression over
+# 2 * size elements: element 2i is the real part of element i, element 2i + 1 its imaginary part.
+def storage(aval: ShapedArray) -> tuple[DType, int]:
+    """The element type and count of the buffer holding an array of `aval`."""
+    if aval.dtype.kind == "c":
+        return dtypes.component(aval.dtype), 2 * aval.size
+    return aval.dtype, aval.size
+
+
+def part(e: Exp, n: int, k: int) -> Exp:
+    """Part k (0 real, 1 imaginary) of the storage expression of n complex elements, as an
+    expression over the element index."""
+    return view.reindex(e, 2 * n, E.add(E.mul(E.idx(n), 2), k))
+
+
+def interleave(re: Exp, im: Exp, n: int) -> Exp:
+    """The storage expression of n complex elements from expressions of their parts."""
+    j = E.idx(2 * n)
+    i = E.idiv(j, 2)
+    even = E.binary(Op.CMPEQ, E.mod(j, 2), E.i32(0))
+    return E.where(even, view.reindex(re, n, i), view.reindex(im, n, i))
+
+
+def const_exp(value: Any, dtype: DType, n: int) -> Exp:
+    """The expression of n elements equal to `value` (complex values as a storage pattern)."""
+    if dtype.kind != "c":
+        return E.const(value, dtype)
+    comp = dtypes.component(dtype)
+    z = complex(value)
+    return interleave(E.const(z.real, comp), E.const(z.imag, comp), n)
+
+
 def from_exp(exp: Exp | None, aval: ShapedArray, device: Device) -> Array:
     """Wrap a lowering result, applying the eager fusion policy."""
     if exp is not None and lazy.needs_schedule(exp):
-        exp = lazy.load_all(lazy.schedule(exp, aval.size, device))
+        exp = lazy.load_all(lazy.schedule(exp, storage(aval)[1], device))
     return Array(aval, device, exp)
 
 
@@ -251,8 +286,9 @@ def from_flat(
     if size == 0:
         return Array(aval, device, None)
     if len(values) == 1:  # scalars and splats stay lazy constants, inlined into consumers
-        return Array(aval, device, E.const(values[0], dtype))
-    lb = lazy.from_bytes(device, dtype, size, lazy.pack(values, dtype))
+        return Array(aval, device, const_exp(values[0], dtype, size))
+    sdt, ssize = storage(aval)
+    lb = lazy.from_bytes(device, sdt, ssize, lazy.pack(values, dtype))
     return Array(aval, device, lazy.load_all(lb))
 
 
@@ -263,7 +299,7 @@ def from_host_bytes(
     aval = ShapedArray(shape, dtype, False)
     if size == 0:
         return Array(aval, device, None)
-    lb = lazy.from_bytes(device, dtype, size, data)
+    lb = lazy.from_bytes(device, *storage(aval), data)
     return Array(aval, device, lazy.load_all(lb))
 
 
@@ -272,4 +308,4 @@ def exp_of(x: Array) -> Exp | None:
     return x._exp
 
 
-__all__ = ["Array", "from_exp", "from_flat", "dtypes"]
+__all__ = ["Array", "from_exp", "from_flat", "dtypes", "storage", "part", "interleave"]

@@ -91,6 +91,8 @@ class ShapedArray:
 
 
 _SHORT = {
+    "complex64": "c64",
+    "complex128": "c128",
     "float32": "f32",
     "float64": "f64",
     "float16": "f16",
@@ -114,7 +116,7 @@ def _scalar_aval(x: Any) -> ShapedArray:
     return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=type(x) is not builtins.bool)
 
 
-for _t in (builtins.bool, builtins.int, builtins.float):
+for _t in (builtins.bool, builtins.int, builtins.float, builtins.complex):
     pytype_aval_mappings[_t] = _scalar_aval
 
 

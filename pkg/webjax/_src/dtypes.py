@@ -21,7 +21,7 @@ class DType:
     _by_name: dict[str, DType] = {}
 
     name: str
-    kind: str  # 'b' bool, 'i' signed int, 'u' unsigned int, 'f' float
+    kind: str  # 'b' bool, 'i' signed int, 'u' unsigned int, 'f' float, 'c' complex
     itemsize: int
 
     def __new__(cls, name: str, kind: str, itemsize: int) -> DType:
@@ -80,6 +80,8 @@ float16 = DType("float16", "f", 2)
 bfloat16 = DType("bfloat16", "f", 2)
 float32 = DType("float32", "f", 4)
 float64 = DType("float64", "f", 8)
+complex64 = DType("complex64", "c", 8)
+complex128 = DType("complex128", "c", 16)
 
 _ALIASES = {
     "bool_": "bool",
@@ -101,6 +103,11 @@ _ALIASES = {
     "half": "float16",
     "single": "float32",
     "double": "float64",
+    "c8": "complex64",
+    "c16": "complex128",
+    "complex": "complex128",
+    "csingle": "complex64",
+    "cdouble": "complex128",
 }
 
 
@@ -151,6 +158,8 @@ def dtype(x: Any) -> DType:
         return int64 if config.x64_enabled() else int32
     if x is builtins.float:
         return float64 if config.x64_enabled() else float32
+    if x is builtins.complex:
+        return complex128 if config.x64_enabled() else complex64
     if x is None:
         return default_float()
     if isinstance(x, type):  # NumPy scalar types (np.float32) and the like
@@ -182,11 +191,34 @@ def default_float() -> DType:
     return float64 if config.x64_enabled() else float32
 
 
+def default_complex() -> DType:
+    return complex128 if config.x64_enabled() else complex64
+
+
 def canonicalize(dt: DType) -> DType:
     """Map 64-bit types to 32-bit ones unless x64 is enabled (JAX's canonicalize_dtype)."""
     if config.x64_enabled():
         return dt
-    return {int64: int32, uint64: uint32, float64: float32}.get(dt, dt)
+    return {int64: int32, uint64: uint32, float64: float32, complex128: complex64}.get(dt, dt)
+
+
+def is_complex(dt: DType) -> bool:
+    return dt.kind == "c"
+
+
+def component(dt: DType) -> DType:
+    """The real type of a complex type's parts (complex64 -> float32); other types map to
+    themselves."""
+    if dt.kind == "c":
+        return float64 if dt is complex128 else float32
+    return dt
+
+
+def to_complex(dt: DType) -> DType:
+    """The complex type whose parts are `dt` (float64 -> complex128, else complex64)."""
+    if dt.kind == "c":
+        return dt
+    return complex128 if dt is float64 else complex64
 
 
 def is_float(dt: DType) -> bool:
@@ -205,6 +237,7 @@ def is_unsigned(dt: DType) -> bool:
 # Nodes are DTypes plus the two weak pseudo-types. An edge a -> b means b can hold a.
 _I_WEAK = "int*"
 _F_WEAK = "float*"
+_C_WEAK = "complex*"
 _LATTICE: dict[Any, list[Any]] = {
     bool_: [_I_WEAK],
     _I_WEAK: [uint8, int8],
@@ -216,11 +249,14 @@ _LATTICE: dict[Any, list[Any]] = {
     int16: [int32],
     int32: [int64],
     int64: [_F_WEAK],
-    _F_WEAK: [float16, bfloat16],
+    _F_WEAK: [float16, bfloat16, _C_WEAK],
     float16: [float32],
     bfloat16: [float32],
-    float32: [float64],
-    float64: [],
+    float32: [float64, complex64],
+    float64: [complex128],
+    _C_WEAK: [complex64],
+    complex64: [complex128],
+    complex128: [],
 }
 
 
@@ -253,6 +289,8 @@ def _node(dt: DType, weak: bool) -> Any:
         return _I_WEAK
     if weak and dt.kind == "f":
         return _F_WEAK
+    if weak and dt.kind == "c":
+        return _C_WEAK
     return dt
 
 
@@ -265,6 +303,8 @@ def result_type(*args: tuple[DType, bool]) -> tuple[DType, bool]:
         return default_int(), True
     if node == _F_WEAK:
         return default_float(), True
+    if node == _C_WEAK:
+        return default_complex(), True
     weak = all(w for _, w in args) and node is not bool_
     return canonicalize(node), weak
 
@@ -277,7 +317,7 @@ def python_scalar_dtype(x: Any) -> DType:
     if isinstance(x, builtins.float):
         return default_float()
     if isinstance(x, complex):
-        raise TypeError("complex numbers are not supported by webjax yet")
+        return default_complex()
     raise TypeError(f"{type(x).__name__} is not a valid JAX scalar type")
 
 

@@ -270,6 +270,9 @@ _STRUCT = {
 
 
 def pack(values: list[Any], dtype: DType) -> bytes:
+    if dtype.kind == "c":  # interleaved (real, imaginary) pairs
+        pairs = [p for v in values for p in (complex(v).real, complex(v).imag)]
+        return struct.pack(f"<{len(pairs)}{'d' if dtype.itemsize == 16 else 'f'}", *pairs)
     if dtype.name == "bfloat16":
         f32 = struct.pack(f"<{len(values)}f", *values)
         return b"".join(f32[i + 2 : i + 4] for i in range(0, len(f32), 4))
@@ -277,6 +280,10 @@ def pack(values: list[Any], dtype: DType) -> bytes:
 
 
 def unpack(data: bytes, dtype: DType, count: int) -> list[Any]:
+    if dtype.kind == "c":
+        code = "d" if dtype.itemsize == 16 else "f"
+        flat = struct.unpack(f"<{2 * count}{code}", data[: count * dtype.itemsize])
+        return [complex(flat[i], flat[i + 1]) for i in range(0, 2 * count, 2)]
     if dtype.name == "bfloat16":
         widened = b"".join(b"\0\0" + data[i : i + 2] for i in range(0, 2 * count, 2))
         return list(struct.unpack(f"<{count}f", widened))

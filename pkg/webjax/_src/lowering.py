@@ -75,7 +75,7 @@ def _input_exp(x: Any, aval: ShapedArray, device: Device) -> Exp:
             e = array_mod.exp_of(transfer(x, device))
         assert e is not None
         return e
-    return E.const(x, aval.dtype)  # a Python scalar
+    return array_mod.const_exp(x, aval.dtype, aval.size)  # a Python scalar
 
 
 def transfer(x: Array, device: Device) -> Array:
@@ -95,19 +95,69 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     device = _pick_device(args)
     if out_aval.size == 0:
         return Array(out_aval, device, None)
-    if not device.backend.supports_dtype(out_aval.dtype):
+    if not device.backend.supports_dtype(array_mod.storage(out_aval)[0]):
         raise TypeError(
             f"The {device.platform} backend does not support dtype {out_aval.dtype.name} "
             f"(needed by '{prim.name}')."
         )
+    is_complex = out_aval.dtype.kind == "c" or any(av.dtype.kind == "c" for av in avals)
+    if is_complex and prim.name in COMPONENTWISE:
+        return _componentwise(prim, args, avals, params)
+    rule = COMPLEX_LOWERINGS.get(prim) if is_complex else LOWERINGS[prim]
+    if rule is None:
+        raise NotImplementedError(
+            f"webjax does not implement '{prim.name}' for complex dtypes "
+            f"({', '.join(av.dtype.name for av in avals)})."
+        )
+    store = [_storage_aval(av) for av in avals]  # what kernels see
     exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
-    exps = _fit_buffer_limit(exps, avals, device)
+    exps = _fit_buffer_limit(exps, store, device)
     if lazy.fuse_epilogues:
-        exps = _one_reduction(prim, exps, avals, out_aval, device)
+        exps = _one_reduction(prim, exps, store, _storage_aval(out_aval), device)
     if prim.name in _MATERIALIZE_OPERANDS:
-        exps = [_materialized(e, av, device) for e, av in zip(exps, avals, strict=True)]
-    out = LOWERINGS[prim](exps, avals, out_aval, **params)
+        exps = [_materialized(e, av, device) for e, av in zip(exps, store, strict=True)]
+    if is_complex:
+        out = rule(exps, avals, out_aval, device=device, **params)
+    else:
+        out = rule(exps, avals, out_aval, **params)
     return array_mod.from_exp(out, out_aval, device)
+
+
+def _storage_aval(aval: ShapedArray) -> ShapedArray:
+    """The real aval kernels see: a complex array is its parts along a last axis of 2."""
+    if aval.dtype.kind != "c":
+        return aval
+    return ShapedArray((*aval.shape, 2), dtypes.component(aval.dtype))
+
+
+# Complex lowerings take the storage expressions of the inputs and return the output's (see
+# array.storage); lowering_complex.py fills the table.
+COMPLEX_LOWERINGS: dict[Primitive, Callable[..., Exp]] = {}
+# Primitives that act on the real and imaginary parts independently (movement, sums, selection):
+# on complex operands they apply to each part and the parts are recombined. The parts and the
+# recombination are index rewrites, so this fuses like the real primitive.
+COMPONENTWISE = frozenset({
+    "neg", "add", "sub", "add_any", "select_n", "broadcast_in_dim", "reshape", "squeeze",
+    "stop_gradient", "transpose", "concatenate", "slice", "pad", "rev", "dynamic_slice",
+    "dynamic_update_slice", "gather", "scatter", "scatter-add", "reduce_sum", "cumsum",
+    "reduce_window_sum", "window_gather", "window_scatter_add", "copy", "copy_p",
+})  # fmt: skip
+
+
+def _componentwise(prim: Primitive, args: Sequence[Any], avals: list[ShapedArray],
+                   params: dict[str, Any]) -> Any:  # fmt: skip
+    def parts(x: Any, av: ShapedArray) -> tuple[Any, Any]:
+        if av.dtype.kind != "c":
+            return x, x
+        if not isinstance(x, Array):  # a Python complex
+            z = complex(x)
+            return z.real, z.imag
+        return lax.real(x), lax.imag(x)
+
+    split = [parts(a, av) for a, av in zip(args, avals, strict=True)]
+    re = prim.bind(*(p[0] for p in split), **params)
+    im = prim.bind(*(p[1] for p in split), **params)
+    return lax.complex(re, im)
 
 
 def _one_reduction(prim: Primitive, exps: list[Exp], avals: list[ShapedArray],
@@ -593,3 +643,6 @@ class using_device:
     def __exit__(self, *exc: Any) -> None:
         if self.device is not None:
             _default_device_stack.pop()
+
+
+from . import lowering_complex  # noqa: E402, F401  (fills COMPLEX_LOWERINGS)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from . import array as array_mod
 from . import core, lazy
 from .array import Array
 from .core import ClosedJaxpr
@@ -29,7 +30,7 @@ class Placeholder(LazyBuffer):
     __slots__ = ("position",)
 
     def __init__(self, device: Device, aval: Any, position: int) -> None:
-        super().__init__(device, aval.dtype, aval.size)
+        super().__init__(device, *array_mod.storage(aval))
         self.position = position
 
 
@@ -310,10 +311,11 @@ def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program 
         if e is None or not e.info[1]:  # empty, or a constant: no buffers involved
             outputs.append(("exp", e, o.aval))
             continue
-        if e.op is Op.LOAD and e.src[0] is E.idx(o.aval.size) and id(e.arg) in by_id:
+        n = array_mod.storage(o.aval)[1]
+        if e.op is Op.LOAD and e.src[0] is E.idx(n) and id(e.arg) in by_id:
             outputs.append(("arg", by_id[id(e.arg)], o.aval))
             continue
-        lb = lazy.as_buffer(e, o.aval.size, device)
+        lb = lazy.as_buffer(e, n, device)
         kind, where = ref(lb)
         outputs.append((kind, where, o.aval))
     return Program(steps, outputs, [a.aval.size * a.aval.dtype.itemsize for a in args])

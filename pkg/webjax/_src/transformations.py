@@ -77,8 +77,8 @@ def _check_tangent(p: Any, t: Any) -> None:
             "jvp called with different primal and tangent shapes;"
             f"Got primal shape {pa.shape} and tangent shape as {ta.shape}"
         )
-    expected = pa.dtype if pa.dtype.kind == "f" else "float0"
-    if pa.dtype.kind == "f" and ta.dtype is not pa.dtype:
+    expected = pa.dtype if pa.dtype.kind in "fc" else "float0"
+    if pa.dtype.kind in "fc" and ta.dtype is not pa.dtype:
         raise TypeError(
             "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
             "case of int/bool primal dtype the tangent dtype must be float0.Got primal dtype "
@@ -123,7 +123,7 @@ def jvp(
 
 
 def _is_float(x: Any) -> bool:
-    return core.get_aval(x).dtype.kind == "f"
+    return core.get_aval(x).dtype.kind in "fc"
 
 
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
@@ -248,7 +248,7 @@ def _split_argnums(fun: Callable[..., Any], argnums: Any, args: tuple[Any, ...],
 
 def _check_input_dtype(x: Any, allow_int: bool, fname: str) -> None:
     dt = core.get_aval(x).dtype
-    if dt.kind != "f" and not allow_int:
+    if dt.kind not in "fc" and not allow_int:
         raise TypeError(
             f"{fname} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
             f"of np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
@@ -264,12 +264,15 @@ def value_and_grad(
     allow_int: bool = False,
     reduce_axes: Any = (),
 ) -> Callable[..., Any]:
-    if holomorphic:
-        raise NotImplementedError("holomorphic differentiation needs complex dtypes (not yet)")
-
     @functools.wraps(fun)
     def vg(*args: Any, **kwargs: Any) -> Any:
         _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, allow_int, "grad")
+        if holomorphic:
+            for leaf in tree_flatten(dyn)[0]:
+                dt = core.get_aval(_to_array(leaf)).dtype
+                if dt.kind != "c":
+                    raise TypeError("grad with holomorphic=True requires inputs with complex "
+                                    f"dtype, but got {dt.name}.")  # fmt: skip
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves = tree_flatten(out)[0]
@@ -280,7 +283,10 @@ def value_and_grad(
                 + (f"had shape: {shape}." if len(out_leaves) == 1 else "was a pytree.")
             )
         out_aval = core.get_aval(_to_array(out_leaves[0]))
-        if out_aval.dtype.kind != "f":
+        if holomorphic and out_aval.dtype.kind != "c":
+            raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
+                            f"but got {out_aval.dtype.name}.")  # fmt: skip
+        if out_aval.dtype.kind != "f" and not holomorphic:
             raise TypeError(
                 "grad requires real-valued outputs (output dtype that is a sub-dtype of "
                 f"np.floating), but got {out_aval.dtype.name}. For holomorphic differentiation, "
@@ -329,7 +335,7 @@ def _std_basis(flat: list[Any]) -> tuple[Any, int]:
     sizes = [math.prod(core.get_aval(x).shape) for x in flat]
     n = sum(sizes)
     dt = dtypes.result_type(*[(core.get_aval(x).dtype, False) for x in flat])[0]
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         dt = dtypes.default_float()
     eye = lax.convert_element_type(
         lax.eq(

@@ -65,6 +65,10 @@ for _d in (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32
 
 def normalize(dtype: DType, x: Any) -> Any:
     """Coerce a Python value to the canonical Python scalar of `dtype`."""
+    if dtype.kind == "c":  # host values only: kernels see complex numbers as real pairs
+        part = dt.float64 if dtype.itemsize == 16 else dt.float32
+        z = complex(x)
+        return complex(ROUND[part](z.real), ROUND[part](z.imag))
     if dtype.kind == "f":
         return ROUND[dtype](float(x))
     if dtype.kind == "b":

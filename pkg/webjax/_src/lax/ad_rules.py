@@ -50,7 +50,7 @@ def _unbroadcast(ct: Any, aval: ShapedArray) -> Any:
 
 
 def _tangent_dtype_ok(aval: ShapedArray) -> bool:
-    return aval.dtype.kind == "f"
+    return aval.dtype.kind in "fc"
 
 
 def defjvp_unary(name: str, deriv: Callable[[Any, Any], Any]) -> None:
@@ -139,7 +139,21 @@ defjvp_unary(
 defjvp_unary("sqrt", lambda x, y: lax.div(_scalar(0.5, x), y))
 defjvp_unary("rsqrt", lambda x, y: lax.mul(_scalar(-0.5, x), lax.div(y, x)))
 defjvp_unary("cbrt", lambda x, y: lax.div(_scalar(1.0 / 3.0, x), lax.mul(y, y)))
-defjvp_unary("abs", lambda x, y: lax.sign(x))
+
+
+def _abs_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    """|x|' t = sign(x) t; for complex x, Re(conj(x) t) / |x| (0 where x = 0), as JAX."""
+    (x,), (t,) = primals, tangents
+    y = lax.abs(x)
+    if _aval(x).dtype.kind != "c":
+        return y, lax.mul(ad.instantiate(t), lax.sign(x))
+    ya = _aval(y)
+    safe = lax.select(lax.eq(y, _scalar(0.0, y)), lax.full(ya.shape, 1.0, ya.dtype), y)
+    d = lax.div(lax.conj(x), lax.complex(safe, _zeros(ya)))
+    return y, lax.real(lax.mul(ad.instantiate(t), d))
+
+
+ad.primitive_jvps[prims["abs"]] = _abs_jvp
 defjvp_unary(
     "erf",
     lambda x, y: lax.mul(_scalar(2.0 / math.sqrt(math.pi), x), lax.exp(lax.neg(lax.mul(x, x)))),
@@ -186,6 +200,54 @@ def _neg_transpose(ct: Any, x: Any) -> list[Any]:
 
 
 deflinear(prims["neg"], _neg_transpose)
+
+
+# ---- complex parts (transposes as JAX's: no conjugation) -----------------------------------------
+def _real_transpose(ct: Any, x: Any) -> list[Any]:
+    if isinstance(ct, Zero):
+        return [Zero(x.aval)]
+    return [lax.complex(ct, _zeros(_aval(ct)))]
+
+
+def _imag_transpose(ct: Any, x: Any) -> list[Any]:
+    if isinstance(ct, Zero):
+        return [Zero(x.aval)]
+    return [lax.complex(_zeros(_aval(ct)), lax.neg(ct))]
+
+
+def _complex_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
+    if isinstance(ct, Zero):
+        return [Zero(_aval(x)), Zero(_aval(y))]
+    re, im = lax.real(ct), lax.neg(lax.imag(ct))
+    return [_unbroadcast(re, _aval(x)) if is_undefined(x) else None,
+            _unbroadcast(im, _aval(y)) if is_undefined(y) else None]  # fmt: skip
+
+
+def _conj_transpose(ct: Any, x: Any, *, input_dtype: Any) -> list[Any]:
+    if isinstance(ct, Zero):
+        return [Zero(x.aval)]
+    return [lax.conj(ct) if input_dtype.kind == "c" else lax.real(ct)]
+
+
+deflinear(lax.real_p, _real_transpose)
+deflinear(lax.imag_p, _imag_transpose)
+deflinear(lax.conj_p, _conj_transpose)
+
+
+def _complex_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    x, y = primals
+    out = lax.complex(x, y)
+    if all(isinstance(t, Zero) for t in tangents):
+        return out, Zero(_aval(out))
+    oa = _aval(out)
+    tx, ty = (lax.broadcast_in_dim(ad.instantiate(t), oa.shape, ())
+              if _aval(ad.instantiate(t)).shape != oa.shape else ad.instantiate(t)
+              for t in tangents)  # fmt: skip
+    return out, lax.complex(tx, ty)
+
+
+ad.primitive_jvps[lax.complex_p] = _complex_jvp
+ad.primitive_transposes[lax.complex_p] = _complex_transpose
 
 
 # ---- binary -------------------------------------------------------------------------------------
@@ -268,7 +330,7 @@ def _div_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     x, y = primals
     tx, ty = tangents
     out = lax.div(x, y)
-    if _aval(out).dtype.kind != "f":
+    if _aval(out).dtype.kind not in "fc":
         return out, Zero(_aval(out))
     t: Any = Zero(_aval(out))
     if not isinstance(tx, Zero):
@@ -366,7 +428,7 @@ def _convert_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tupl
     (x,), (t,) = primals, tangents
     out = lax.convert_element_type_p.bind(x, **params)
     oa = _aval(out)
-    if oa.dtype.kind != "f" or _aval(x).dtype.kind != "f" or isinstance(t, Zero):
+    if oa.dtype.kind not in "fc" or _aval(x).dtype.kind not in "fc" or isinstance(t, Zero):
         return out, Zero(ad.tangent_aval(oa))
     return out, lax.convert_element_type(t, oa.dtype)
 

@@ -311,8 +311,10 @@ for _name in lax.BINARY_PRIMS:
     primitive_batchers[lax.prims[_name]] = _nary_batcher(lax.prims[_name])
 for _name in lax.REDUCTIONS:
     primitive_batchers[lax.prims[_name]] = _reduce_batcher(lax.prims[_name])
-for _p in (lax.convert_element_type_p, lax.integer_pow_p, lax.stop_gradient_p):
+for _p in (lax.convert_element_type_p, lax.integer_pow_p, lax.stop_gradient_p, lax.real_p,
+           lax.imag_p, lax.conj_p):  # fmt: skip
     primitive_batchers[_p] = _unary_batcher(_p)
+primitive_batchers[lax.complex_p] = _nary_batcher(lax.complex_p)
 primitive_batchers[add_any_p] = _add_any_batcher
 primitive_batchers[lax.select_n_p] = _select_n_batcher
 primitive_batchers[lax.broadcast_in_dim_p] = _broadcast_in_dim_batcher

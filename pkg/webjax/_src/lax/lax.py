@@ -18,22 +18,23 @@ from ..core import Primitive, ShapedArray
 from ..dtypes import DType
 
 # ---- elementwise primitives ---------------------------------------------------------------------
-# name -> (allowed operand kinds). 'f' float, 'i' int, 'u' unsigned, 'b' bool.
+# name -> (allowed operand kinds). 'f' float, 'c' complex, 'i' int, 'u' unsigned, 'b' bool.
 _NUM = "fiu"
 _INT = "iub"
 UNARY_PRIMS: dict[str, str] = {
-    "neg": _NUM, "sign": _NUM, "floor": "f", "ceil": "f", "round": "f", "is_finite": "f",
-    "exp": "f", "exp2": "f", "log": "f", "log1p": "f", "expm1": "f", "tanh": "f",
-    "logistic": "f", "sin": "f", "cos": "f", "tan": "f", "asin": "f", "acos": "f", "atan": "f",
-    "sinh": "f", "cosh": "f", "asinh": "f", "acosh": "f", "atanh": "f", "sqrt": "f",
-    "rsqrt": "f", "cbrt": "f", "abs": _NUM, "not": _INT, "erf": "f", "erfc": "f",
-    "erf_inv": "f", "lgamma": "f", "digamma": "f", "population_count": "iu", "clz": "iu",
+    "neg": _NUM + "c", "sign": _NUM + "c", "floor": "f", "ceil": "f", "round": "f",
+    "is_finite": "f", "exp": "fc", "exp2": "fc", "log": "fc", "log1p": "fc", "expm1": "fc",
+    "tanh": "fc", "logistic": "fc", "sin": "fc", "cos": "fc", "tan": "fc", "asin": "fc",
+    "acos": "fc", "atan": "fc", "sinh": "fc", "cosh": "fc", "asinh": "fc", "acosh": "fc",
+    "atanh": "fc", "sqrt": "fc", "rsqrt": "fc", "cbrt": "f", "abs": _NUM + "c", "not": _INT,
+    "erf": "f", "erfc": "f", "erf_inv": "f", "lgamma": "f", "digamma": "f",
+    "population_count": "iu", "clz": "iu",
 }  # fmt: skip
 BINARY_PRIMS: dict[str, str] = {
-    "add": _NUM, "sub": _NUM, "mul": _NUM, "div": _NUM, "rem": _NUM, "pow": "f",
-    "max": _NUM + "b", "min": _NUM + "b", "atan2": "f", "nextafter": "f", "and": _INT,
-    "or": _INT, "xor": _INT, "shift_left": "iu", "shift_right_arithmetic": "iu",
-    "shift_right_logical": "iu", "eq": _NUM + "b", "ne": _NUM + "b", "lt": _NUM + "b",
+    "add": _NUM + "c", "sub": _NUM + "c", "mul": _NUM + "c", "div": _NUM + "c", "rem": _NUM,
+    "pow": "fc", "max": _NUM + "bc", "min": _NUM + "bc", "atan2": "fc", "nextafter": "f",
+    "and": _INT, "or": _INT, "xor": _INT, "shift_left": "iu", "shift_right_arithmetic": "iu",
+    "shift_right_logical": "iu", "eq": _NUM + "bc", "ne": _NUM + "bc", "lt": _NUM + "b",
     "le": _NUM + "b", "gt": _NUM + "b", "ge": _NUM + "b",
 }  # fmt: skip
 COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
@@ -48,6 +49,8 @@ def _unary_abstract(name: str, kinds: str) -> Any:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
         if name in BOOL_OUT_UNARY:
             return ShapedArray(x.shape, dtypes.bool_)
+        if name == "abs" and x.dtype.kind == "c":  # |z| is real
+            return ShapedArray(x.shape, dtypes.component(x.dtype), x.weak_type)
         return x
 
     return rule
@@ -97,6 +100,63 @@ max_p, min_p = prims["max"], prims["min"]
 def _prim(name: str) -> Primitive:
     prims[name] = p = Primitive(name)
     return p
+
+
+# ---- complex numbers ----------------------------------------------------------------------------
+real_p, imag_p, complex_p, conj_p = (_prim(n) for n in ("real", "imag", "complex", "conj"))
+
+
+def _complex_part_abstract(name: str) -> Any:
+    def rule(x: ShapedArray) -> ShapedArray:
+        if x.dtype.kind != "c":
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
+        return ShapedArray(x.shape, dtypes.component(x.dtype), x.weak_type)
+
+    return rule
+
+
+real_p.def_abstract_eval(_complex_part_abstract("real"))
+imag_p.def_abstract_eval(_complex_part_abstract("imag"))
+
+
+@complex_p.def_abstract_eval
+def _complex_abstract(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    if x.dtype is not y.dtype:
+        raise TypeError(
+            f"lax.complex requires arguments to have the same dtypes, got {x.dtype.name}, "
+            f"{y.dtype.name}."
+        )
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"complex does not accept dtype {x.dtype.name}.")
+    shape = _broadcast_scalar_shapes("complex", x.shape, y.shape)
+    return ShapedArray(shape, dtypes.to_complex(x.dtype), x.weak_type and y.weak_type)
+
+
+@conj_p.def_abstract_eval
+def _conj_abstract(x: ShapedArray, *, input_dtype: Any = None) -> ShapedArray:
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"conj does not accept dtype {x.dtype.name}.")
+    return x.update(dtype=dtypes.to_complex(x.dtype))
+
+
+def real(x: Any) -> Any:
+    """The real part of a complex array (a float array)."""
+    return real_p.bind(x)
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of a complex array (a float array)."""
+    return imag_p.bind(x)
+
+
+def complex(x: Any, y: Any) -> Any:
+    """The complex array x + 1j * y of two float arrays of one dtype."""
+    return complex_p.bind(x, y)
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate (float operands become complex, as in JAX)."""
+    return conj_p.bind(x, input_dtype=core.get_aval(x).dtype)
 
 
 convert_element_type_p = _prim("convert_element_type")
@@ -280,7 +340,7 @@ def _aval(x: Any) -> ShapedArray:
 
 
 def _is_python_scalar(x: Any) -> bool:
-    return type(x) in (builtins.bool, builtins.int, builtins.float)
+    return type(x) in (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def _coerce_scalars(*args: Any) -> list[Any]:
@@ -294,6 +354,8 @@ def _coerce_scalars(*args: Any) -> list[Any]:
         if _is_python_scalar(a):
             if target.kind in "iu" and isinstance(a, float):
                 raise TypeError(f"cannot combine a Python float with an {target.name} array")
+            if target.kind != "c" and isinstance(a, builtins.complex):
+                raise TypeError(f"cannot combine a Python complex with a {target.name} array")
             a = full((), a, target, weak_type=True)
         out.append(a)
     return out

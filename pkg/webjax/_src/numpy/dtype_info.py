@@ -27,7 +27,6 @@ class _Abstract:
         return f"<class 'webjax.numpy.{self.__name__}'>"
 
 
-# kind "c" (complex) belongs to no webjax dtype: only the abstract classes relate to it
 generic = _Abstract("generic", "biufc")
 number = _Abstract("number", "iufc")
 integer = _Abstract("integer", "iu")
@@ -36,38 +35,13 @@ unsignedinteger = _Abstract("unsignedinteger", "u")
 inexact = _Abstract("inexact", "fc")
 floating = _Abstract("floating", "f")
 complexfloating = _Abstract("complexfloating", "c")
-_ABSTRACTS = (generic, number, integer, signedinteger, unsignedinteger, inexact, floating)
-_ABSTRACT_BY_NAME = {a.__name__: a for a in (*_ABSTRACTS, complexfloating)}
+_ABSTRACTS = (generic, number, integer, signedinteger, unsignedinteger, inexact, floating,
+              complexfloating)  # fmt: skip
+_ABSTRACT_BY_NAME = {a.__name__: a for a in _ABSTRACTS}
 
 
-class _ComplexType:
-    """`jnp.complex64` and friends: names only. webjax has no complex dtypes, so building
-    arrays with them (or asking for their dtype) raises a TypeError that says so."""
-
-    def __init__(self, name: str) -> None:
-        self.__name__ = name
-
-    def __repr__(self) -> str:
-        return f"<class 'webjax.numpy.{self.__name__}'>"
-
-    def _unsupported(self) -> TypeError:
-        return TypeError(f"jnp.{self.__name__}: complex dtypes (complex64/complex128) are not "
-                         "supported by webjax")  # fmt: skip
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._unsupported()
-
-    @property
-    def dtype(self) -> Any:
-        raise self._unsupported()
-
-    @property
-    def name(self) -> Any:
-        raise self._unsupported()
-
-
-complex64 = csingle = _ComplexType("complex64")
-complex128 = cdouble = complex_ = _ComplexType("complex128")
+complex64 = csingle = dtypes._SCALAR_TYPES["complex64"]
+complex128 = cdouble = complex_ = dtypes._SCALAR_TYPES["complex128"]
 
 # NumPy's spellings of the scalar types (64-bit ones canonicalize to 32 bits without x64)
 float_ = double = dtypes._SCALAR_TYPES["float64"]
@@ -86,12 +60,6 @@ def _to_dtype(x: Any) -> DType:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    if isinstance(arg1, _ComplexType):  # complex names relate only to the abstract classes
-        b = _abstract(arg2)
-        return arg1 is arg2 or (b is not None and "c" in b.kinds)
-    if isinstance(arg2, _ComplexType):
-        _to_dtype(arg1)  # still reject what is not a dtype
-        return False
     a = _abstract(arg1)
     if a is not None:  # abstract <= abstract: compare the kinds they cover
         b = _abstract(arg2)
@@ -117,14 +85,12 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     dt = _to_dtype(dtype)
     names = {
         "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-        "real floating": "f", "numeric": "iuf",
+        "real floating": "f", "complex floating": "c", "numeric": "iufc",
     }  # fmt: skip
     for k in kinds:
         if isinstance(k, str) and k in names:
             if dt.kind in names[k]:
                 return True
-        elif isinstance(k, str) and k == "complex floating":
-            continue
         elif _to_dtype(k) is dt:
             return True
     return False

@@ -21,7 +21,7 @@ def _binary(name: str, fn: Any) -> Any:
 def _unary(name: str, fn: Any, float_only: bool = False) -> Any:
     def op(x: Any, /) -> Any:
         x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
-        if float_only and util.aval(x).dtype.kind != "f":
+        if float_only and util.aval(x).dtype.kind not in "fc":
             x = util.convert(x, dtypes.default_float(), util.aval(x).weak_type)
         return fn(x)
 
@@ -55,7 +55,7 @@ arctan2 = _binary("arctan2", lax.atan2)
 def true_divide(x: Any, y: Any, /) -> Any:
     x, y = util.promote_args("true_divide", x, y)
     av = util.aval(x)
-    if av.dtype.kind != "f":
+    if av.dtype.kind not in "fc":
         x = util.convert(x, dtypes.default_float(), av.weak_type)
         y = util.convert(y, dtypes.default_float(), util.aval(y).weak_type)
     return lax.div(x, y)
@@ -96,11 +96,11 @@ mod = remainder
 def power(x: Any, y: Any, /) -> Any:
     if isinstance(y, int) and not isinstance(y, bool) and not util.is_scalar(x):
         x = util.ensure_array(x)
-        if util.aval(x).dtype.kind != "f" and y < 0:
+        if util.aval(x).dtype.kind not in "fc" and y < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x, y)
     x, y = util.promote_args("power", x, y)
-    if util.aval(x).dtype.kind != "f":
+    if util.aval(x).dtype.kind not in "fc":
         raise NotImplementedError("jnp.power of integer arrays with array exponents")
     return lax.pow(x, y)
 
@@ -531,18 +531,21 @@ def fmin(x1: Any, x2: Any) -> Any:
 
 
 def conjugate(x: Any, /) -> Any:
-    return _as_array(x)  # real dtypes only: complex numbers are not supported yet
+    x = _as_array(x)
+    return lax.conj(x) if util.aval(x).dtype.kind == "c" else x
 
 
 conj = conjugate
 
 
 def real(val: Any, /) -> Any:
-    return _as_array(val)
+    x = _as_array(val)
+    return lax.real(x) if util.aval(x).dtype.kind == "c" else x
 
 
 def imag(val: Any, /) -> Any:
-    return _full(_as_array(val), 0)
+    x = _as_array(val)
+    return lax.imag(x) if util.aval(x).dtype.kind == "c" else _full(x, 0)
 
 
 def gcd(x1: Any, x2: Any) -> Any:

@@ -23,7 +23,7 @@ def aval(x: Any) -> ShapedArray:
 
 
 def is_scalar(x: Any) -> bool:
-    return type(x) in (builtins.bool, builtins.int, builtins.float)
+    return type(x) in (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def ensure_array(x: Any) -> Any:
@@ -134,7 +134,7 @@ def with_weak_type_of(out: Any, x: Any) -> Any:
 def promote_dtypes_inexact(*args: Any) -> list[Any]:
     """promote_dtypes, then integer/bool results become the default float (weakness kept)."""
     dt, weak = result_type(*args)
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         dt = dtypes.default_float()
     return [convert(a, dt, weak) for a in args]
 
