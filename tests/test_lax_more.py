@@ -487,3 +487,29 @@ def test_special_errors() -> None:
     with pytest.raises(ValueError, match="with respect to m"):
         webjax.grad(lambda m: lax.polygamma(m, 2.0))(1.0)
     np.testing.assert_allclose(float(lax.igamma(1.0, 2.0)), float(jlax.igamma(1.0, 2.0)), 1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_nextafter_steps_in_the_narrow_format(device: Any, dtype: str) -> None:
+    """lax.nextafter on 16-bit floats steps one ulp of that format (not of float32)."""
+    import ml_dtypes
+
+    npdt = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    x = np.array([1.0, 0.0, -2.0, 65504.0, np.inf, np.nan, -0.0, 3.0], npdt)
+    y = np.array([2.0, 1.0, -3.0, np.inf, 0.0, 1.0, 1.0, 3.0], npdt)
+    got = np.asarray(lax.nextafter(jnp.asarray(x), jnp.asarray(y))).astype(np.float32)
+    bits = x.view(np.uint16).astype(np.int64)
+    # the reference: one step of the bit pattern toward y (C semantics, y when x == y)
+    want = []
+    for xi, yi, b in zip(x.astype(np.float32), y.astype(np.float32), bits, strict=True):
+        if np.isnan(xi) or np.isnan(yi):
+            want.append(np.nan)
+        elif xi == yi:
+            want.append(yi)
+        elif xi == 0:
+            tiny = np.array([1], np.uint16).view(npdt).astype(np.float32)[0]
+            want.append(tiny if yi > 0 else -tiny)
+        else:
+            step = 1 if (yi > xi) == (xi > 0) else -1
+            want.append(np.array([b + step], np.uint16).view(npdt).astype(np.float32)[0])
+    np.testing.assert_array_equal(got, np.array(want, np.float32))

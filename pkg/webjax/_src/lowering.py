@@ -274,6 +274,8 @@ def _binary_rule(op: Op, swap: bool = False) -> Rule:
         a, b = (_at(x, av, out) for x, av in zip(ins, avals, strict=True))
         if swap:
             a, b = b, a
+        if op is Op.NEXTAFTER:  # a step in the operands' own format: never widened
+            return E.binary(op, a, b)
         return _widened(lambda x, y: E.binary(op, x, y), [a, b], out.dtype)
 
     return rule
