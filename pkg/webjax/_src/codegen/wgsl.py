@@ -6,8 +6,21 @@ bool/int8/uint8 or 2 int16/uint16/float16/bfloat16 per word). Each
 invocation writes whole output words, so packed outputs have no write races. Values live in a
 "compute type" per dtype (bool, i32, u32 or f32); narrow ints are re-wrapped after ops that can
 leave their range; float16/bfloat16 are f32 values rounded to the format after every op (exact
-for + - * / and sqrt, as f32 has > 2p+2 bits), so no optional feature (shader-f16) is needed
-and f16 subnormals survive GPUs that flush f32 subnormals.
+for + - * / and sqrt, as f32 has > 2p+2 bits), so no optional feature is needed and f16
+subnormals survive GPUs that flush f32 subnormals.
+Where the device has `shader-f16` and the start-up `probe_f16` finds its f16 <-> f32
+conversions exact (subnormals, the largest finite value, infinities, -0, NaN payloads on load;
+stored NaNs need only keep their sign), `limits["f16"]` binds float16 buffers as `array<f16>`
+(`array<vec4<f16>>` where lanes load or store four) behind `enable f16;`: loads are `f32(x)`,
+stores `f16(v)` of a v already rounded by round_f16, so exact however the device rounds; the
+compute stays f32. Each invocation then writes single f16 elements (one output element per
+"word"). That is race-free: in WGSL memory locations are bytes and "a memory operation accesses
+exactly the set of locations associated with the particular memory view used" (Memory Model,
+mapped to the Vulkan memory model), so a store to an f16 element touches its 2 bytes only and
+stores to neighbouring elements by other invocations do not conflict; the implementation must
+honour that even where the hardware writes 32-bit words. (WGSL notes that a write to one
+*component* of a vector may access the whole vector: f16 outputs are written as whole f16
+elements or whole vec4<f16>s, never by component.)
 Drivers are not IEEE-strict (checked on lavapipe, NVIDIA's Vulkan driver and SwiftShader): they
 may assume no NaN, fold x*0 -> 0 and x+0 -> x, re-associate (a/b + r/b -> (a+r)/b), divide
 through a reciprocal and flush subnormals (WebGPU allows the last). So NaN-sensitive ops are
@@ -119,6 +132,8 @@ class _Prelude:
         self.names: list[str] = []
         # ops that the device does exactly itself (probe) call its builtins directly
         lim = limits or {}
+        self.f16 = bool(lim.get("f16"))  # float16 buffers bound as f16 (shader-f16, probe_f16)
+        self.enable_f16 = False  # a binding is f16: the shader starts with `enable f16;`
         self.alias = {
             name: fast
             for flag, name, fast in (
@@ -137,6 +152,10 @@ class _Prelude:
 
     def source(self) -> str:
         return "\n".join(wgsl_math.HELPERS[n] for n in self.names)
+
+    def header(self) -> list[str]:
+        """Directives that open the shader (after its bindings were declared)."""
+        return ["enable f16;", ""] if self.enable_f16 else []
 
 
 # ---- constants ---------------------------------------------------------------------------------
@@ -215,6 +234,38 @@ def from_bits(d: DType, u: str, pre: _Prelude) -> str:
     if n == "bfloat16":
         return f"bitcast<f32>({u} << 16u)"
     raise AssertionError(n)
+
+
+# ---- storage elements: u32 words, or f16 where the device has shader-f16 ------------------------
+def native_f16(d: DType, pre: _Prelude) -> bool:
+    """Whether buffers of `d` are bound as f16 elements (float16 with limits["f16"])."""
+    return pre.f16 and d is dt.float16
+
+
+def elem_type(d: DType, pre: _Prelude, vec: bool = False) -> str:
+    """WGSL element type of a binding that holds `d` (vec: four elements or words at a time)."""
+    if native_f16(d, pre):
+        pre.enable_f16 = True
+        return "vec4<f16>" if vec else "f16"
+    return "vec4<u32>" if vec else "u32"
+
+
+def from_elem(d: DType, e: str, pre: _Prelude) -> str:
+    """Value of dtype `d` from a storage element: an f16 (exact in f32) or a word's low bits."""
+    return f"f32({e})" if native_f16(d, pre) else from_bits(d, e, pre)
+
+
+def to_elem(d: DType, x: str, pre: _Prelude) -> str:
+    """A value of dtype `d` as a storage element. f16(x) is exact: every float16 value is an f32
+    rounded to the format (round_f16) and so representable, whatever way the device rounds."""
+    return f"f16({x})" if native_f16(d, pre) else to_bits(d, x, pre)
+
+
+def per_word(d: DType, limits: dict[str, int]) -> int:
+    """Output elements per invocation-owned store: packed narrow dtypes fill whole words."""
+    if d is dt.float16 and limits.get("f16"):
+        return 1
+    return 4 // d.itemsize
 
 
 def _mask(d: DType) -> str:
@@ -406,6 +457,9 @@ def _uses_ridx(node: Exp, memo: dict[int, bool]) -> bool:
 
 def _load_fn(slot: int, d: DType, pre: _Prelude, vec: bool = False) -> str:
     ct = _CT[d.name]
+    if native_f16(d, pre):  # bound as array<f16> or array<vec4<f16>>
+        e = f"in{slot}[u32(k) >> 2u][u32(k) & 3u]" if vec else f"in{slot}[u32(k)]"
+        return f"fn ld{slot}(k: i32) -> f32 {{ return {from_elem(d, e, pre)}; }}"
     if vec:  # bound as array<vec4<u32>> (32-bit dtypes only)
         word = f"in{slot}[u32(k) >> 2u][u32(k) & 3u]"
     elif d.itemsize == 4:
@@ -522,12 +576,15 @@ def _lane_arith(n: Exp, ka: tuple[int, bool], kb: tuple[int, bool]) -> tuple[int
     return (2, False)
 
 
-def _vec_loads(nodes: list[Exp], kinds: dict[int, tuple[int, bool]]) -> set[int]:
-    """Slots that `nodes` read at lane-contiguous, aligned indices (one vec4 per invocation)."""
+def _vec_loads(
+    nodes: list[Exp], kinds: dict[int, tuple[int, bool]], limits: dict[str, int]
+) -> set[int]:
+    """Slots that `nodes` read at lane-contiguous, aligned indices (one vec4 per invocation):
+    32-bit dtypes, and float16 bound as f16 (limits["f16"])."""
     return {
         n.arg
         for n in nodes
-        if n.op is Op.LOAD and n.dtype.itemsize == 4 and kinds[id(n.src[0])] == (1, True)
+        if n.op is Op.LOAD and per_word(n.dtype, limits) == 1 and kinds[id(n.src[0])] == (1, True)
     }
 
 
@@ -565,7 +622,7 @@ def _emit_lanes(
         if index is not None and node.arg in vec_slots and kinds[id(index)] == (1, True):
             out.append(f"{ind}let {stem} = in{node.arg}[u32({scope.lane(index, 0)}) >> 2u];")
             for j in range(LANES):
-                value = from_bits(node.dtype, f"{stem}[{j}]", pre)
+                value = from_elem(node.dtype, f"{stem}[{j}]", pre)
                 out.append(f"{ind}let {stem}_{j}: {ct} = {value};")
                 scope.lanes[j][nid] = f"{stem}_{j}"
             continue
@@ -678,15 +735,17 @@ def _value_fn(kernel: Kernel, red: Exp | None, pre: _Prelude) -> list[str]:
 
 
 def _value4_fn(kernel: Kernel, pre: _Prelude, vec_slots: set[int]) -> list[str]:
-    """`fn value4(i0)`: the output words of elements i0 .. i0 + 3 (32-bit outputs, 4 | i0)."""
+    """`fn value4(i0)`: the output elements i0 .. i0 + 3 as stored (32-bit words or f16s)."""
     order = kernel.exp.toposort()
     sym = _find(order, Op.IDX)
     kinds = _lane_kinds(order, sym)
     scope = _Scope()
-    lines = ["fn value4(i0: i32) -> vec4<u32> {"]
+    d = kernel.out_dtype
+    vt = "vec4<f16>" if native_f16(d, pre) else "vec4<u32>"
+    lines = [f"fn value4(i0: i32) -> {vt} {{"]
     _emit_lanes(order, kinds, scope, lines, "  ", pre, sym, "i0", vec_slots)
-    words = [to_bits(kernel.out_dtype, scope.lane(kernel.exp, j), pre) for j in range(LANES)]
-    lines += [f"  return vec4<u32>({', '.join(words)});", "}"]
+    elems = [to_elem(d, scope.lane(kernel.exp, j), pre) for j in range(LANES)]
+    lines += [f"  return {vt}({', '.join(elems)});", "}"]
     return lines
 
 
@@ -702,23 +761,25 @@ def _shader(
     extra: str = "",
     vec_slots: set[int] | frozenset[int] = frozenset(),
     out_vec: bool = False,
+    partials: bool = False,
 ) -> str:
     """Bindings, the helpers `pre` collected, input loaders, then `body` (functions + main).
-    Slots in `vec_slots` (and the output with `out_vec`) are bound as arrays of vec4<u32>."""
+    Slots in `vec_slots` (and the output with `out_vec`) are bound as arrays of vec4s; the
+    output holds u32 words of partial results with `partials` (a split reduction's pass one)."""
     n = kernel.nargs
     loads = [_load_fn(s, d, pre, s in vec_slots) for s, d in enumerate(kernel.arg_dtypes)]
     lines = [
         f"@group(0) @binding({s}) var<storage, read> in{s}: "
-        f"array<{'vec4<u32>' if s in vec_slots else 'u32'}>;"
-        for s in range(n)
+        f"array<{elem_type(d, pre, s in vec_slots)}>;"
+        for s, d in enumerate(kernel.arg_dtypes)
     ]
     if extra:
         lines.append(f"@group(0) @binding({n}) var<storage, read> {extra}: array<u32>;")
     out = n + 1 if extra else n
-    ot = "vec4<u32>" if out_vec else "u32"
+    ot = "u32" if partials else elem_type(kernel.out_dtype, pre, out_vec)
     lines += [f"@group(0) @binding({out}) var<storage, read_write> out: array<{ot}>;", ""]
     lines += [pre.source(), *loads, "", *body]  # (pre.source() after the loaders' needs)
-    return "\n".join(lines) + "\n"
+    return "\n".join([*pre.header(), *lines]) + "\n"
 
 
 def split_parts(size: int, rsize: int) -> int:
@@ -767,7 +828,8 @@ def render(
     shader) decides whether a two-pass form fits. Float32 matrix products (wgsl_matmul.match)
     run as tiled matmuls, chosen from `limits` (max_workgroup_storage bytes, max_invocations
     per workgroup, cpu). Devices whose sqrt and division round correctly (`exact_sqrt`,
-    `exact_div`: see `probe`) use them directly.
+    `exact_div`: see `probe`) use them directly; with `f16` (see `probe_f16`), float16 buffers
+    are bound as f16 elements instead of packed words.
     """
     out_d = kernel.out_dtype
     for d in (*kernel.arg_dtypes, out_d):
@@ -776,9 +838,9 @@ def render(
         check_dtype(n.dtype)
     red = kernel.reduction
     nargs = kernel.nargs
-    per = 4 // out_d.itemsize  # elements per output word
-    words = -(-kernel.size // per)
     lim = limits or {}
+    per = per_word(out_d, lim)  # elements per output word (or per f16 element: 1)
+    words = -(-kernel.size // per)
     if red is None:
         if (
             per == 1
@@ -809,7 +871,7 @@ def render(
     body = red.src[0].toposort()
     memo: dict[int, bool] = {}
     inner = [n for n in body if _uses_ridx(n, memo)]
-    vec = _vec_loads(inner, _lane_kinds(body, _find(body, Op.RIDX))) if lanes else set()
+    vec = _vec_loads(inner, _lane_kinds(body, _find(body, Op.RIDX)), lim) if lanes else set()
     if not vec and not lim.get("cpu"):
         lanes = False  # GPUs: without vec4 loads, lanes would only make loads less coalesced
     width = LANES if lanes else 1
@@ -875,7 +937,8 @@ class _Reduction:
         self, body1: list[str], pre1: _Prelude, g1: tuple[int, int], parts: int
     ) -> WgslProgram:
         k = self.kernel
-        pass1 = WgslPass(_shader(k, pre1, body1, vec_slots=self.vec), k.nargs + 1, g1)
+        source1 = _shader(k, pre1, body1, vec_slots=self.vec, partials=True)
+        pass1 = WgslPass(source1, k.nargs + 1, g1)
         pre2 = _Prelude(self.lim)
         fns2 = _partials_fn(self.red, parts, pre2) + _value_fn(k, self.red, pre2)
         main2, g2 = _main_flat(k, "partials({i})", self.per, self.words, 1, pre2)
@@ -909,10 +972,11 @@ def _head(count: int, items: int) -> tuple[list[str], tuple[int, int], str]:
 
 
 def _render_lanes(kernel: Kernel, limits: dict[str, int]) -> WgslProgram:
-    """An elementwise kernel with 32-bit output and 4 | size: four elements per invocation
-    (or several such quads, consecutive, on CPU implementations)."""
+    """An elementwise kernel with one output element per word (32-bit, or f16 bound as such)
+    and 4 | size: four elements per invocation (or several such quads, consecutive, on CPU
+    implementations)."""
     order = kernel.exp.toposort()
-    vec = _vec_loads(order, _lane_kinds(order, _find(order, Op.IDX)))
+    vec = _vec_loads(order, _lane_kinds(order, _find(order, Op.IDX)), limits)
     pre = _Prelude(limits)
     fns = _value4_fn(kernel, pre, vec)
     quads = kernel.size // LANES
@@ -931,12 +995,12 @@ def _main_flat(
     kernel: Kernel, red_call: str | None, per: int, words: int, items: int, pre: _Prelude
 ) -> tuple[list[str], tuple[int, int]]:
     """main writing output word w (and the dispatch grid): `items` consecutive words per
-    invocation."""
+    invocation (or f16 elements, one per "word", where float16 is bound as f16)."""
     d = kernel.out_dtype
 
     def val(i: str) -> str:
         v = f"value({i}, {red_call.format(i=i)})" if red_call else f"value({i})"
-        return to_bits(d, v, pre)
+        return to_elem(d, v, pre)
 
     head, grid, loop = _head(words, items)
     ind = "    " if loop else "  "
@@ -1008,32 +1072,40 @@ _WG_HEAD = [
 def _main_grouped(
     kernel: Kernel, red: Exp, per: int, words: int, width: int, gx: int, pre: _Prelude
 ) -> list[str]:
-    """A workgroup per output word: invocation lid combines terms width * lid + step * m
-    (and the lanes after each), then the tree."""
+    """A workgroup per output word (or f16 element): invocation lid combines terms
+    width * lid + step * m (and the lanes after each), then the tree."""
     d = kernel.out_dtype
     rd = red.dtype
     bits = 32 // per
     first = _from32(rd, "part[0]")
+    native = native_f16(d, pre)  # one f16 element per workgroup, stored as it is
     lines = [
         *_WG_HEAD,
         f"  let w = wid.x + wid.y * {gx}u;",
         f"  if (w >= {words}u) {{ return; }}",
         *_opq_init(pre),
-        "  var v = 0u;",
+        *([] if native else ["  var v = 0u;"]),
     ]
     call = f"reduce_body(i{{j}}, i32(lid) * {width}, {red.arg[1]})"
     for j in range(per):
+        value = f"value(i{j}, {first})"
+        if native:
+            store = f"      out[w] = {to_elem(d, value, pre)};"
+        else:
+            store = f"      v = v | ({to_bits(d, value, pre)} << {j * bits}u);"
         lines += [
             f"  let i{j} = i32(w) * {per} + {j};",
             f"  if (i{j} < {kernel.size}) {{",
             f"    part[lid] = {_to32(rd, call.format(j=j))};",
             *("    " + t for t in _tree(red, pre)),
             "    if (lid == 0u) {",
-            f"      v = v | ({to_bits(d, f'value(i{j}, {first})', pre)} << {j * bits}u);",
+            store,
             "    }",
             "    workgroupBarrier();",
             "  }",
         ]
+    if native:
+        return [*lines, "}"]
     tail = kernel.size % per
     if tail:
         keep = (0xFFFFFFFF << (tail * bits)) & 0xFFFFFFFF
@@ -1162,3 +1234,84 @@ def probe_verdict(out: bytes) -> dict[str, int]:
     )
     div_ok = all(same(got[2 * k + 1], div(x, y)) for k, (x, y) in enumerate(zip(a, b, strict=True)))
     return {"exact_sqrt": int(sqrt_ok), "exact_div": int(div_ok)}
+
+
+# ---- f16 storage probe -------------------------------------------------------------------------
+F16_PROBE_COUNT = 1 << 16  # every binary16 bit pattern
+_F16_FINITE = ((0, 0x7C01), (0x8000, 0xFC01))  # non-NaN patterns: [lo, hi) (infinities included)
+_F16_NANS = (*range(0x7C01, 0x8000), *range(0xFC01, 0x10000))
+
+
+def _f16_as_f32_bits(h: int) -> int:
+    """The f32 bit pattern of binary16 pattern `h` (exact; NaN payloads shifted up 13 bits, as
+    f16_to_f32 does)."""
+    s, e, m = (h & 0x8000) << 16, (h >> 10) & 0x1F, h & 0x3FF
+    if e == 0:
+        return s | (_f32_bits(m * 2.0**-24) if m else 0)
+    if e == 31:
+        return s | 0x7F800000 | (m << 13)
+    return s | ((e + 112) << 23) | (m << 13)
+
+
+def _f16_table() -> tuple[bytes, bytes]:
+    """(every binary16 pattern, little-endian; each one's f32 bits as `_f16_as_f32_bits`)."""
+    n = F16_PROBE_COUNT
+    halves = struct.pack(f"<{n}H", *range(n))
+    words = bytearray(struct.pack(f"<{n}f", *struct.unpack(f"<{n}e", halves)))
+    for h in _F16_NANS:  # (struct need not keep NaN payloads)
+        struct.pack_into("<I", words, 4 * h, _f16_as_f32_bits(h))
+    return halves, bytes(words)
+
+
+def probe_f16() -> tuple[str, str, bytes, bytes]:
+    """Two shaders checking that this device converts between f16 storage and f32 exactly:
+    `load` (bindings: every binary16 pattern as array<f16>, out: array<u32>) writes the f32 bits
+    of each element, `store` (bindings: those values' f32 bits, out: array<f16>) stores each
+    value as f16. Returns (load source, store source, load input, store input); 64-invocation
+    workgroups over F16_PROBE_COUNT values; `probe_f16_verdict` reads both outputs. Hard values:
+    subnormals (flushed by some hardware), the largest finite value, infinities (WGSL lets
+    implementations assume none), NaNs and -0."""
+
+    def shader(src: str, dst: str, store: str) -> str:
+        return "\n".join([
+            "enable f16;",
+            "",
+            f"@group(0) @binding(0) var<storage, read> in0: array<{src}>;",
+            f"@group(0) @binding(1) var<storage, read_write> out: array<{dst}>;",
+            "",
+            f"@compute @workgroup_size({WORKGROUP})",
+            "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+            "  let k = gid.x;",
+            f"  if (k >= {F16_PROBE_COUNT}u) {{ return; }}",
+            f"  out[k] = {store};",
+            "}",
+        ]) + "\n"  # fmt: skip
+
+    halves, words = _f16_table()
+    load = shader("f16", "u32", "bitcast<u32>(f32(in0[k]))")
+    return load, shader("u32", "f16", "f16(bitcast<f32>(in0[k]))"), halves, words
+
+
+def probe_f16_verdict(loaded: bytes, stored: bytes) -> dict[str, int]:
+    """{"f16": 0/1} from the probe's outputs: 1 when every f16 loads as its exact f32 bits (a
+    signaling NaN may come back quieted: f32_to_f16 quiets it in the packed form too, so every
+    bitcast of a loaded value matches that form) and every such f32 stores as the f16 it came
+    from, except that stored NaNs need only stay NaNs of their sign (lavapipe stores each as
+    0x7e00 or 0xfe00; JAX leaves payloads undefined). NVIDIA's Vulkan driver fails: it turns
+    every NaN into 0x7fffffff / 0x7fff both ways, losing signs and payloads."""
+    halves, words = _f16_table()
+    for lo, hi in _F16_FINITE:
+        if loaded[4 * lo : 4 * hi] != words[4 * lo : 4 * hi]:
+            return {"f16": 0}
+        if stored[2 * lo : 2 * hi] != halves[2 * lo : 2 * hi]:
+            return {"f16": 0}
+    quiet = 0x00400000
+    for h in _F16_NANS:
+        got32 = struct.unpack_from("<I", loaded, 4 * h)[0]
+        got16 = struct.unpack_from("<H", stored, 2 * h)[0]
+        want = struct.unpack_from("<I", words, 4 * h)[0]
+        if (got32 & 0x7FFFFFFF) <= 0x7F800000 or got32 | quiet != want | quiet:
+            return {"f16": 0}
+        if (got16 & 0x7FFF) <= 0x7C00 or got16 >> 15 != h >> 15:
+            return {"f16": 0}
+    return {"f16": 1}

@@ -362,7 +362,7 @@ def render(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
     """(WgslProgram, tile) or None: the register-tiled product on CPU implementations
     (limits["cpu"]), else the shared-memory tiles (or when a Tile is forced)."""
     if limits.get("cpu") and FORCE_TILE is None and not _env_tile():
-        return _render_regs(kernel, plan, choose_regs(plan.m, plan.n))
+        return _render_regs(kernel, plan, choose_regs(plan.m, plan.n), limits)
     return _render_smem(kernel, plan, limits)
 
 
@@ -380,7 +380,7 @@ def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
     fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
     red = kernel.reduction
     assert red is not None
-    pre = wgsl._Prelude()
+    pre = _prelude(limits)
     value = wgsl._value_fn(kernel, red, pre)
     modes = {
         "a": _vec_mode(plan.a, plan.m, plan.k, fast),
@@ -413,14 +413,24 @@ def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
             lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<vec4<f32>>;")
             loads.append(f"fn ld{s}(k: i32) -> f32 {{ return in{s}[u32(k) >> 2u][u32(k) & 3u]; }}")
         else:
-            lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<u32>;")
+            ty = wgsl.elem_type(d, pre)
+            lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<{ty}>;")
             loads.append(wgsl._load_fn(s, d, pre))
     ot = "vec4<u32>" if out_vec else "u32"
     lines.append(f"@group(0) @binding({kernel.nargs}) var<storage, read_write> out: array<{ot}>;")
     main = _main(kernel, plan, t, modes, out_vec, tiles_m, pre)
-    src = "\n".join([*lines, "", pre.source(), *loads, "", *value, "", *main]) + "\n"
+    src = "\n".join([*pre.header(), *lines, "", pre.source(), *loads, "", *value, "", *main])
+    src += "\n"
     p = wgsl.WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
     return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
+
+
+def _prelude(limits: dict[str, int]) -> Any:
+    """The helpers' collector: epilogue loads of float16 read f16 bindings where the device
+    has them (limits["f16"]); the product's operands and output are 32-bit."""
+    from . import wgsl
+
+    return wgsl._Prelude({"f16": limits.get("f16", 0)})
 
 
 def _batch_offsets(plan: Any, tiles_m: int) -> list[str]:
@@ -580,7 +590,7 @@ def _reg_mode(op: Operand, ext: int, k: int, r: int) -> str:
     return "s"
 
 
-def _render_regs(kernel: Kernel, plan: Plan, t: RegTile) -> Any:
+def _render_regs(kernel: Kernel, plan: Plan, t: RegTile, limits: dict[str, int]) -> Any:
     from . import wgsl
 
     m_, n_, k_ = plan.m, plan.n, plan.k
@@ -593,7 +603,7 @@ def _render_regs(kernel: Kernel, plan: Plan, t: RegTile) -> Any:
         return None
     red = kernel.reduction
     assert red is not None
-    pre = wgsl._Prelude()
+    pre = _prelude(limits)
     value = wgsl._value_fn(kernel, red, pre)
     ma = _reg_mode(plan.a, m_, k_, t.rm)
     mb = _reg_mode(plan.b, n_, k_, t.rn)
@@ -607,7 +617,7 @@ def _render_regs(kernel: Kernel, plan: Plan, t: RegTile) -> Any:
     lines: list[str] = []
     loads: list[str] = []
     for s, d in enumerate(kernel.arg_dtypes):
-        ty = "vec4<f32>" if s in vec_slots else "u32"
+        ty = "vec4<f32>" if s in vec_slots else wgsl.elem_type(d, pre)
         lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<{ty}>;")
         if s in vec_slots:
             loads.append(f"fn ld{s}(k: i32) -> f32 {{ return in{s}[u32(k) >> 2u][u32(k) & 3u]; }}")
@@ -616,7 +626,8 @@ def _render_regs(kernel: Kernel, plan: Plan, t: RegTile) -> Any:
     ot = "vec4<u32>" if out_vec else "u32"
     lines.append(f"@group(0) @binding({kernel.nargs}) var<storage, read_write> out: array<{ot}>;")
     main = _main_regs(kernel, plan, t, ma, mb, out_vec, tiles_m, pre)
-    src = "\n".join([*lines, "", pre.source(), *loads, "", *value, "", *main]) + "\n"
+    src = "\n".join([*pre.header(), *lines, "", pre.source(), *loads, "", *value, "", *main])
+    src += "\n"
     p = wgsl.WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
     return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
 

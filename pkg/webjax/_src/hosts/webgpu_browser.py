@@ -48,7 +48,8 @@ _HELPER_JS = r"""
         maxComputeInvocationsPerWorkgroup: A.maxComputeInvocationsPerWorkgroup,
         maxComputeWorkgroupSizeX: A.maxComputeWorkgroupSizeX,
       };
-      const requiredFeatures = ["timestamp-query"].filter((f) => adapter.features.has(f));
+      const requiredFeatures = ["timestamp-query", "shader-f16"].filter(
+        (f) => adapter.features.has(f));
       const device = await adapter.requestDevice({requiredLimits, requiredFeatures});
       device.addEventListener("uncapturederror", (e) => {
         const message = String(e.error && e.error.message || e.error);
@@ -68,6 +69,7 @@ _HELPER_JS = r"""
         maxWorkgroupStorage: L.maxComputeWorkgroupStorageSize,
         maxInvocations: Math.min(L.maxComputeInvocationsPerWorkgroup, L.maxComputeWorkgroupSizeX),
         timestamps: device.features.has("timestamp-query"),
+        shaderF16: device.features.has("shader-f16"),
       };
     },
     createBuffer(device, size) {
@@ -204,6 +206,8 @@ class BrowserWebGPU:
         self.max_workgroup_storage = int(info.maxWorkgroupStorage)
         self.max_invocations = int(info.maxInvocations)
         self.exact: dict[str, int] | None = None  # which builtins round right (runtime probe)
+        self.shader_f16 = bool(info.shaderF16)  # f16 in shaders and storage
+        self.f16: dict[str, int] | None = None  # whether kernels bind float16 as f16 (probe)
         self.timestamps = bool(info.timestamps)  # timestamp queries: GPU times in profiles
 
     def _check(self) -> None:
@@ -306,9 +310,10 @@ async def init_webgpu_async(power_preference: str = "high-performance") -> Brows
         if info is None:
             raise _no_adapter()
         device = BrowserWebGPU(info)
-        from ..runtime.webgpu import probe_exact_async
+        from ..runtime.webgpu import probe_exact_async, probe_f16_async
 
-        device.exact = await probe_exact_async(device)  # (the backend's sync probe cannot wait)
+        device.exact = await probe_exact_async(device)  # (the backend's sync probes cannot wait)
+        device.f16 = await probe_f16_async(device)
         _DEVICE = device
     return _DEVICE
 

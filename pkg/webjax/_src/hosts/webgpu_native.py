@@ -39,6 +39,8 @@ class NativeWebGPU:
             int(limits["max-compute-workgroup-size-x"]),
         )
         self.exact: dict[str, int] | None = None  # which builtins round right (runtime probe)
+        self.shader_f16 = "shader-f16" in device.features  # f16 in shaders and storage
+        self.f16: dict[str, int] | None = None  # whether kernels bind float16 as f16 (probe)
         self.timestamps = "timestamp-query" in device.features  # GPU times in profiles
         bu = wgpu.BufferUsage
         self._usage = bu.STORAGE | bu.COPY_SRC | bu.COPY_DST
@@ -240,7 +242,8 @@ def open_device() -> NativeWebGPU:
             "max-compute-workgroup-size-x",
         )
     }
-    features = [f for f in ("timestamp-query",) if f in adapter.features]  # for the profiler
+    # timestamps for the profiler; f16 storage for float16 buffers (where the probe passes)
+    features = [f for f in ("timestamp-query", "shader-f16") if f in adapter.features]
     try:
         device = adapter.request_device_sync(required_features=features, required_limits=limits)
     except Exception as e:

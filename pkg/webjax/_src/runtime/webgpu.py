@@ -6,9 +6,11 @@ batched: dispatches are encoded as they come and submitted on a read, on a write
 that queued work uses, or every `flush_every` dispatches. Freed buffers go to a size-keyed pool
 (after the queued work that uses them is submitted), since buffer creation is slow; sizes are
 multiples of 16 bytes so kernels may bind any buffer as an array of vec4. At start-up the
-backend learns whether the adapter is a CPU implementation (the codegen's schedules differ) and
-probes which builtins round correctly (`probe_exact`). While the profiler records, kernels are
-timed with timestamp queries where the adapter has them.
+backend learns whether the adapter is a CPU implementation (the codegen's schedules differ),
+probes which builtins round correctly (`probe_exact`) and, where the device has `shader-f16`,
+whether it moves f16 between storage and f32 exactly (`probe_f16`: float16 buffers are then
+bound as array<f16> instead of packed words). While the profiler records, kernels are timed with
+timestamp queries where the adapter has them.
 """
 
 from __future__ import annotations
@@ -87,6 +89,53 @@ async def probe_exact_async(host: Any) -> dict[str, int]:
             host.destroy_buffer(b)
 
 
+def _probe_f16_start(host: Any) -> tuple[list[Any], int]:
+    load, store, halves, words = wgsl.probe_f16()
+    n = wgsl.F16_PROBE_COUNT
+    bufs = [host.create_buffer(2 * n), host.create_buffer(4 * n)]
+    bufs += [host.create_buffer(4 * n), host.create_buffer(2 * n)]
+    host.write_buffer(bufs[0], halves)
+    host.write_buffer(bufs[2], words)
+    groups = n // wgsl.WORKGROUP
+    host.enqueue(host.create_pipeline(load, 2), 2, groups, 1, bufs[:2])
+    host.enqueue(host.create_pipeline(store, 2), 2, groups, 1, bufs[2:])
+    host.submit()
+    return bufs, n
+
+
+def probe_f16(host: Any) -> dict[str, int]:
+    """{"f16": 1} when the device has `shader-f16` and moves every f16 between storage and f32
+    exactly (wgsl.probe_f16), else {"f16": 0}: float16 then stays packed in u32 words."""
+    if not getattr(host, "shader_f16", False):
+        return {"f16": 0}
+    bufs: list[Any] = []
+    try:
+        bufs, n = _probe_f16_start(host)
+        return wgsl.probe_f16_verdict(
+            host.read_buffer(bufs[1], 4 * n), host.read_buffer(bufs[3], 2 * n)
+        )
+    except Exception:  # a device that cannot run the probe keeps the packed form
+        return {"f16": 0}
+    finally:
+        for b in bufs:
+            host.destroy_buffer(b)
+
+
+async def probe_f16_async(host: Any) -> dict[str, int]:
+    if not getattr(host, "shader_f16", False):
+        return {"f16": 0}
+    bufs: list[Any] = []
+    try:
+        bufs, n = _probe_f16_start(host)
+        loaded = await host.read_buffer_async(bufs[1], 4 * n)
+        return wgsl.probe_f16_verdict(loaded, await host.read_buffer_async(bufs[3], 2 * n))
+    except Exception:
+        return {"f16": 0}
+    finally:
+        for b in bufs:
+            host.destroy_buffer(b)
+
+
 def _open_host() -> Any:
     if in_browser():
         from ..hosts.webgpu_browser import open_device as open_browser_device
@@ -116,6 +165,10 @@ class WebGPUBackend(Backend):
         if exact is None:
             exact = self.host.exact = probe_exact(self.host)
         self.limits.update(exact)  # exact_sqrt, exact_div: the device's builtins round right
+        f16 = getattr(self.host, "f16", None)
+        if f16 is None:
+            f16 = self.host.f16 = probe_f16(self.host)
+        self.limits.update(f16)  # f16: float16 buffers are bound as array<f16>
         self.flush_every = 64
         self._cache: dict[Kernel, WebGPUExecutable] = {}
         self._pending: set[WebGPUBuffer] = set()  # buffers that queued work uses
