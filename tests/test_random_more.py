@@ -41,6 +41,7 @@ def check(got: Any, want: Any, rtol: float = 0.0, atol: float = 0.0) -> None:
 
 # name -> (webjax call, jax call, rtol): both take (random module, key, array module)
 CASES: dict[str, tuple[Any, float]] = {
+    "normal_complex64": (lambda r, k, n: r.normal(k, (50,), n.complex64), 4e-6),
     "lognormal": (lambda r, k, n: r.lognormal(k, 0.5, (50,)), 4e-6),
     "lognormal_array": (lambda r, k, n: r.lognormal(k, n.array([0.5, 2.0])), 4e-6),
     "cauchy": (lambda r, k, n: r.cauchy(k, (50,)), 4e-6),

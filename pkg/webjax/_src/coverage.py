@@ -58,7 +58,9 @@ def row(p: Primitive) -> dict[str, str]:
     jvp = "zero" if p in ad.nondifferentiable else mark(p in ad.primitive_jvps)
     return {
         "primitive": p.name,
-        "eval": "kernel" if p in lowering.LOWERINGS else ("interpreted" if p.impl else "-"),
+        "eval": "kernel"
+        if p in lowering.LOWERINGS or p in lowering.COMPLEX_LOWERINGS
+        else ("interpreted" if p.impl else "-"),
         "jvp": jvp,
         "transpose": mark(p in ad.primitive_transposes),
         "vmap": mark(p in batching.primitive_batchers),

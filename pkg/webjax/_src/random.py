@@ -413,8 +413,17 @@ _normal_jit = jit(_normal_impl, static_argnums=(1, 2))
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = float) -> Any:
     """Standard normal floats: sqrt(2) * erf_inv(u) for u uniform in (-1, 1)."""
     data, _ = _single_key("normal", key)
+    shape = core.canonicalize_shape(shape)
+    cdt = _canonical(dtype)
+    if cdt.kind == "c":  # real and imaginary parts from two subkeys, each of variance 1/2
+        dt = dtypes.component(cdt)
+        keys = _split_jit(data, (2,))
+        re = _normal_jit(keys[0], shape, dt)
+        im = _normal_jit(keys[1], shape, dt)
+        scale = lax.full((), 1.0 / math.sqrt(2.0), dt)
+        return lax.complex(lax.mul(re, scale), lax.mul(im, scale))
     dt = _float_dtype("normal", dtype)
-    return _normal_jit(data, core.canonicalize_shape(shape), dt)
+    return _normal_jit(data, shape, dt)
 
 
 def _truncated_normal_impl(
