@@ -2,7 +2,8 @@
 """The browser benchmark: webjax vs jax-js side by side in one Chromium, plus native references.
 
     .venv/bin/python bench/run.py [--quick] [--out bench/results/latest.json]
-                                  [--only SUBSTR ...] [--no-native] [--no-browser]
+                                  [--only SUBSTR ...] [--cases SUBSTR ...] [--no-native]
+                                  [--no-browser]
 
 In one run:
   1. builds dist/site/ (`python build.py`) when it is older than the sources; fetches jax-js with
@@ -658,6 +659,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer sizes and reps, < 8 minutes")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
     parser.add_argument("--only", nargs="*", default=[], help="browser configs whose name has")
+    parser.add_argument("--cases", nargs="*", default=[], help="only cases whose id has")
     parser.add_argument("--no-native", action="store_true")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--total-minutes", type=float, help="the run's time target")
@@ -677,6 +679,8 @@ def main(argv: list[str]) -> int:
     jaxjs_version, entry = fetch_jaxjs(args.jaxjs_version)
     layout_bench_pages()
     cases = suite(args.quick)
+    if args.cases:
+        cases = [c for c in cases if any(s in c["id"] for s in args.cases)]
     results: dict[str, Any] = {}
     if not args.no_native:
         log("native: NumPy")
