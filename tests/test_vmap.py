@@ -104,6 +104,10 @@ def f32(*shape: int, lo: float = 0.1, hi: float = 0.9) -> Any:
     return np.linspace(lo, hi, max(n, 1), dtype=np.float32)[:n].reshape(shape)
 
 
+def _c(*shape: int) -> Any:
+    return (f32(*shape) + 1j * f32(*shape, lo=-0.7, hi=0.4)[::-1]).astype(np.complex64)
+
+
 def i32(*shape: int, lo: int = 1) -> Any:
     n = int(np.prod(shape))
     return (np.arange(n, dtype=np.int32) % 5 + lo).reshape(shape)
@@ -243,6 +247,22 @@ def _other_cases() -> list[Case]:
             ),
             (f32(2, 3), f32(3, 4)),
         ),
+        Case(
+            "eig",
+            lambda x: lax.linalg.eig(x, compute_left_eigenvectors=False)[0],
+            (f32(2, 3, 3) + np.eye(3, dtype=np.float32)[::-1],),
+        ),
+        Case(
+            "eig",
+            lambda x: lax.linalg.eig(
+                x, compute_left_eigenvectors=False, compute_right_eigenvectors=False
+            )[0],
+            (np.array([[1.0, 2.0], [-3.0, 1.0]], np.float32),),
+        ),
+        Case("fft", lambda x: lax.fft(x, "FFT", (4,)), (_c(2, 4),)),
+        Case("fft", lambda x: lax.fft(x, lax.FftType.IFFT, (2, 3)), (_c(2, 3),)),
+        Case("fft", lambda x: lax.fft(x, "RFFT", (5,)), (f32(2, 5),)),
+        Case("fft", lambda x: lax.fft(x, "IRFFT", (3, 6)), (_c(3, 4),)),
         Case("cumsum", lambda x: lax.cumsum(x, axis=1), (x23,)),
         Case("cumsum", lambda x: lax.cumsum(x, axis=0, reverse=True), (x23,)),
         Case("cumprod", lambda x: lax.cumprod(x, axis=1), (x23,)),

@@ -128,6 +128,7 @@ _JAX_MODULES = {
     "jax": "webjax",
     "jax.numpy": "webjax.numpy",
     "jax.numpy.linalg": "webjax.numpy.linalg",
+    "jax.numpy.fft": "webjax.numpy.fft",
     "jax.lax": "webjax.lax",
     "jax.lax.linalg": "webjax.lax.linalg",
     "jax.tree_util": "webjax.tree_util",

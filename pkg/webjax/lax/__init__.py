@@ -10,6 +10,7 @@ from webjax._src.lax.convolution import (
     conv_with_general_padding,
     padtype_to_pads,
 )
+from webjax._src.lax.fft import FftType, fft, fft_p
 from webjax._src.lax.lax import (
     RoundingMethod,
     abs,

@@ -1,4 +1,6 @@
 """webjax.lax.linalg: JAX's `lax.linalg` (factorization primitives and their wrappers)."""
 
+from webjax._src.lax.eig import eig as eig
+from webjax._src.lax.eig import eig_p as eig_p
 from webjax._src.lax.linalg import *  # noqa: F403
 from webjax._src.lax.linalg import __all__ as __all__

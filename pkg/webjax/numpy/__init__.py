@@ -8,7 +8,7 @@ from webjax._src.dtypes import dtype
 from webjax._src.numpy import *  # noqa: F403
 from webjax._src.numpy import __all__ as _all
 from webjax._src.numpy.linalg import jnp_cross as cross
-from webjax.numpy import linalg
+from webjax.numpy import fft, linalg
 
 bool_ = _ST["bool"]
 int8, int16, int32, int64 = _ST["int8"], _ST["int16"], _ST["int32"], _ST["int64"]
