@@ -175,3 +175,15 @@ def test_fusion_counts_from_trace_file(device, tmp_path):
     assert _kernels_in_trace(tmp_path, relu_mm, a, b) == 1
     assert _kernels_in_trace(tmp_path, webjax.jit(webjax.nn.softmax), x) <= 4
     assert _kernels_in_trace(tmp_path, webjax.jit(lambda x: x.T.sum(0)), x) == 1
+
+
+def test_jit_complex_rule_reads_a_reduction_once(device):
+    # a complex rule reads its operand's real and imaginary parts separately: a reduction in
+    # the operand must be its own kernel, not fused twice into the consumer's
+    x = np.random.RandomState(0).standard_normal((4, 6, 10)).astype(np.float32)
+    f = webjax.jit(lambda a: jnp.abs(jnp.sum(a * (1 + 2j), axis=0) * (2 - 1j)))
+    g = webjax.jit(lambda a: jnp.exp(jnp.sum(a * 1j, axis=1)))
+    want_f = np.abs(np.sum(x * (1 + 2j), axis=0) * (2 - 1j))
+    np.testing.assert_allclose(np.asarray(f(jnp.asarray(x))), want_f, rtol=1e-5, atol=1e-5)
+    want_g = np.exp(np.sum(x * 1j, axis=1))
+    np.testing.assert_allclose(np.asarray(g(jnp.asarray(x))), want_g, rtol=1e-5, atol=1e-5)

@@ -112,8 +112,8 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     store = [_storage_aval(av) for av in avals]  # what kernels see
     exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
     exps = _fit_buffer_limit(exps, store, device)
-    if lazy.fuse_epilogues:
-        exps = _one_reduction(prim, exps, store, _storage_aval(out_aval), device)
+    if lazy.fuse_epilogues:  # (complex rules read the parts of an input separately)
+        exps = _one_reduction(prim, exps, store, _storage_aval(out_aval), device, is_complex)
     if prim.name in _MATERIALIZE_OPERANDS:
         exps = [_materialized(e, av, device) for e, av in zip(exps, store, strict=True)]
     if is_complex:
@@ -161,11 +161,11 @@ def _componentwise(prim: Primitive, args: Sequence[Any], avals: list[ShapedArray
 
 
 def _one_reduction(prim: Primitive, exps: list[Exp], avals: list[ShapedArray],
-                   out: ShapedArray, device: Device) -> list[Exp]:  # fmt: skip
+                   out: ShapedArray, device: Device, none: bool = False) -> list[Exp]:  # fmt: skip
     """Keep a reduction inside an input expression only where this primitive reads it
-    elementwise at the same index and nothing else brings a reduction: a kernel holds one
-    REDUCE, and re-indexing one would recompute it per read."""
-    kept = False
+    elementwise at the same index and nothing else brings a reduction (with `none`, nowhere):
+    a kernel holds one REDUCE, and re-indexing one would recompute it per read."""
+    kept = none
     out_exps = []
     for e, av in zip(exps, avals, strict=True):
         if e.info[2]:
