@@ -21,7 +21,9 @@ def _tolist(x):
     if isinstance(x, dict):
         return {k: _tolist(v) for k, v in sorted(x.items())}
     if hasattr(x, "tolist"):
-        return x.tolist()
+        return _tolist(x.tolist())
+    if isinstance(x, complex):
+        return {"re": x.real, "im": x.imag}
     return x
 """
 
@@ -142,6 +144,31 @@ for _ in range(3):
     p = step(p, jnp.arange(4.0))
 result = [jnp.argsort(x)[:20], jnp.sort(x)[-5:], jax.lax.top_k(x, 4)[1], counts,
           jax.random.uniform(k, (5,)), p, jnp.zeros(5).at[jnp.array([1, 9, -1])].set(2.0)]
+""",
+    "complex_numbers": """
+z = jnp.array([1 + 2j, -0.5 + 0.25j, 3 - 4j])
+w = jnp.exp(1j * jnp.linspace(0.0, 3.0, 3)).astype(jnp.complex64)
+m = jnp.outer(z, w) + jnp.eye(3)
+loss = lambda v: jnp.sum(jnp.abs(m @ v) ** 2).real
+result = [z * w / (1 - 1j), jnp.sqrt(z), jnp.log(z), jnp.abs(z), jnp.angle(z), m @ w,
+          jax.grad(loss)(z), jax.grad(lambda v: jnp.sin(v) * v, holomorphic=True)(2.0 + 1j),
+          jax.jit(lambda a: (a.real, a.imag, a.conj()))(z), jnp.sum(z), jnp.mean(z * z)]
+""",
+    "scipy_minimize_map_coordinates_convolve": """
+from jax.scipy.ndimage import map_coordinates
+from jax.scipy.optimize import minimize
+from jax.scipy.signal import convolve
+rosen = lambda x: jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+r = minimize(rosen, jnp.array([1.5, 1.5]), method="BFGS", options={"gtol": 1e-4})
+img = jnp.arange(20.0).reshape(4, 5) / 7.0
+coords = jnp.array([[0.5, 2.25, 3.0, -0.5], [1.5, 0.75, 4.5, 2.0]])
+warp = lambda s: map_coordinates(img * s, [coords[0], coords[1] * s], order=1, mode="nearest")
+sig = jnp.sin(jnp.linspace(0.0, 3.0, 12))
+k = jnp.array([0.25, 0.5, 0.25])
+result = [r.x, r.fun, r.nit, r.nfev, r.njev, r.success, r.status,
+          map_coordinates(img, coords, order=1), map_coordinates(img, coords, order=0, mode="wrap"),
+          jax.grad(lambda s: warp(s).sum())(1.1), convolve(sig, k, mode="same"),
+          jax.grad(lambda kk: (convolve(sig, kk) ** 2).sum())(k)]
 """,
 }
 

@@ -1,3 +1,16 @@
-"""webjax.scipy: `jax.scipy` (special functions and linear algebra)."""
+"""webjax.scipy: `jax.scipy` (special functions, linear algebra, statistics, optimization,
+signal processing, interpolation, integration, image coordinates, vector quantization,
+rotations)."""
 
-from webjax.scipy import linalg, special, stats
+from webjax.scipy import (
+    cluster,
+    integrate,
+    interpolate,
+    linalg,
+    ndimage,
+    optimize,
+    signal,
+    spatial,
+    special,
+    stats,
+)

@@ -228,15 +228,15 @@ def _left_from_right(vr: Matrix) -> Matrix:
     return [[cols[j][i] for j in range(n)] for i in range(n)]
 
 
-def _decompose(mats: list[Matrix], x64: bool) -> list[tuple[list[complex], Matrix, Matrix]]:
+def _decompose(mats: list[Matrix], left: bool) -> list[tuple[list[complex], Matrix, Matrix]]:
     try:
         import numpy as np
-    except ImportError:
-        np = None
+    except ImportError:  # Pyodide without NumPy: the pure-Python decomposition
+        np = None  # type: ignore[assignment]
     out = []
     for a in mats:
         if np is not None:
-            arr = np.array(a, dtype=np.complex128)
+            arr: Any = np.array(a, dtype=np.complex128)
             if all(v.imag == 0 for row in a for v in row):
                 arr = arr.real
             w_np, vr_np = np.linalg.eig(arr)
@@ -245,7 +245,7 @@ def _decompose(mats: list[Matrix], x64: bool) -> list[tuple[list[complex], Matri
             vr = _transpose([_normalize(col) for col in _transpose(vr)])
         else:
             w, vr = _eig_python(a, 2.0**-52)
-        out.append((w, vr, _left_from_right(vr)))
+        out.append((w, vr, _left_from_right(vr) if left else []))
     return out
 
 
@@ -270,7 +270,7 @@ def _eig_impl(x: Any, *, compute_left_eigenvectors: bool, compute_right_eigenvec
         [flat[b * n * n + i * n : b * n * n + (i + 1) * n] for i in range(n)]
         for b in range(aval.size // (n * n) if n else 0)
     ]
-    results = _decompose(mats, aval.dtype.itemsize == 8)
+    results = _decompose(mats, compute_left_eigenvectors)
     device = x._device
     cdt = outs_avals[0].dtype
     ws = [v for w, _, _ in results for v in w]

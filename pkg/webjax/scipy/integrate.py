@@ -1,0 +1,5 @@
+"""webjax.scipy.integrate: `jax.scipy.integrate`."""
+
+from webjax._src.scipy_integrate import trapezoid
+
+__all__ = ["trapezoid"]
