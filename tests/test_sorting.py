@@ -79,3 +79,14 @@ def test_network_jit_vmap_and_grad(device) -> None:
     want = np.zeros(n, np.float32)
     want[order] = np.arange(n)
     np.testing.assert_array_equal(np.asarray(g), want)
+
+
+def test_long_sort_and_top_k_under_disable_jit(device):
+    # the eager network normally runs as a cached jit program; with jit disabled it is built
+    # directly (the program would call the sort impl again, forever)
+    x = np.random.RandomState(5).standard_normal(500).astype(np.float32)
+    with webjax.disable_jit():
+        np.testing.assert_array_equal(np.asarray(jnp.sort(jnp.asarray(x))), np.sort(x))
+        vals, idx = webjax.lax.top_k(jnp.asarray(x), 3)
+    np.testing.assert_array_equal(np.asarray(vals), np.sort(x)[::-1][:3])
+    np.testing.assert_array_equal(np.asarray(idx), np.argsort(-x, kind="stable")[:3])

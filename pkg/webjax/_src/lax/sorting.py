@@ -203,6 +203,15 @@ def _bitonic_first(src: Exp, aval: ShapedArray, dim: int, big: int, k_size: int
     return view.reindex(src, (aval.size // n) * big, at), out_aval
 
 
+def _eager_program() -> bool:
+    """Whether an eager call runs its network as a cached jit program: not while a program is
+    compiling (the passes are built directly), nor under `disable_jit` (the program would
+    call the impl again)."""
+    from ..config import config
+
+    return not lazy.fuse_epilogues and not config.read("jax_disable_jit")
+
+
 @functools.partial(jit, static_argnames=("dimension", "is_stable", "num_keys"))
 def _sort_program(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
     """The bitonic network's passes, lowered once per shape (while compiling a program, the
@@ -220,7 +229,7 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
         return [array_mod.Array(a, device, None) for a in avals]
     exps = [lowering._input_exp(o, a, device) for o, a in zip(operands, avals, strict=True)]
     if aval.shape[dimension] > BITONIC_MIN:
-        if not lazy.fuse_epilogues:  # eager: run the network as a cached program
+        if _eager_program():  # eager: run the network as a cached program
             return _sort_program(*operands, dimension=dimension, is_stable=is_stable,
                                  num_keys=num_keys)  # fmt: skip
         src_b, big = _bitonic_source(exps[:num_keys], aval, dimension, device)
@@ -293,6 +302,8 @@ top_k_p.multiple_results = True
 def _top_k_abstract(operand: ShapedArray, *, k: int, axis: int = -1) -> list[ShapedArray]:
     if not operand.shape:
         raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    if operand.dtype.kind == "c":
+        raise ValueError("top_k is not compatible with complex inputs.")
     if not 0 <= k <= operand.shape[-1]:
         raise ValueError(f"k argument to top_k must be in [0, {operand.shape[-1]}], got {k}")
     shape = (*operand.shape[:-1], k)
@@ -313,7 +324,7 @@ def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
     x = lowering._input_exp(operand, aval, device)
     dim = aval.ndim - 1
     if aval.shape[dim] > BITONIC_MIN:
-        if not lazy.fuse_epilogues:  # eager: run the network as a cached program
+        if _eager_program():  # eager: run the network as a cached program
             return _top_k_program(operand, k=k)
         src_b, big = _bitonic_source([x], aval, dim, device, descending=True)
         src_exp, src_aval = _bitonic_first(src_b, aval, dim, big, k)
