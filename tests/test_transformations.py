@@ -112,6 +112,18 @@ _SDN = _sl.ScatterDimensionNumbers(
 )
 
 
+def _int_reduce(reduce: Any, y: Any) -> Any:
+    """`reduce` over axis "i" of int(4 y), as floats (inputs stay away from integers)."""
+    return lax.convert_element_type(
+        reduce(lax.convert_element_type(y * 4, "int32"), "i"), "float32"
+    )
+
+
+def _pmap_vmap(f: Any) -> Any:
+    """`f` per example of a vmap (axis "j") inside a pmap (axis "i", size 1)."""
+    return webjax.pmap(webjax.vmap(f, axis_name="j"), axis_name="i")
+
+
 # name -> list of (function, args): inputs lie inside each function's domain, away from kinks.
 CASES: dict[str, list[tuple[Any, tuple]]] = {
     "abs": [(lax.abs, (X,)), (lax.abs, (Z,))],
@@ -123,6 +135,48 @@ CASES: dict[str, list[tuple[Any, tuple]]] = {
     "acosh": [(lax.acosh, (POS + 1.0,))],
     "add": [(lax.add, (X, Y))],
     "add_any": [(_bind("add_any"), (X, Y))],
+    # Collectives: psum/pmax/pmin under vmap stage as positional reductions; the others show in
+    # the body of a pmap (size 1) around a vmap over a second named axis.
+    "all_gather": [
+        (lambda x: _pmap_vmap(lambda z: lax.all_gather(z, ("i", "j")) * z)(x), (M23[None],)),
+        (
+            lambda x: _pmap_vmap(lambda z: lax.all_gather(z, ("j", "i"), tiled=True))(x),
+            (M23[None],),
+        ),
+    ],
+    "all_to_all": [
+        (
+            lambda x: _pmap_vmap(lambda z: lax.all_to_all(lax.expand_dims(z * z, (0,)), "i", 0, 1))(
+                x
+            ),
+            (M23[None],),
+        ),
+    ],
+    # JAX gives pmax/pmin no derivative: these reduce integers (zero tangents) and compose.
+    "pmax": [
+        (lambda x: webjax.vmap(lambda y: _int_reduce(lax.pmax, y) * y, axis_name="i")(x), (X,))
+    ],
+    "pmin": [
+        (lambda x: webjax.vmap(lambda y: _int_reduce(lax.pmin, y) * y, axis_name="i")(x), (X,))
+    ],
+    "ppermute": [
+        (lambda x: _pmap_vmap(lambda z: lax.ppermute(z * z, "i", [(0, 0)]))(x), (M23[None],))
+    ],
+    "psum": [
+        (lambda x: webjax.vmap(lambda y: lax.psum(y * y, "i") * y, axis_name="i")(x), (X,)),
+        (lambda x: webjax.vmap(lambda y: lax.psum(lax.sin(y), ("i", 0)), axis_name="i")(x), (M23,)),
+        (
+            lambda x: webjax.vmap(lambda y: lax.pmean(y * y, "i"), axis_name="i", in_axes=1)(x),
+            (M23,),
+        ),
+    ],
+    "reduce_scatter": [
+        (lambda x: _pmap_vmap(lambda z: lax.psum_scatter(z * z, ("j", "i")))(x), (_A33[None],)),
+        (
+            lambda x: _pmap_vmap(lambda z: lax.psum_scatter(z, ("i", "j"), tiled=True) ** 2)(x),
+            (_A33[None],),
+        ),
+    ],
     "asin": [(lax.asin, (UNIT,))],
     "asinh": [(lax.asinh, (X,))],
     "atan": [(lax.atan, (X,))],
@@ -665,6 +719,29 @@ def test_jit_retraces_on_new_shapes_dtypes_and_statics():
     assert jf.trace_count == 4
     jf(jnp.ones(4, jnp.int32), 3)
     assert jf.trace_count == 4 and len(calls) == 4
+
+
+def test_jit_closing_over_an_enclosing_tracer(rjax):
+    """A jitted function may close over values of an enclosing grad/vmap/jit: they become
+    arguments of the jit (and such traces are not cached: the next call closes over others)."""
+    x = f32(0.0, 1.0, 2.0)
+
+    def programs(ns):
+        jit, grad, vmap, np_ = ns.jit, ns.grad, ns.vmap, ns.numpy
+        return [
+            grad(lambda s: jit(lambda y: y * s)(x).sum())(2.0),
+            grad(lambda s: vmap(jit(lambda y: np_.sin(y * s)))(x).sum())(0.5),
+            vmap(lambda s: jit(lambda y: y * s)(x))(np_.arange(2.0)),
+            jit(lambda s: jit(lambda y: y * s)(x))(3.0),
+            ns.hessian(lambda s: jit(lambda y: np_.sin(y * s))(x).sum())(0.5),
+            jit(grad(lambda s: jit(lambda y: (y * s) ** 2)(x).sum()))(1.5),
+        ]
+
+    for got, want in zip(programs(webjax), programs(rjax), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+    inner = webjax.jit(lambda y, s: y * s)
+    outer = lambda s: webjax.jit(lambda y: inner(y, s))(jnp.asarray(x)).sum()
+    assert float(webjax.grad(outer)(2.0)) == 3.0 and float(webjax.grad(outer)(5.0)) == 3.0
 
 
 def test_jit_weak_type_retraces():

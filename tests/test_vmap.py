@@ -365,6 +365,58 @@ def _other_cases() -> list[Case]:
         Case("conj", lax.conj, (x23 + 1j * x23,)),
         Case("conj", lax.conj, (x23,)),
         Case("add_any", lambda x, y: lax_internal.prims["add_any"].bind(x, y), (x23, x23 + 1)),
+        # Collectives need a named axis: an inner vmap binds it (the loop runs that eagerly),
+        # and the outer vmap under test carries its batch axis through the collective.
+        Case("psum", lambda x: vmap(lambda y: lax.psum(y, "i"), axis_name="i")(x), (f32(3, 2),)),
+        Case(
+            "psum",
+            lambda x: vmap(lambda y: lax.psum(y, ("i", 1)), axis_name="i", in_axes=1)(x),
+            (f32(2, 3, 4),),
+        ),
+        Case("pmax", lambda x: vmap(lambda y: lax.pmax(y, "i"), axis_name="i")(x), (f32(3, 2),)),
+        Case(
+            "pmax", lambda x: vmap(lambda y: lax.pmax(y, ("i", 0)), axis_name="i")(x), (i32(3, 2),)
+        ),
+        Case("pmin", lambda x: vmap(lambda y: lax.pmin(y, "i"), axis_name="i")(x), (f32(3, 2),)),
+        Case(
+            "all_gather",
+            lambda x: vmap(lambda y: lax.all_gather(y, "i", axis=1), axis_name="i")(x),
+            (f32(3, 2, 2),),
+        ),
+        Case(
+            "all_gather",
+            lambda x: vmap(lambda y: lax.all_gather(y, "i", axis=0, tiled=True), axis_name="i")(x),
+            (f32(3, 2),),
+        ),
+        Case(
+            "axis_index",
+            lambda x: vmap(lambda y: vmap(lambda z: z + lax.axis_index("i"))(y), axis_name="i")(x),
+            (i32(3, 2),),
+        ),
+        Case(
+            "ppermute",
+            lambda x: vmap(lambda y: lax.ppermute(y, "i", [(0, 1), (1, 2), (2, 0)]), axis_name="i")(
+                x
+            ),
+            (f32(3, 2),),
+        ),
+        Case(
+            "reduce_scatter",
+            lambda x: vmap(lambda y: lax.psum_scatter(y, "i", scatter_dimension=1), axis_name="i")(
+                x
+            ),
+            (f32(3, 2, 3),),
+        ),
+        Case(
+            "reduce_scatter",
+            lambda x: vmap(lambda y: lax.psum_scatter(y, "i", tiled=True), axis_name="i")(x),
+            (f32(3, 6),),
+        ),
+        Case(
+            "all_to_all",
+            lambda x: vmap(lambda y: lax.all_to_all(y, "i", 1, 0), axis_name="i")(x),
+            (f32(3, 2, 3),),
+        ),
     ] + _reduction_cases()
 
 

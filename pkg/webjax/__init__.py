@@ -11,6 +11,7 @@ from webjax import (
     dtypes,
     errors,
     experimental,
+    flatten_util,
     image,
     lax,
     nn,
@@ -63,6 +64,7 @@ from webjax._src.core import ShapedArray
 from webjax._src.custom_derivatives import custom_jvp, custom_vjp
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
+from webjax._src.pmap import pmap, process_count, process_index
 from webjax._src.runtime.backend import Device
 from webjax._src.transformations import (
     ShapeDtypeStruct,
@@ -104,6 +106,9 @@ __all__ = [
     "linearize",
     "make_jaxpr",
     "nn",
+    "pmap",
+    "process_count",
+    "process_index",
     "remat",
     "scipy",
     "stop_gradient",
@@ -142,6 +147,7 @@ __all__ = [
     "enable_x64",
     "ensure_compile_time_eval",
     "experimental",
+    "flatten_util",
     "float0",
     "image",
     "live_arrays",

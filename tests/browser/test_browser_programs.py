@@ -170,6 +170,26 @@ result = [r.x, r.fun, r.nit, r.nfev, r.njev, r.success, r.status,
           jax.grad(lambda s: warp(s).sum())(1.1), convolve(sig, k, mode="same"),
           jax.grad(lambda kk: (convolve(sig, kk) ** 2).sum())(k)]
 """,
+    "stax_adam_odeint": """
+from jax.example_libraries import optimizers, stax
+from jax.experimental.ode import odeint
+init, apply = stax.serial(stax.Dense(8), stax.Tanh, stax.Dense(2))
+out_shape, params = init(jax.random.PRNGKey(0), (-1, 3))
+x = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
+y = jnp.array([[0.5, -0.5], [0.0, 1.0], [1.0, 0.0], [-0.5, 0.5]])
+opt_init, opt_update, get_params = optimizers.adam(0.05)
+loss = lambda p: jnp.mean((apply(p, x) - y) ** 2)
+step = jax.jit(lambda i, s: (opt_update(i, jax.grad(loss)(get_params(s)), s), loss(get_params(s))))
+s = opt_init(params)
+losses = []
+for i in range(4):
+    s, l = step(i, s)
+    losses.append(l)
+f = lambda z, t, k: jnp.stack([z[1], -k * jnp.sin(z[0])])
+ts = jnp.linspace(0.0, 2.0, 5)
+sol = lambda k: odeint(f, jnp.array([1.0, 0.0]), ts, k, rtol=1e-6, atol=1e-6)
+result = [list(out_shape), losses, get_params(s), sol(4.0), jax.grad(lambda k: sol(k)[-1, 0])(4.0)]
+""",
 }
 
 

@@ -106,6 +106,7 @@ def _cjvp_batch(
     symbolic_zeros: bool,
 ) -> tuple[list[Any], list[Any]]:
     size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    axis = batching.rule_axis_name(size)  # the closures below batch later, over the same axis
     args = [
         batching.bdim_at_front(a, d, size) if d is not None else a
         for a, d in zip(args, dims, strict=True)
@@ -131,7 +132,7 @@ def _cjvp_batch(
             return [*p_out, *[ad.instantiate(v) for v in t_out]]
 
         outs = batching.vmap_flat(
-            one, [*consts, *xs, *ts], [*c_dims, *x_dims, *x_dims], [0] * (2 * n_out), size
+            one, [*consts, *xs, *ts], [*c_dims, *x_dims, *x_dims], [0] * (2 * n_out), size, axis
         )
         return outs[:n_out], outs[n_out:]
 
@@ -327,6 +328,7 @@ def _cvjp_batch(
     **params: Any,
 ) -> tuple[list[Any], list[Any]]:
     size = next(core.get_aval(a).shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    axis = batching.rule_axis_name(size)  # b_fwd/b_bwd batch later, over the same axis
     args = [
         batching.bdim_at_front(a, d, size) if d is not None else a
         for a, d in zip(args, dims, strict=True)
@@ -350,7 +352,7 @@ def _cvjp_batch(
             return [*p, *r]
 
         outs = batching.vmap_flat(
-            one, [*consts, *xs], in_dims, lambda: [0] * (n_out + n_res_box[0]), size
+            one, [*consts, *xs], in_dims, lambda: [0] * (n_out + n_res_box[0]), size, axis
         )
         return outs[:n_out], outs[n_out:]
 
@@ -360,7 +362,9 @@ def _cvjp_batch(
             return [ad.instantiate(v) if isinstance(v, Zero) else v for v in bwd(list(r), list(c))]
 
         n_in = len(in_dims) - nc
-        return batching.vmap_flat(one, [*res, *cts], [0] * (len(res) + len(cts)), [0] * n_in, size)
+        return batching.vmap_flat(
+            one, [*res, *cts], [0] * (len(res) + len(cts)), [0] * n_in, size, axis
+        )
 
     outs = custom_vjp_call_p.bind(
         *args, call_jaxpr=b_closed, fwd=b_fwd, bwd=b_bwd, num_consts=nc, **params

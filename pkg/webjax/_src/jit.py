@@ -344,7 +344,8 @@ class Jitted:
         flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         flat = [_to_array(x) for x in flat]
         avals = tuple(core.get_aval(x) for x in flat)
-        key = (in_tree, avals, static_args, static_kwargs, _device_key())
+        # Named axes are part of the key: a trace may read their sizes (`psum(1, 'i')`).
+        key = (in_tree, avals, static_args, static_kwargs, _device_key(), batching.axis_env_key())
         hit = self._cache.get(key)
         if hit is not None:
             return hit[0], hit[1], flat
@@ -367,6 +368,9 @@ class Jitted:
 
         if debug_level() >= 2:
             print(f"[webjax] traced jit({self.__name__}):\n{closed}")
+        closed, captured = _hoist_tracers(closed)
+        if captured:  # values of an enclosing transformation: arguments, and never cached
+            return closed, out_tree_box[0], [*captured, *flat]
         self._cache[key] = (closed, out_tree_box[0])
         return closed, out_tree_box[0], flat
 
@@ -414,6 +418,21 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+
+
+def _hoist_tracers(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
+    """Closure conversion of the tracers a jitted function closed over (values of an
+    enclosing grad/vmap/jit): they become leading arguments, so the enclosing trace sees them
+    flow into `jit` (JAX does the same when it lifts closed-over tracers)."""
+    pairs = list(zip(closed.jaxpr.constvars, closed.consts, strict=True))
+    hoist = [(v, c) for v, c in pairs if isinstance(c, core.Tracer)]
+    if not hoist:
+        return closed, []
+    keep = [(v, c) for v, c in pairs if not isinstance(c, core.Tracer)]
+    j = closed.jaxpr
+    jaxpr = core.Jaxpr([v for v, _ in keep], [*(v for v, _ in hoist), *j.invars], j.outvars,
+                       j.eqns)  # fmt: skip
+    return ClosedJaxpr(jaxpr, [c for _, c in keep]), [c for _, c in hoist]
 
 
 def _run_donating(closed: ClosedJaxpr, flat: list[Any], donated: tuple[int, ...]) -> list[Any]:

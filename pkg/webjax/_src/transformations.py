@@ -326,6 +326,26 @@ def grad(
 
 
 # ---- jacobians ----------------------------------------------------------------------------------
+def _check_jac_dtypes(leaves: list[Any], fname: str, holomorphic: bool, what: str) -> None:
+    """JAX's dtype rules of jacfwd/jacrev: holomorphic=True needs complex inputs and outputs;
+    otherwise jacfwd needs real inputs and jacrev real outputs."""
+    for leaf in leaves:
+        dt = core.get_aval(_to_array(leaf)).dtype
+        if holomorphic:
+            if dt.kind != "c":
+                raise TypeError(f"{fname} with holomorphic=True requires {what}s with complex "
+                                f"dtype, but got {dt.name}.")  # fmt: skip
+        elif dt.kind == "c" and (fname, what) in (("jacfwd", "input"), ("jacrev", "output")):
+            use = "jax.jvp" if fname == "jacfwd" else "jax.vjp"
+            detail = "complex inputs or integer inputs" if fname == "jacfwd" else "complex outputs"
+            raise TypeError(
+                f"{fname} requires real-valued {what}s ({what} dtype that is a sub-dtype of "
+                f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
+                f"holomorphic=True. For differentiation of non-holomorphic functions involving "
+                f"{detail}, use {use} directly."
+            )
+
+
 def _std_basis(flat: list[Any]) -> tuple[Any, int]:
     """An identity matrix covering all flat inputs (rows: basis directions)."""
     import math
@@ -372,6 +392,7 @@ def jacfwd(
     def jac(*args: Any, **kwargs: Any) -> Any:
         _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, False, "jacfwd")
         d_flat, d_tree = tree_flatten(dyn)
+        _check_jac_dtypes(d_flat, "jacfwd", holomorphic, "input")
 
         eye, _ = _std_basis(d_flat)
         basis = _split_basis(eye, d_flat)
@@ -383,6 +404,8 @@ def jacfwd(
 
         out = vmap(push, in_axes=0, out_axes=-1)(*basis)
         y = out[0] if has_aux else out
+        if holomorphic:
+            _check_jac_dtypes(tree_flatten(y)[0], "jacfwd", True, "output")
         # reshape trailing basis axis into the input shapes
         jac_tree = tree_map(lambda leaf: _unflatten_last(leaf, d_flat, single, d_tree), y)
         if has_aux:
@@ -432,11 +455,14 @@ def jacrev(
     @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
         _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, allow_int, "jacrev")
+        if holomorphic:
+            _check_jac_dtypes(tree_flatten(dyn)[0], "jacrev", True, "input")
 
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         y, pullback = res[0], res[1]
         y_flat, y_tree = tree_flatten(y)
         y_flat = [_to_array(v) for v in y_flat]
+        _check_jac_dtypes(y_flat, "jacrev", holomorphic, "output")
         eye, _ = _std_basis(y_flat)
         basis = _split_basis(eye, y_flat)
 
@@ -479,7 +505,7 @@ jacobian = jacrev
 def hessian(
     fun: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 # ---- staging utilities --------------------------------------------------------------------------
@@ -553,7 +579,10 @@ def make_jaxpr(
             out_tree[:] = [tree]
             return [_to_array(x) for x in leaves]
 
-        closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
+        from .interpreters import batching
+
+        with batching.extend_axis_env(axis_env or ()):  # names collectives may use
+            closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
         if return_shape:
             shapes = [
                 ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals

@@ -46,7 +46,8 @@ def vmap(
 ) -> Callable[..., Any]:
     """Vectorize `fun` over the axes `in_axes` of its arguments, like `jax.vmap`.
 
-    `axis_name` is accepted, but collectives over it are not supported (NotImplementedError).
+    `axis_name` names the mapped axis for collectives (`lax.psum(x, axis_name)`, `all_gather`,
+    `axis_index`, ...: `_src/lax/parallel.py`) while `fun` runs.
     `spmd_axis_name` only affects sharding in JAX; with one device it is ignored.
     """
     if not callable(fun):

@@ -249,6 +249,27 @@ from webjax._src.lax.more import (
     while_p,
     xor_p,
 )
+from webjax._src.lax.parallel import (
+    all_gather,
+    all_gather_p,
+    all_to_all,
+    all_to_all_p,
+    axis_index,
+    axis_index_p,
+    axis_size,
+    pmax,
+    pmax_p,
+    pmean,
+    pmin,
+    pmin_p,
+    ppermute,
+    ppermute_p,
+    pshuffle,
+    psum,
+    psum_p,
+    psum_scatter,
+    pswapaxes,
+)
 from webjax._src.lax.slicing import (
     GatherDimensionNumbers,
     GatherScatterMode,

@@ -4,3 +4,6 @@ from webjax._src.lax.eig import eig as eig
 from webjax._src.lax.eig import eig_p as eig_p
 from webjax._src.lax.linalg import *  # noqa: F403
 from webjax._src.lax.linalg import __all__ as __all__
+from webjax._src.lax.tridiagonal import tridiagonal, tridiagonal_solve
+
+__all__ = [*__all__, "tridiagonal", "tridiagonal_solve"]

@@ -5,12 +5,19 @@ A `BatchTracer` stands for `axis_size` per-example values stacked along `batch_d
 rule `(vals, dims, **params) -> (out, out_dim)` computing the batched result in the parent
 trace. The idea is Autodidax's vmap part, with JAX's context-based dispatch: a trace knows its
 parent, and nested vmaps tell their tracers apart by `tracer._trace is self`.
+
+Named axes: `vmap(axis_name=...)` binds the name (with its size) in an axis env while the
+function is traced, and its BatchTrace handles the collectives over that name (their rules run
+even on unbatched operands and read the axis with `current_axis()`); other traces pass them on.
+Rules of higher-order primitives re-batch their bodies over the same named axis (the default
+of `batch_flat`), so collectives inside `jit`, `cond`, `scan`, ... reach the right trace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 from .. import core
 from ..core import Primitive, ShapedArray, Trace, Tracer
@@ -22,15 +29,95 @@ BatchDim = int | None
 # rule(vals, dims, **params) -> (out, out_dim), or (outs, out_dims) for multiple_results.
 primitive_batchers: dict[Primitive, Callable[..., Any]] = {}
 
-# Collective primitives need a named axis; webjax's vmap does not support them yet.
+# Collectives (primitives over named axes) registered by the lax layer: primitive -> a function
+# of its params giving the axis names it refers to. Their batching rules run even when no operand
+# is batched (a collective over the mapped axis acts on unbatched values too) and read the axis
+# being mapped with `current_axis()`.
+collective_axes: dict[Primitive, Callable[[dict], tuple[Any, ...]]] = {}
+
+# JAX collectives webjax does not implement: batching them names the gap.
 COLLECTIVES = frozenset({
     "psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "axis_index", "ppermute",
-    "psum_scatter", "pbroadcast", "pgather",
+    "psum_scatter", "reduce_scatter", "pbroadcast", "pgather",
 })  # fmt: skip
 
 # Array operations filled by the lax layer (this layer sits below lax).
 transpose_fn: Callable[[Any, tuple[int, ...]], Any] = None  # type: ignore[assignment]
 broadcast_in_dim_fn: Callable[[Any, tuple[int, ...], tuple[int, ...]], Any] = None  # type: ignore[assignment]
+
+
+# ---- named axes ----------------------------------------------------------------------------------
+class AxisData(NamedTuple):
+    """The axis a BatchTrace maps: its name (None when unnamed) and size."""
+
+    name: Any
+    size: int
+
+
+# The named axes bound while a vmapped function is traced (innermost last), as JAX's axis env:
+# collectives look up sizes here, and staging checks that the names they use are bound.
+_axis_env: list[AxisData] = []
+# The axes of the BatchTraces whose rules are running (innermost last): rules of higher-order
+# primitives re-batch their bodies over the same named axis (`batch_flat`'s default).
+_rule_axes: list[AxisData] = []
+
+
+@contextlib.contextmanager
+def extend_axis_env(frames: Sequence[tuple[Any, int]]) -> Iterator[None]:
+    """Bind the named axes `frames` ((name, size) pairs; None names nothing) for the duration
+    of the block."""
+    n = len(_axis_env)
+    _axis_env.extend(AxisData(name, int(size)) for name, size in frames if name is not None)
+    try:
+        yield
+    finally:
+        del _axis_env[n:]
+
+
+def axis_is_bound(name: Any) -> bool:
+    return any(f.name == name for f in _axis_env)
+
+
+def axis_size(name: Any) -> int:
+    """The size of the innermost axis bound as `name` (JAX's NameError when none is)."""
+    for frame in reversed(_axis_env):
+        if frame.name == name:
+            return frame.size
+    raise NameError(f"unbound axis name: {name}")
+
+
+def axis_env_key() -> tuple[AxisData, ...]:
+    """The bound axes, for caches of traces that may depend on them (jit)."""
+    return tuple(_axis_env)
+
+
+def current_axis() -> AxisData:
+    """The axis of the BatchTrace whose rule is running (for collective rules)."""
+    return _rule_axes[-1]
+
+
+def uses_axis(params: dict, name: Any) -> bool:
+    """Whether a collective over `name` occurs in the sub-jaxprs among `params`."""
+    return any(_jaxpr_uses_axis(j, name) for j in _sub_jaxprs(params))
+
+
+def _sub_jaxprs(params: dict) -> Iterator[core.Jaxpr]:
+    for v in params.values():
+        for sub in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(sub, core.ClosedJaxpr):
+                yield sub.jaxpr
+            elif isinstance(sub, core.Jaxpr):
+                yield sub
+
+
+def _jaxpr_uses_axis(jaxpr: core.Jaxpr, name: Any) -> bool:
+    for eqn in jaxpr.eqns:
+        names = collective_axes.get(eqn.primitive)
+        if names is not None and name in names(eqn.params):
+            return True
+        if any(_jaxpr_uses_axis(j, name) for j in _sub_jaxprs(eqn.params)):
+            return True
+    return False
 
 
 # ---- tracers and the trace -----------------------------------------------------------------------
@@ -60,6 +147,7 @@ class BatchTrace(Trace):
         self.parent = parent
         self.axis_size = axis_size
         self.axis_name = axis_name
+        self.axis_data = AxisData(axis_name, axis_size)
 
     def lift(self, x: Any) -> tuple[Any, BatchDim]:
         """(value, batch dim) of `x`; foreign values (constants, outer tracers) are unbatched."""
@@ -68,16 +156,34 @@ class BatchTrace(Trace):
         return x, not_mapped
 
     def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict) -> Any:
-        if primitive.name in COLLECTIVES:
+        collective = primitive in collective_axes
+        if not collective and primitive.name in COLLECTIVES:
             raise _collective_error(primitive, params, self.axis_name)
         vals, dims = _unzip([self.lift(a) for a in args])
-        with core.set_current_trace(self.parent):
-            if all(d is not_mapped for d in dims):
-                return self._wrap(primitive, primitive.bind(*vals, **params), None)
-            rule = primitive_batchers.get(primitive)
-            if rule is None:
-                raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
-            out, out_dim = rule(vals, dims, **params)
+        if not collective and all(d is not_mapped for d in dims):
+            if self.axis_name is None or not uses_axis(params, self.axis_name):
+                with core.set_current_trace(self.parent):
+                    return self._wrap(primitive, primitive.bind(*vals, **params), None)
+            if not vals:  # a call without operands (jit of a nullary function): inline it
+                closed = params.get("jaxpr")
+                if isinstance(closed, core.ClosedJaxpr) and primitive.multiple_results:
+                    return core.eval_jaxpr(closed.jaxpr, closed.consts)
+                raise NotImplementedError(
+                    f"'{primitive.name}' without operands, over the named axis "
+                    f"{self.axis_name!r} inside vmap"
+                )
+            # The body uses this named axis: batch it (on one operand made batched).
+            with core.set_current_trace(self.parent):
+                vals[-1], dims[-1] = broadcast(vals[-1], self.axis_size, 0), 0
+        rule = primitive_batchers.get(primitive)
+        if rule is None:
+            raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
+        _rule_axes.append(self.axis_data)
+        try:
+            with core.set_current_trace(self.parent):
+                out, out_dim = rule(vals, dims, **params)
+        finally:
+            _rule_axes.pop()
         return self._wrap(primitive, out, out_dim)
 
     def _wrap(self, primitive: Primitive, out: Any, out_dim: Any) -> Any:
@@ -132,21 +238,46 @@ def matchaxis(x: Any, src: BatchDim, dst: int, size: int) -> Any:
 
 
 # ---- the transformation --------------------------------------------------------------------------
+class _Inherit:
+    """`batch_flat`'s default axis name: that of the BatchTrace whose rule is running."""
+
+    def __repr__(self) -> str:
+        return "INHERIT"
+
+
+INHERIT: Any = _Inherit()
+
+
+def rule_axis_name(axis_size: int) -> Any:
+    """The name of the axis a running batching rule maps (None outside rules, or when it maps
+    an axis of another size): rules that batch a body later (closures) capture it here."""
+    if _rule_axes and _rule_axes[-1].size == axis_size:
+        return _rule_axes[-1].name
+    return None
+
+
 def batch_flat(
     fun: Callable[..., Sequence[Any]],
     args: Sequence[Any],
     in_dims: Sequence[BatchDim],
     axis_size: int,
-    axis_name: Any = None,
+    axis_name: Any = INHERIT,
 ) -> tuple[list[Any], list[BatchDim]]:
     """Run `fun` on per-example views of `args`; return the batched outputs and their batch
-    dims as they come (not_mapped for outputs that do not depend on a mapped input)."""
+    dims as they come (not_mapped for outputs that do not depend on a mapped input).
+
+    `axis_name` names the mapped axis for collectives; by default a batching rule's body is
+    mapped over the named axis of the trace running the rule (so `vmap(jit(f), axis_name=...)`
+    reaches the collectives inside `f`)."""
+    if axis_name is INHERIT:
+        axis_name = rule_axis_name(axis_size)
     trace = BatchTrace(core.find_cur_trace(), axis_size, axis_name)
     tracers = [
         a if d is not_mapped else BatchTracer(trace, a, d)
         for a, d in zip(args, in_dims, strict=True)
     ]
-    with core.set_current_trace(trace):
+    frames = [] if axis_name is None else [(axis_name, axis_size)]
+    with core.set_current_trace(trace), extend_axis_env(frames):
         outs = list(fun(*tracers))
     return _unzip([trace.lift(o) for o in outs])
 
@@ -157,7 +288,7 @@ def vmap_flat(
     in_dims: Sequence[BatchDim],
     out_dims: Sequence[BatchDim] | Callable[[], Sequence[BatchDim]],
     axis_size: int,
-    axis_name: Any = None,
+    axis_name: Any = INHERIT,
 ) -> list[Any]:
     """Map `fun` (flat lists in and out) over axis `in_dims[i]` of each argument; put the mapped
     axis of each output at `out_dims[j]` (a callable is asked after `fun` ran, when the output
