@@ -202,6 +202,34 @@ def test_split_reduce_layouts(device_class: int, rows: int, rsize: int) -> None:
     assert run_on(GPU, kernel, bufs) == [float(sum(row)) for row in rowvals]
 
 
+@pytest.mark.parametrize("rsize", [1 << 16, 20_001, 4 * 5003])
+def test_split_partials_run_independent_chains(rsize: int) -> None:
+    # CPU adapters: each partial takes CPU_CHAINS steps per iteration into separate
+    # accumulators (vec4 ones for float32 sums over lanes), whole blocks, then the tail steps
+    limits = _set_limits(1, cpu=1)
+    next(limits)
+    try:
+        vals = [(k * 7919) % 2001 - 1000 for k in range(rsize)]
+        f, x = Buf(dt.float32, [float(v) for v in vals]), Buf(dt.int32, vals)
+        r = E.ridx(rsize)
+        cases = [
+            (E.reduce(Op.ADD, E.load(f, r, dt.float32), rsize), float(sum(vals))),
+            (E.reduce(Op.ADD, E.load(x, r, dt.int32), rsize), sum(vals)),
+            (E.reduce(Op.MAX, E.load(f, r, dt.float32), rsize), float(max(vals))),
+        ]
+        for exp, want in cases:
+            kernel, bufs = make_kernel(exp, 1)
+            prog = wgsl.render(kernel, GPU.max_args + 1, GPU.limits)
+            assert len(prog.passes) == 2
+            first = prog.passes[0].source
+            assert f"acc_{wgsl.CPU_CHAINS - 1}" in first and "while (q + " in first
+            vector = exp.dtype is dt.float32 and exp.arg[0] is Op.ADD and rsize % 4 == 0
+            assert ("vec4<f32> = vec4<f32>(" in first) == vector
+            assert run_on(GPU, kernel, bufs) == [want]  # small integers: exact in any order
+    finally:
+        next(limits, None)
+
+
 def test_barriers_only_on_gpus(device_class: int) -> None:
     # CPU adapters: no workgroup barriers at all; GPUs: workgroup trees for long reductions
     for rows, rsize in ((10, 300), (7, 4004), (1, 1 << 16), (3, 20_001)):

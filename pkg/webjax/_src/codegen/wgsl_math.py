@@ -33,6 +33,12 @@ def _h(name: str, src: str, *deps: str) -> None:
 _h("opq", "var<private> opq: u32;")
 _h("fb", "fn fb(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | opq); }", "opq")
 _h("fb2", "fn fb2(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ opq); }", "opq")
+_h(
+    "fb4",
+    "fn fb4(x: vec4<f32>) -> vec4<f32> { return bitcast<vec4<f32>>(bitcast<vec4<u32>>(x) | "
+    "vec4<u32>(opq)); }",
+    "opq",
+)
 
 # ---- classification and exact float ops ---------------------------------------------------------
 _h(
