@@ -10,6 +10,7 @@ import math
 import struct
 from typing import Any
 
+from . import dtypes
 from .dtypes import DType
 
 THRESHOLD = 1000
@@ -18,7 +19,15 @@ LINEWIDTH = 75
 PRECISION = 8
 
 
+# (largest finite value, the value halfway to the next power of two: rounding overflows past it)
+_LIMITS = {"float32": ((2 - 2**-23) * 2.0**127, (2 - 2**-24) * 2.0**127),
+           "float16": (65504.0, 65520.0)}  # fmt: skip
+
+
 def _round_trip(x: float, dtype: DType) -> float:
+    if dtype.name in _LIMITS and abs(x) >= _LIMITS[dtype.name][0]:  # struct refuses to round
+        top, halfway = _LIMITS[dtype.name]
+        return math.copysign(math.inf if abs(x) >= halfway else top, x)
     if dtype.name == "float32":
         return struct.unpack("<f", struct.pack("<f", x))[0]
     if dtype.name == "float16":
@@ -42,7 +51,9 @@ def _shortest_sci(x: float, dtype: DType) -> tuple[str, int]:
     return mant, int(e)
 
 
-def _positional(x: float, dtype: DType) -> str:
+def _positional_parts(x: float, dtype: DType, limit: bool = True) -> tuple[str, str]:
+    """The digits of |x| before and after the point: shortest round-trip digits, at most
+    PRECISION after the point with `limit` (NumPy's dragon4_positional, unique, trim '.')."""
     mant, e = _shortest_sci(abs(x), dtype)
     digits = mant.replace(".", "")
     point = e + 1  # digits before the decimal point
@@ -53,62 +64,101 @@ def _positional(x: float, dtype: DType) -> str:
     else:
         s = digits[:point] + "." + digits[point:]
     whole, frac = s.split(".")
-    if len(frac) > PRECISION:
+    if limit and len(frac) > PRECISION:
         s = f"{abs(x):.{PRECISION}f}".rstrip("0")
         whole, frac = s.split(".")
-    return ("-" if math.copysign(1.0, x) < 0 else "") + whole + "." + frac
+    return whole, frac
 
 
-def _scientific(x: float, dtype: DType) -> tuple[str, str]:
+def _scientific_parts(x: float, dtype: DType) -> tuple[str, str, int]:
+    """The mantissa digits of |x| before and after the point, and the exponent (NumPy's
+    dragon4_scientific: shortest round-trip digits, at most PRECISION after the point)."""
     mant, e = _shortest_sci(abs(x), dtype)
     if "." in mant and len(mant.split(".")[1]) > PRECISION:
         mant = f"{float(mant):.{PRECISION}f}".rstrip("0")
-    if "." not in mant:
-        mant += "."
-    sign = "-" if math.copysign(1.0, x) < 0 else ""
-    return sign + mant, f"e{'+' if e >= 0 else '-'}{abs(e):02d}"
+    whole, _, frac = mant.partition(".")
+    return whole, frac, e
 
 
-def _k(v: float) -> tuple[float, bool]:
-    """A dict key that tells -0.0 from 0.0."""
-    return (v, math.copysign(1.0, v) < 0)
+def _negative(x: float) -> bool:
+    return math.copysign(1.0, x) < 0
 
 
-def _float_formatter(values: list[float], dtype: DType) -> Any:
-    finite = [abs(v) for v in values if math.isfinite(v)]
-    nonzero = [v for v in finite if v != 0]
-    sci = bool(nonzero) and (
-        max(nonzero) >= 1e8 or min(nonzero) < 1e-4 or max(nonzero) / min(nonzero) > 1e3
-    )
-    if sci:
-        parts = {_k(v): _scientific(v, dtype) for v in values if math.isfinite(v)}
-        left = max((len(m.split(".")[0]) for m, _ in parts.values()), default=0)
-        right = max((len(m.split(".")[1]) for m, _ in parts.values()), default=0)
-        exp_w = max((len(e) for _, e in parts.values()), default=0)
+def _positional(x: float, dtype: DType) -> str:
+    whole, frac = _positional_parts(x, dtype)
+    return ("-" if _negative(x) else "") + whole + "." + frac
 
-        def fmt(v: float) -> str:
-            if not math.isfinite(v):
-                return _nonfinite(v)
-            m, e = parts[_k(v)]
-            w, f = m.split(".")
-            return w.rjust(left) + "." + f.ljust(right, "0") + e.ljust(exp_w)
 
-    else:
-        strs = {_k(v): _positional(v, dtype) for v in values if math.isfinite(v)}
-        left = max((len(s.split(".")[0]) for s in strs.values()), default=0)
-        right = max((len(s.split(".")[1]) for s in strs.values()), default=0)
+# magnitudes from which arrays print in scientific notation: 10^min(8, decimal precision)
+_SCI_CUTOFF = {"float64": 1e8, "float32": 1e6, "float16": 1e3, "bfloat16": 1e2}
 
-        def fmt(v: float) -> str:
-            if not math.isfinite(v):
-                return _nonfinite(v)
-            w, f = strs[_k(v)].split(".")
-            return w.rjust(left) + "." + f.ljust(right)
 
-    sample = [fmt(v) for v in values if math.isfinite(v)]
-    width = max(
-        [len(s) for s in sample] + [len(_nonfinite(v)) for v in values if not math.isfinite(v)]
-    )
-    return lambda v: fmt(v).rjust(width)
+class _FloatFormat:
+    """NumPy's FloatingFormat (floatmode 'maxprec'): one notation for all values, the point
+    aligned (pad_left characters before it, pad_right after), non-finite values right-aligned
+    in the same width. `plus` prints '+' on non-negative values (the imaginary parts of
+    complex numbers)."""
+
+    def __init__(self, values: list[float], dtype: DType, plus: bool = False) -> None:
+        self.dtype, self.plus = dtype, plus
+        finite = [v for v in values if math.isfinite(v)]
+        nonzero = [abs(v) for v in finite if v != 0]
+        # NumPy compares in the array's type (float32 0.0001 is not below 1e-4 there)
+        top, low = (max(nonzero), min(nonzero)) if nonzero else (0.0, 0.0)
+        self.sci = bool(nonzero) and (
+            top >= _round_trip(_SCI_CUTOFF.get(dtype.name, 1e8), dtype)
+            or low < _round_trip(1e-4, dtype)
+            or _round_trip(top / low, dtype) > 1e3
+        )
+        self.pad_left = self.pad_right = self.frac = self.exp_digits = 0
+        if finite and self.sci:
+            parts = [_scientific_parts(v, dtype) for v in finite]
+            self.exp_digits = max(max(len(str(abs(e))), 2) for _, _, e in parts)
+            self.frac = max(len(f) for _, f, _ in parts)
+            self.pad_left = max(len(self._sign(v) + w) for v, (w, _, _) in zip(finite, parts))
+            self.pad_right = self.exp_digits + 2 + self.frac
+        elif finite:
+            pos = [_positional_parts(v, dtype) for v in finite]
+            self.pad_left = max(len(self._sign(v) + w) for v, (w, _) in zip(finite, pos))
+            self.pad_right = max(len(f) for _, f in pos)
+        if len(finite) != len(values):  # room for nan/inf
+            neg_inf = plus or any(v == -math.inf for v in values)
+            offset = self.pad_right + 1
+            self.pad_left = max(self.pad_left, 3 - offset, 3 + neg_inf - offset)
+
+    def _sign(self, v: float) -> str:
+        return "-" if _negative(v) else ("+" if self.plus else "")
+
+    def __call__(self, v: float) -> str:
+        if not math.isfinite(v):
+            if v != v:
+                text = ("+" if self.plus else "") + "nan"
+            else:
+                text = ("-" if v < 0 else "+" if self.plus else "") + "inf"
+            return text.rjust(self.pad_left + self.pad_right + 1)
+        if self.sci:
+            whole, frac, e = _scientific_parts(v, self.dtype)
+            exp = f"e{'+' if e >= 0 else '-'}{str(abs(e)).rjust(self.exp_digits, '0')}"
+            return ((self._sign(v) + whole).rjust(self.pad_left) + "." +
+                    frac.ljust(self.frac, "0") + exp)  # fmt: skip
+        whole, frac = _positional_parts(v, self.dtype)
+        return (self._sign(v) + whole).rjust(self.pad_left) + "." + frac.ljust(self.pad_right)
+
+
+def _complex_formatter(values: list[complex], dtype: DType) -> Any:
+    """NumPy's ComplexFloatingFormat: the real parts and the imaginary parts (signed) each
+    formatted as one float column, 'j' placed before the imaginary part's padding."""
+    part = dtypes.component(dtype)
+    real = _FloatFormat([complex(v).real for v in values], part)
+    imag = _FloatFormat([complex(v).imag for v in values], part, plus=True)
+
+    def fmt(v: Any) -> str:
+        z = complex(v)
+        i = imag(z.imag)
+        n = len(i.rstrip())
+        return real(z.real) + i[:n] + "j" + i[n:]
+
+    return fmt
 
 
 def _nonfinite(v: float) -> str:
@@ -119,7 +169,9 @@ def _nonfinite(v: float) -> str:
 
 def _formatter(values: list[Any], dtype: DType) -> Any:
     if dtype.kind == "f":
-        return _float_formatter(values, dtype)
+        return _FloatFormat(values, dtype)
+    if dtype.kind == "c":
+        return _complex_formatter(values, dtype)
     if dtype.kind == "b":
         return lambda v: str(bool(v)).rjust(5)
     width = max((len(str(v)) for v in values), default=0)
@@ -202,18 +254,47 @@ def array_repr(flat: list[Any], shape: tuple[int, ...], dtype: DType, weak_type:
     return f"{prefix}{body},{gap}{suffix}"
 
 
+# Scalars print positionally for magnitudes in [1e-4, cutoff), else in scientific notation
+# (NumPy's scalar str; the cutoff depends on the type).
+_SCALAR_CUTOFF = {"float64": 1e16, "float32": 1e6, "float16": 1e3}
+
+
+def _scalar_parts(value: float, dtype: DType, trim_point: bool) -> str:
+    """NumPy's float scalar text (shortest round-trip digits): '1.0' ('1' with trim_point,
+    as inside complex scalars), '1.5', '1e+20'."""
+    cutoff = _SCALAR_CUTOFF.get(dtype.name, 1e6)
+    sign = "-" if _negative(value) else ""
+    if value == 0 or 1e-4 <= abs(value) < cutoff:
+        whole, frac = _positional_parts(value, dtype, limit=False)
+        if not frac:
+            return sign + whole + ("" if trim_point else ".0")
+        return sign + whole + "." + frac
+    mant, e = _shortest_sci(abs(value), dtype)
+    return f"{sign}{mant}e{'+' if e >= 0 else '-'}{abs(e):02d}"
+
+
 def scalar_str(value: Any, dtype: DType) -> str:
-    """str() of a 0-d array: NumPy's scalar str (shortest digits, Python-style exponent)."""
+    """str() of a 0-d array: NumPy's scalar str (shortest digits, Python-style exponent;
+    complex numbers as '(1+2j)', '2j')."""
+    if dtype.kind == "c":
+        z = complex(value)
+        part = dtypes.component(dtype)
+
+        def text(v: float, plus: bool) -> str:
+            if math.isfinite(v):
+                t = _scalar_parts(v, part, True)
+            else:
+                t = _nonfinite(v)
+            return ("+" + t) if plus and not t.startswith("-") else t
+
+        if z.real == 0 and not _negative(z.real):
+            return text(z.imag, False) + "j"
+        return f"({text(z.real, False)}{text(z.imag, True)}j)"
     if dtype.kind != "f":
         return str(value)
     if not math.isfinite(value):
         return _nonfinite(value)
-    cutoff = {"float64": 1e16, "float16": 1e4}.get(dtype.name, 1e8)
-    if value == 0 or 1e-4 <= abs(value) < cutoff:
-        return _positional(value, dtype) + ("0" if _positional(value, dtype).endswith(".") else "")
-    mant, e = _shortest_sci(abs(value), dtype)
-    sign = "-" if value < 0 else ""
-    return f"{sign}{mant}e{'+' if e >= 0 else '-'}{abs(e):02d}"
+    return _scalar_parts(value, dtype, False)
 
 
 def array_str(flat: list[Any], shape: tuple[int, ...], dtype: DType) -> str:

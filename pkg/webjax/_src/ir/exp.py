@@ -9,6 +9,7 @@ arithmetic with range analysis (tinygrad's symbolic idea, written for C-style id
 
 from __future__ import annotations
 
+import math
 import typing
 import weakref
 from collections.abc import Callable, Iterator
@@ -24,8 +25,8 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def _arg_key(arg: Any) -> Any:
-    if isinstance(arg, float):
-        return ("f", arg.hex())  # distinguishes -0.0 and matches every NaN
+    if isinstance(arg, float):  # distinguishes -0.0, and -NaN from NaN (bitcasts see signs)
+        return ("f", arg.hex(), math.copysign(1.0, arg) < 0)
     if isinstance(arg, bool):
         return ("b", arg)
     if isinstance(arg, (int, str, Op, DType)) or arg is None:

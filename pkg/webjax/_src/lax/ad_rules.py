@@ -544,7 +544,7 @@ def _reduce_chooser_jvp(name: str) -> Callable[..., tuple[Any, Any]]:
         (x,), (t,) = primals, tangents
         out = prims[name].bind(x, axes=axes, out_sharding=None)
         xa = _aval(x)
-        if xa.dtype.kind != "f":
+        if xa.dtype.kind not in "fc":
             return out, Zero(_aval(out))
         kept = tuple(i for i in range(xa.ndim) if i not in axes)
         at = lax.convert_element_type(

@@ -6,8 +6,9 @@ results are uploaded to the same device. Where NumPy imports (CPython; Pyodide p
 load it) the decomposition is LAPACK's `geev` through `numpy.linalg.eig`, so eigenvalues come
 in LAPACK's order, as JAX's; elsewhere a pure-Python complex Schur decomposition (Householder
 Hessenberg reduction, then Wilkinson-shifted QR steps with deflation, eigenvectors by back
-substitution) computes the same pairs, possibly in another order. Eigenvectors are normalized
-as LAPACK's: unit Euclidean norm, the component of largest modulus real and positive. Left
+substitution) computes the same pairs, possibly in another order. Eigenvectors are LAPACK's
+(through NumPy, in the input's precision, as JAX's sgeev/dgeev); the fallback normalizes them
+alike: unit Euclidean norm, the component of largest modulus real. Left
 eigenvectors are the rows of V^-1, conjugated and normalized the same way.
 
 Because it reads values, `jit` programs containing `eig` run eagerly (as pure_callback does).
@@ -228,21 +229,22 @@ def _left_from_right(vr: Matrix) -> Matrix:
     return [[cols[j][i] for j in range(n)] for i in range(n)]
 
 
-def _decompose(mats: list[Matrix], left: bool) -> list[tuple[list[complex], Matrix, Matrix]]:
+def _decompose(mats: list[Matrix], left: bool, double: bool
+               ) -> list[tuple[list[complex], Matrix, Matrix]]:  # fmt: skip
     try:
         import numpy as np
     except ImportError:  # Pyodide without NumPy: the pure-Python decomposition
         np = None  # type: ignore[assignment]
     out = []
     for a in mats:
-        if np is not None:
-            arr: Any = np.array(a, dtype=np.complex128)
-            if all(v.imag == 0 for row in a for v in row):
+        if np is not None:  # LAPACK in the input's precision (sgeev for float32, as JAX)
+            real = all(v.imag == 0 for row in a for v in row)
+            arr: Any = np.array(a, dtype=np.complex128 if double else np.complex64)
+            if real:
                 arr = arr.real
             w_np, vr_np = np.linalg.eig(arr)
             w = [complex(v) for v in w_np]
             vr = [[complex(v) for v in row] for row in vr_np]
-            vr = _transpose([_normalize(col) for col in _transpose(vr)])
         else:
             w, vr = _eig_python(a, 2.0**-52)
         out.append((w, vr, _left_from_right(vr) if left else []))
@@ -270,7 +272,8 @@ def _eig_impl(x: Any, *, compute_left_eigenvectors: bool, compute_right_eigenvec
         [flat[b * n * n + i * n : b * n * n + (i + 1) * n] for i in range(n)]
         for b in range(aval.size // (n * n) if n else 0)
     ]
-    results = _decompose(mats, compute_left_eigenvectors)
+    double = dtypes.component(aval.dtype) is dtypes.float64
+    results = _decompose(mats, compute_left_eigenvectors, double)
     device = x._device
     cdt = outs_avals[0].dtype
     ws = [v for w, _, _ in results for v in w]

@@ -630,11 +630,11 @@ cummax_p = lax._prim("cummax")
 cummin_p = lax._prim("cummin")
 cumlogsumexp_p = lax._prim("cumlogsumexp")
 _CUM_OPS = {cumsum_p: Op.ADD, cumprod_p: Op.MUL, cummax_p: Op.MAX, cummin_p: Op.MIN}
-_CUM_KINDS = {
-    cumsum_p: "fiu",
-    cumprod_p: "fiu",
-    cummax_p: "fiub",
-    cummin_p: "fiub",
+_CUM_KINDS = {  # complex: lowering_complex.py (cumsum per part; the others composed)
+    cumsum_p: "fiuc",
+    cumprod_p: "fiuc",
+    cummax_p: "fiubc",
+    cummin_p: "fiubc",
     cumlogsumexp_p: "f",
 }
 
@@ -725,7 +725,7 @@ def _cumsum_transpose(ct: Any, x: Any, *, axis: int, reverse: bool) -> list[Any]
 def _cumsum_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
     (x,), (t,) = primals, tangents
     out = cumsum_p.bind(x, **params)
-    if isinstance(t, Zero) or _aval(x).dtype.kind != "f":
+    if isinstance(t, Zero) or _aval(x).dtype.kind not in "fc":
         return out, Zero(ad.tangent_aval(_aval(out)))
     return out, cumsum_p.bind(t, **params)
 
@@ -751,7 +751,7 @@ def _cumprod_jvp(
 ) -> tuple[Any, Any]:
     (x,), (t,) = primals, tangents
     out = cumprod_p.bind(x, axis=axis, reverse=reverse)
-    if isinstance(t, Zero) or _aval(x).dtype.kind != "f":
+    if isinstance(t, Zero) or _aval(x).dtype.kind not in "fc":
         return out, Zero(ad.tangent_aval(_aval(out)))
     flip = (lambda v: lax.rev(v, (axis,))) if reverse else (lambda v: v)
     xs, ts, outs = flip(x), flip(t), flip(out)
@@ -776,7 +776,7 @@ def _cum_chooser_jvp(prim: Primitive) -> Callable[..., tuple[Any, Any]]:
         (x,), (t,) = primals, tangents
         out = prim.bind(x, axis=axis, reverse=reverse)
         xa = _aval(x)
-        if isinstance(t, Zero) or xa.dtype.kind != "f":
+        if isinstance(t, Zero) or xa.dtype.kind not in "fc":
             return out, Zero(ad.tangent_aval(_aval(out)))
         hit = lax.bitwise_and(
             _prefix_mask(xa.shape, axis, reverse),

@@ -236,6 +236,7 @@ from .sorting import (
     quantile,
     searchsorted,
     sort,
+    sort_complex,
 )
 from .statistics import (
     bincount,
@@ -350,6 +351,7 @@ from .ufuncs import (
     rad2deg,
     radians,
     real,
+    real_if_close,
     reciprocal,
     remainder,
     right_shift,

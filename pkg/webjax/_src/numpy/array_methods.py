@@ -96,6 +96,50 @@ def _copy(self: Any) -> Any:
     return creation.array(self, copy=True)
 
 
+def _round(self: Any, ndigits: Any = None) -> Any:
+    """round(x): to an integer array (the real part of complex numbers) without ndigits, as
+    JAX's operator."""
+    out = ufuncs.round(self, ndigits or 0)
+    return _astype(out, int) if ndigits is None else out
+
+
+def _view(self: Any, dtype: Any = None, type: Any = None) -> Any:
+    """The same bytes as another dtype: a complex array is its interleaved (real, imaginary)
+    parts, so complex <-> float views change the last axis by a factor of two; views between
+    types of one width reinterpret the bits."""
+    from .. import dtypes
+    from ..lax import lax
+
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    src, dst = util.aval(self).dtype, dtypes.canonicalize(dtypes.dtype(dtype))
+    shape = util.aval(self).shape
+    if src is dst:
+        return self
+    if src.kind == "c":  # (..., n) complex -> (..., 2n) parts
+        nd = len(shape)
+        halves = [lax.expand_dims(p, (nd,)) for p in (lax.real(self), lax.imag(self))]
+        parts = lax.concatenate(halves, nd)
+        flat = lax.reshape(parts, (*shape[:-1], 2 * shape[-1]) if shape else (2,))
+        return _view(flat, dst)
+    if dst.kind == "c":  # (..., 2n) -> (..., n) complex
+        comp = dtypes.component(dst)
+        x = _view(self, comp)
+        if not shape or shape[-1] % 2:
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of "
+                             "the total size in bytes of the last axis of the array.")  # fmt: skip
+        pairs = lax.reshape(x, (*shape[:-1], shape[-1] // 2, 2))
+        nd = len(shape)
+        re, im = (lax.squeeze(util.slice_axis(pairs, nd, k, k + 1), (nd,)) for k in (0, 1))
+        return lax.complex(re, im)
+    if src.itemsize != dst.itemsize:
+        raise NotImplementedError(f"array.view from {src.name} to {dst.name} (different widths) "
+                                  "is not supported by webjax")  # fmt: skip
+    return lax.bitcast_convert_type(self, dst)
+
+
 METHODS: dict[str, Any] = {
     "astype": _astype,
     "__getitem__": _getitem,
@@ -104,6 +148,7 @@ METHODS: dict[str, Any] = {
     "ravel": shape.ravel,
     "flatten": _flatten,
     "copy": _copy,
+    "view": _view,
     "dot": contractions.dot,
     "clip": ufuncs.clip,
     "round": ufuncs.round,
@@ -153,6 +198,7 @@ def _install(cls: type) -> None:
         "__pos__": ufuncs.positive,
         "__abs__": ufuncs.absolute,
         "__invert__": ufuncs.invert,
+        "__round__": _round,
     }
     for name, fn in extra.items():
         setattr(cls, name, fn)

@@ -75,7 +75,13 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     a, b = util.ensure_array(a), util.ensure_array(b)
     a, b = lax.reshape(a, (util.aval(a).size,)), lax.reshape(b, (util.aval(b).size,))
-    return dot(a, b, preferred_element_type=preferred_element_type)
+    return dot(_conj(a), b, preferred_element_type=preferred_element_type)
+
+
+def _conj(x: Any) -> Any:
+    """The complex conjugate (real arrays unchanged): vdot, vecdot and vecmat conjugate their
+    first operand."""
+    return lax.conj(x) if util.aval(x).dtype.kind == "c" else x
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
@@ -87,7 +93,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
         raise ValueError(f"axes must match; got shapes {s1} and {s2} with {axis=}")
     from .shape import moveaxis
 
-    x1, x2 = moveaxis(x1, a1, -1), moveaxis(x2, a2, -1)
+    x1, x2 = moveaxis(_conj(x1), a1, -1), moveaxis(x2, a2, -1)
     s1, s2 = util.aval(x1).shape, util.aval(x2).shape
     batch = util.broadcast_shapes(s1[:-1], s2[:-1])
     x1, x2 = util.broadcast_to(x1, batch + s1[-1:]), util.broadcast_to(x2, batch + s2[-1:])
@@ -316,8 +322,9 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
-    """Vector-matrix products (x1 conjugated: real dtypes only, so unchanged)."""
+    """Vector-matrix products (x1 conjugated)."""
     a, b = (util.ensure_array(x) for x in (x1, x2))
+    a = _conj(a)
     if util.aval(a).ndim < 1 or util.aval(b).ndim < 2:
         raise ValueError(f"vecmat: x1 must be at least 1-D and x2 at least 2-D; got shapes "
                          f"{util.aval(a).shape} and {util.aval(b).shape}")  # fmt: skip

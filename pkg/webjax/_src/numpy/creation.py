@@ -60,6 +60,8 @@ def asarray(
         with using_device(device):
             return asarray(a, dtype)
     if isinstance(a, (Array, core.Tracer)):
+        if dt is dtypes.bool_ and util.aval(a).dtype.kind == "c":  # the real part, as JAX
+            return lax.convert_element_type(a, dt)
         return a if dt is None else util.convert(a, dt, False)
     if hasattr(a, "__jax_array__"):
         return asarray(a.__jax_array__(), dtype)
@@ -71,8 +73,6 @@ def asarray(
         return _from_numpy(a, dt)
     if isinstance(a, (list, tuple)):
         return _from_sequence(a, dt)
-    if isinstance(a, complex):
-        raise TypeError("complex numbers are not supported by webjax yet")
     raise TypeError(f"Value {a!r} of type {type(a).__name__} is not a valid JAX type")
 
 
@@ -183,6 +183,9 @@ def arange(
                 "jax.numpy.arange requires concrete (non-traced) start, stop and step values."
             )
     start, stop, step = (None if v is None else _host_scalar(v) for v in (start, stop, step))
+    if any(isinstance(v, complex) for v in (start, stop, step)):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported "
+                         "starting in JAX v0.10.0.")  # fmt: skip
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -195,6 +198,8 @@ def arange(
     else:
         dt = dtypes.canonicalize(dtypes.dtype(dtype))
     n = builtins.max(0, math.ceil((stop - start) / step))
+    if dt.kind == "c":  # the real range, then complex
+        return util.convert(arange(start, stop, step, dtypes.component(dt)), dt)
     if all(isinstance(v, int) for v in (start, step)) or dt.kind in "iu":
         # exact: a lazy iota, scaled and shifted in the target dtype
         out = lax.iota(dt, n)
@@ -227,14 +232,22 @@ def linspace(
     device: Any = None,
 ) -> Any:
     start, stop = _host_scalar(start), _host_scalar(stop)
-    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    if dtype is not None:
+        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+    elif isinstance(start, complex) or isinstance(stop, complex):
+        dt = dtypes.default_complex()
+    else:
+        dt = dtypes.default_float()
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     values = [start + i * step for i in range(num)]
     if endpoint and num > 1:
         values[-1] = stop
     out = from_flat([scalar.normalize(dt, v) for v in values], (num,), dt, default_device())
-    return (out, step) if retstep else out
+    if not retstep:
+        return out
+    step_dt = dt if dt.kind in "fc" else dtypes.default_float()
+    return out, lax.full((), step, step_dt)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
@@ -257,17 +270,26 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
 
     exps = linspace(start, stop, num, endpoint, dtype=None if dtype is None else dtype)
     dt = util.aval(exps).dtype
-    out = power(lax.full((), _host_scalar(base), dt if dt.kind == "f" else None), exps)
+    out = power(lax.full((), _host_scalar(base), dt if dt.kind in "fc" else None), exps)
     return util.convert(out, dtypes.canonicalize(dtypes.dtype(dtype))) if dtype is not None else out
 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Any:  # fmt: skip
+    import cmath
+
     start, stop = _host_scalar(start), _host_scalar(stop)
     if start == 0 or stop == 0:
         raise ValueError("Geometric sequence cannot include zero")
-    sign = -1.0 if start < 0 and stop < 0 else 1.0
-    out = logspace(math.log10(abs(start)), math.log10(abs(stop)), num, endpoint, 10.0, dtype)
+    # both real parts negative: the sequence of the negated ends, negated (NumPy's convention)
+    sign = -1.0 if complex(start).real < 0 and complex(stop).real < 0 else 1.0
+    if isinstance(start, complex) or isinstance(stop, complex):
+        lo, hi = (cmath.log10(sign * complex(v)) for v in (start, stop))
+        if dtype is None:
+            dtype = dtypes.default_complex()
+    else:
+        lo, hi = (math.log10(abs(v)) for v in (start, stop))
+    out = logspace(lo, hi, num, endpoint, 10.0, dtype)
     return lax.mul(out, lax.full((), sign, util.aval(out).dtype)) if sign < 0 else out
 
 
@@ -332,7 +354,13 @@ def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
         count = len(data) // size
     elif count * size > len(data):
         raise ValueError("buffer is smaller than requested size")
-    raw = struct.unpack(f"<{count}{_STRUCT_CODES[src.name]}", bytes(data[: count * size]))
+    if src.kind == "c":  # (real, imaginary) pairs
+        code = "d" if src is dtypes.complex128 else "f"
+        parts = struct.unpack(f"<{2 * count}{code}", bytes(data[: count * size]))
+        raw: tuple[Any, ...] = tuple(complex(parts[i], parts[i + 1])
+                                     for i in range(0, 2 * count, 2))  # fmt: skip
+    else:
+        raw = struct.unpack(f"<{count}{_STRUCT_CODES[src.name]}", bytes(data[: count * size]))
     values: list[Any] = list(raw)
     if src.name == "bfloat16":  # the top half of a float32
         values = [struct.unpack("<f", struct.pack("<I", v << 16))[0] for v in values]

@@ -118,7 +118,7 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
         return src is dst
     if src is dst or src.kind == "b":
         return True
-    order = "buif"
+    order = "buifc"
     if casting == "same_kind":
         return order.index(src.kind) <= order.index(dst.kind) or (
             src.kind == "u" and dst.kind == "i"
@@ -128,8 +128,10 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
         return src.itemsize <= dst.itemsize and {src.name, dst.name} != {"float16", "bfloat16"}
     if src.kind == "u" and dst.kind == "i":
         return src.itemsize < dst.itemsize
-    if src.kind in "iu" and dst.kind == "f":
-        return src.itemsize < dst.itemsize and dst.name != "bfloat16"
+    if src.kind in "iu" and dst.kind == "f":  # bfloat16 holds 8-bit integers only
+        return src.itemsize < dst.itemsize and (dst.name != "bfloat16" or src.itemsize == 1)
+    if dst.kind == "c" and src.kind in "iuf":  # as casting to the parts' float type
+        return can_cast(src, dtypes.component(dst), "safe")
     return False
 
 
@@ -147,6 +149,8 @@ class finfo:
 
     def __init__(self, dtype: Any) -> None:
         dt = _to_dtype(dtype)
+        if dt.kind == "c":  # the limits of the parts' float type, as JAX's
+            dt = dtypes.component(dt)
         if dt.kind != "f":
             raise ValueError(f"data type {dt} not inexact")
         nmant, nexp = _FLOAT_FORMATS[dt.name]

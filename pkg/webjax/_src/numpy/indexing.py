@@ -451,6 +451,8 @@ def _clip_index(idx: Any, n: int) -> Any:
 
 
 def _default_fill(dt: Any) -> Any:
+    if dt.kind == "c":
+        return complex(float("nan"), float("nan"))
     if dt.kind == "f":
         return float("nan")
     if dt.kind == "b":

@@ -75,9 +75,160 @@ def _inexact(*xs: Any) -> list[Any]:
     """JAX's promote_dtypes_inexact: a common dtype, integers and bools as the default float."""
     arrs = [util.ensure_array(x) for x in xs]
     dt, _weak = util.result_type(*arrs)
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         dt = dtypes.default_float()
     return [util.convert(a, dt) for a in arrs]
+
+
+# ---- complex matrices ------------------------------------------------------------------------
+# The real factorizations serve complex matrices through the real representation of C^n:
+# A = X + iY acts on (u, v) = (Re z, Im z) as the real matrix [[X, -Y], [Y, X]], an isometric
+# algebra homomorphism (products, inverses, pseudo-inverses and least-squares solutions map to
+# their complex counterparts; each singular value and Hermitian eigenvalue appears twice).
+# Factorizations whose complex factors cannot be read off that matrix raise.
+def _is_complex(x: Any) -> bool:
+    return util.aval(x).dtype.kind == "c"
+
+
+def _concat(xs: list[Any], axis: int) -> Any:
+    return lax.concatenate(xs, len(_shape(xs[0])) + axis if axis < 0 else axis)
+
+
+def _embed(a: Any) -> Any:
+    """(..., m, n) complex -> (..., 2m, 2n) real [[X, -Y], [Y, X]]."""
+    x, y = lax.real(a), lax.imag(a)
+    return _concat([_concat([x, lax.neg(y)], -1), _concat([y, x], -1)], -2)
+
+
+def _stack_parts(b: Any) -> Any:
+    """(..., n, k) complex -> (..., 2n, k) real [Re b; Im b]."""
+    return _concat([lax.real(b), lax.imag(b)], -2)
+
+
+def _unstack_parts(v: Any) -> Any:
+    """(..., 2n, k) real [u; v] -> (..., n, k) complex u + iv."""
+    n = _shape(v)[-2] // 2
+    nd = len(_shape(v))
+    return lax.complex(util.slice_axis(v, nd - 2, 0, n), util.slice_axis(v, nd - 2, n, 2 * n))
+
+
+def _pairs(s: Any) -> Any:
+    """Every other entry along the last axis (the singular values of the real representation
+    come in equal pairs)."""
+    nd = len(_shape(s))
+    return util.slice_axis(s, nd - 1, 0, _shape(s)[-1], 2)
+
+
+def _complex_unsupported(name: str, what: str = "") -> NotImplementedError:
+    return NotImplementedError(
+        f"jnp.linalg.{name} of complex matrices is not supported by webjax{what}; its real "
+        "factorizations handle solve, inv, det, slogdet, pinv, lstsq, svd(compute_uv=False), "
+        "eigvalsh, matrix_rank, cond and the norms of complex matrices"
+    )
+
+
+def _complex_lu_det(a: Any) -> tuple[Any, Any]:
+    """(phase, log|det|) of complex matrices by Gaussian elimination with partial pivoting
+    (one masked step per column; the phase is exp(i arg det), 0 for singular matrices)."""
+    s = _shape(a)
+    n = s[-1]
+    nd = len(s)
+    dt = util.aval(a).dtype
+    rt = dtypes.component(dt)
+    rows = lax.broadcasted_iota(dtypes.int32, s, nd - 2)
+    row_ids = lax.broadcasted_iota(dtypes.int32, s[:-1], nd - 2)
+    zero = lax.full(s, 0, dt)
+    swaps = lax.full(s[:-2], 0, dtypes.int32)
+    diag = []
+    for j in range(n):
+        col = lax.abs(lax.index_in_dim(a, j, nd - 1, False))  # (..., n)
+        col = lax.select(lax.ge(row_ids, lax.full((), j, dtypes.int32)), col,
+                         lax.full(s[:-1], -1, rt))  # fmt: skip
+        best = lax.reduce_max(col, (nd - 2,))
+        hit = lax.eq(col, lax.broadcast_in_dim(best, s[:-1], tuple(range(nd - 2))))
+        p = lax.reduce_min(lax.select(hit, row_ids, lax.full(s[:-1], n, dtypes.int32)),
+                           (nd - 2,))  # fmt: skip
+        pb = lax.broadcast_in_dim(p, s, tuple(range(nd - 2)))
+        jj = lax.full((), j, dtypes.int32)
+        row_p = lax.reduce_sum(lax.select(lax.eq(rows, pb), a, zero), (nd - 2,))
+        row_j = lax.index_in_dim(a, j, nd - 2, False)
+        a = lax.select(lax.eq(rows, jj), lax.broadcast_in_dim(row_p, s, (*range(nd - 2), nd - 1)),
+                       lax.select(lax.eq(rows, pb), lax.broadcast_in_dim(
+                           row_j, s, (*range(nd - 2), nd - 1)), a))  # fmt: skip
+        swaps = lax.add(swaps, lax.convert_element_type(lax.ne(p, jj), dtypes.int32))
+        pivot = lax.index_in_dim(lax.index_in_dim(a, j, nd - 2, False), j, nd - 2, False)
+        diag.append(pivot)
+        safe = lax.select(lax.eq(pivot, lax.full((), 0, dt)), lax.full(_shape(pivot), 1, dt),
+                          pivot)  # fmt: skip
+        factor = lax.div(lax.index_in_dim(a, j, nd - 1, False),
+                         lax.broadcast_in_dim(safe, s[:-1], tuple(range(nd - 2))))  # fmt: skip
+        factor = lax.select(lax.gt(row_ids, jj), factor, lax.full(s[:-1], 0, dt))
+        pivot_row = lax.index_in_dim(a, j, nd - 2, False)
+        a = lax.sub(
+            a,
+            lax.mul(
+                lax.broadcast_in_dim(factor, s, tuple(range(nd - 1))),
+                lax.broadcast_in_dim(pivot_row, s, (*range(nd - 2), nd - 1)),
+            ),
+        )
+    d = lax.concatenate([lax.expand_dims(v, (nd - 2,)) for v in diag], nd - 2)
+    mag = lax.abs(d)
+    is_zero = reductions.any(lax.eq(mag, lax.full((), 0, rt)), axis=-1)
+    unit = lax.div(
+        d,
+        lax.convert_element_type(
+            lax.select(lax.eq(mag, lax.full((), 0, rt)), lax.full(_shape(mag), 1, rt), mag), dt
+        ),
+    )
+    odd = lax.eq(lax.rem(swaps, lax.full((), 2, dtypes.int32)), lax.full((), 1, dtypes.int32))
+    phase = lax.reduce_prod(unit, (nd - 2,))
+    phase = lax.select(odd, lax.neg(phase), phase)
+    phase = lax.select(is_zero, lax.full(_shape(phase), 0, dt), phase)
+    logdet = reductions.sum(lax.log(mag), axis=-1)
+    logdet = lax.select(is_zero, lax.full(_shape(logdet), -math.inf, rt), logdet)
+    return phase, logdet
+
+
+def _solve_complex(a: Any, b: Any) -> Any:
+    """a^-1 b for complex a (..., n, n), b (..., n, k) of one batch, through the real system."""
+    return _unstack_parts(_solve(_embed(a), _stack_parts(b)))
+
+
+def _solve_complex_plain(a: Any, b: Any) -> Any:
+    """_solve_complex without a custom derivative (inside derivative rules: linear in b)."""
+    return _unstack_parts(_solve_same_batch(_embed(a), _stack_parts(b)))
+
+
+@custom_jvp
+def _slogdet_complex(a: Any) -> Any:
+    return _complex_lu_det(a)
+
+
+def _slogdet_complex_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    # d log det = tr(a^-1 da): its real part moves log|det|, its imaginary part the phase
+    (a,), (da,) = primals, tangents
+    sign, logdet = _complex_lu_det(a)
+    t = matrices.trace(_solve_complex_plain(a, da), 0, -2, -1)
+    im = lax.complex(lax.full(_shape(t), 0, util.aval(logdet).dtype), lax.imag(t))
+    return (sign, logdet), (lax.mul(im, sign), lax.real(t))
+
+
+_slogdet_complex.defjvp(_slogdet_complex_jvp)
+
+
+@custom_jvp
+def _det_complex(a: Any) -> Any:
+    sign, logdet = _complex_lu_det(a)
+    return lax.mul(sign, lax.convert_element_type(lax.exp(logdet), util.aval(sign).dtype))
+
+
+def _det_complex_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    y = _det_complex(a)
+    return y, lax.mul(y, matrices.trace(_solve_complex_plain(a, da), 0, -2, -1))
+
+
+_det_complex.defjvp(_det_complex_jvp)
 
 
 def _eps(dt: dtypes.DType) -> float:
@@ -147,10 +298,52 @@ def _solve_same_batch(a: Any, b: Any) -> Any:
 
 @eager_jit(static_argnames=("upper", "symmetrize_input"))
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
-    """The Cholesky factor of symmetric positive definite matrices (lower, or upper = L^T)."""
+    """The Cholesky factor of symmetric (Hermitian) positive definite matrices (lower, or
+    upper = L^H)."""
     (a,) = _inexact(a)
+    if _is_complex(a):
+        _check_square(a, "cholesky")
+        L = _cholesky_complex(a, symmetrize_input)
+        return lax.conj(_mT(L)) if upper else L
     L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return _mT(L) if upper else L
+
+
+def _cholesky_complex(a: Any, symmetrize_input: bool) -> Any:
+    """Right-looking Cholesky of Hermitian matrices: one masked rank-1 update per column
+    (NaNs where the matrix is not positive definite, as JAX's; differentiable through its
+    steps)."""
+    dt = util.aval(a).dtype
+    if symmetrize_input:
+        a = ufuncs.multiply(ufuncs.add(a, lax.conj(_mT(a))), lax.full((), 0.5, dt))
+    s = _shape(a)
+    n, nd = s[-1], len(s)
+    rows = lax.broadcasted_iota(dtypes.int32, s[:-1], nd - 2)
+    grid_r = lax.broadcasted_iota(dtypes.int32, s, nd - 2)
+    grid_c = lax.broadcasted_iota(dtypes.int32, s, nd - 1)
+    zero_col = lax.full(s[:-1], 0, dt)
+    cols = []
+    for j in range(n):
+        jj = lax.full((), j, dtypes.int32)
+        col = lax.index_in_dim(a, j, nd - 1, False)  # (..., n)
+        pivot = lax.sqrt(lax.real(lax.index_in_dim(col, j, nd - 2, False)))
+        pivot_c = lax.convert_element_type(pivot, dt)
+        nan = lax.full(_shape(pivot), complex(math.nan, math.nan), dt)
+        pivot_c = lax.select(lax.ne(pivot, pivot), nan, pivot_c)  # not positive definite
+        col = lax.div(col, lax.broadcast_in_dim(pivot_c, s[:-1], tuple(range(nd - 2))))
+        col = lax.select(lax.gt(rows, jj), col, zero_col)
+        col = lax.select(
+            lax.eq(rows, jj), lax.broadcast_in_dim(pivot_c, s[:-1], tuple(range(nd - 2))), col
+        )
+        cols.append(col)
+        below = lax.select(lax.gt(rows, jj), col, zero_col)
+        update = lax.mul(
+            lax.broadcast_in_dim(below, s, tuple(range(nd - 1))),
+            lax.conj(lax.broadcast_in_dim(below, s, (*range(nd - 2), nd - 1))),
+        )
+        inside = lax.bitwise_and(lax.gt(grid_r, jj), lax.gt(grid_c, jj))
+        a = lax.select(inside, lax.sub(a, update), a)
+    return lax.concatenate([lax.expand_dims(c, (nd - 1,)) for c in cols], nd - 1)
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
@@ -168,6 +361,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 @eager_jit(static_argnames=("mode",))
 def _qr(a: Any, mode: str) -> Any:
     (a,) = _inexact(a)
+    if _is_complex(a):
+        raise _complex_unsupported("qr")
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
@@ -188,12 +383,31 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
 @eager_jit(static_argnames=("lower", "symmetrize_input"))
 def _eigh(a: Any, lower: bool, symmetrize_input: bool) -> EighResult:
     (a,) = _inexact(a)
+    if _is_complex(a):
+        raise _complex_unsupported("eigh", " (the eigenvectors; eigvalsh is supported)")
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
+    if _is_complex(util.ensure_array(a)):
+        return _eigvalsh_complex(a, _uplo(UPLO), symmetrize_input)
     return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+@eager_jit(static_argnames=("lower", "symmetrize_input"))
+def _eigvalsh_complex(a: Any, lower: bool, symmetrize_input: bool) -> Any:
+    """The eigenvalues of Hermitian matrices: those of the real representation, in pairs."""
+    (a,) = _inexact(a)
+    _check_square(a, "eigh")
+    if symmetrize_input:
+        h = ufuncs.multiply(ufuncs.add(a, lax.conj(_mT(a))), lax.full((), 0.5, util.aval(a).dtype))
+    else:  # the Hermitian matrix of the chosen triangle
+        tri = matrices.tril(a) if lower else matrices.triu(a)
+        strict = matrices.tril(a, -1) if lower else matrices.triu(a, 1)
+        h = ufuncs.add(tri, lax.conj(_mT(strict)))
+    _, w = lax_linalg.eigh(_embed(h), symmetrize_input=True)
+    return _pairs(w)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
@@ -207,6 +421,16 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
 def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
          subset_by_index: Any) -> Any:  # fmt: skip
     (a,) = _inexact(a)
+    if _is_complex(a):
+        if compute_uv:
+            raise _complex_unsupported("svd", " with compute_uv=True")
+        if subset_by_index is not None:
+            raise _complex_unsupported("svd", " with subset_by_index")
+        if hermitian:
+            s = ufuncs.abs(eigvalsh(a))
+            nd = len(_shape(s))
+            return lax.rev(sorting.sort(s, nd - 1), (nd - 1,))
+        return _pairs(lax_linalg.svd(_embed(a), full_matrices=False, compute_uv=False))
     if hermitian:
         v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
         s = ufuncs.abs(w)
@@ -266,7 +490,8 @@ def solve(a: Any, b: Any) -> Any:
         if sb[0] != n:
             raise ValueError(f"solve: b of shape {sb} does not match a of shape {sa}")
         bm = _broadcast_to(lax.reshape(b, (n, 1)), (*sa[:-2], n, 1))
-        return lax.squeeze(_solve(a, bm), (len(sa) - 1,))
+        solver = _solve_complex if _is_complex(a) else _solve
+        return lax.squeeze(solver(a, bm), (len(sa) - 1,))
     if len(sb) < 2 or sb[-2] != n:
         raise ValueError(
             f"Invalid shapes for solve: {sa}, {sb}. b must be (n,) or (..., n, k) with n = "
@@ -275,7 +500,7 @@ def solve(a: Any, b: Any) -> Any:
     batch = util.broadcast_shapes(sa[:-2], sb[:-2])
     a = _broadcast_to(a, (*batch, n, n))
     b = _broadcast_to(b, (*batch, n, sb[-1]))
-    return _solve(a, b)
+    return _solve_complex(a, b) if _is_complex(a) else _solve(a, b)
 
 
 @eager_jit
@@ -352,6 +577,9 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
 def _slogdet(a: Any, method: str) -> SlogdetResult:
     (a,) = _inexact(a)
     _check_square(a, "slogdet()", period=False)
+    if _is_complex(a):  # LU either way: the phase is a complex sign
+        sign, logdet = _slogdet_complex(a)
+        return SlogdetResult(sign, logdet)
     sign, logdet = _SLOGDET[method](a)
     return SlogdetResult(sign, logdet)
 
@@ -391,7 +619,7 @@ def det(a: Any) -> Any:
         r = lax.sub(r, lax.mul(lax.mul(e(0, 2), e(1, 1)), e(2, 0)))
         r = lax.sub(r, lax.mul(lax.mul(e(0, 0), e(1, 2)), e(2, 1)))
         return lax.sub(r, lax.mul(lax.mul(e(0, 1), e(1, 0)), e(2, 2)))
-    return _det_lu(a)
+    return _det_complex(a) if _is_complex(a) else _det_lu(a)
 
 
 # ============================================================================================
@@ -405,7 +633,12 @@ def _canon_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def _sumsq_sqrt(x: Any, axis: Any, keepdims: bool) -> Any:
-    return ufuncs.sqrt(reductions.sum(ufuncs.multiply(x, x), axis=axis, keepdims=keepdims))
+    if _is_complex(x):  # |x|^2 = re^2 + im^2
+        re, im = lax.real(x), lax.imag(x)
+        sq = lax.add(lax.mul(re, re), lax.mul(im, im))
+    else:
+        sq = ufuncs.multiply(x, x)
+    return ufuncs.sqrt(reductions.sum(sq, axis=axis, keepdims=keepdims))
 
 
 def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
@@ -417,7 +650,7 @@ def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
         return reductions.max(ufuncs.abs(x), axis=axis, keepdims=keepdims)
     if ord == -math.inf:
         return reductions.min(ufuncs.abs(x), axis=axis, keepdims=keepdims)
-    dt = util.aval(x).dtype
+    dt = dtypes.component(util.aval(x).dtype)  # norms of complex vectors are real
     if ord == 0:
         return reductions.sum(ufuncs.not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=dt)
     if ord == 1:
@@ -533,11 +766,18 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
     s = _shape(a)
     if len(s) < 2:
         raise ValueError(f"pinv requires an array of at least two dimensions, got shape {s}")
-    dt = util.aval(a).dtype
+    dt = dtypes.component(util.aval(a).dtype)
     if rtol is None:
         rtol = 10.0 * builtins.max(s[-2:]) * float(_eps(dt))
     r = util.convert(util.ensure_array(rtol), dt)
     r = _broadcast_to(r, s[:-2])
+    if _is_complex(a):  # pinv of the real representation represents the pseudo-inverse
+        p = _pinv(_embed(a), r)
+        nd = len(s)
+        m = s[-2]
+        return lax.complex(util.slice_axis(util.slice_axis(p, nd - 1, 0, m), nd - 2, 0, s[-1]),
+                           util.slice_axis(util.slice_axis(p, nd - 1, 0, m), nd - 2, s[-1],
+                                           2 * s[-1]))  # fmt: skip
     return _pinv(a, r)
 
 
@@ -551,6 +791,8 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
     if len(s) < 2:
         return util.convert(reductions.any(ufuncs.not_equal(M, 0)), dtypes.int32)
     sv = ufuncs.abs(eigvalsh(M)) if hermitian else svd(M, compute_uv=False)
+    if hermitian and _is_complex(M):
+        sv = lax.rev(sorting.sort(sv, len(_shape(sv)) - 1), (len(_shape(sv)) - 1,))
     dt = util.aval(sv).dtype
     if rtol is None:
         thr = ufuncs.multiply(reductions.max(sv, axis=-1),
@@ -610,6 +852,14 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *,
 def _lstsq(a: Any, b: Any, rcond: float | None) -> tuple[Any, Any, Any, Any]:
     vec = len(_shape(b)) == 1
     bm = lax.reshape(b, (_shape(b)[0], 1)) if vec else b
+    if _is_complex(a):  # the real representation: x = u + iv, ranks and singular values doubled
+        if rcond is None:  # the default cutoff of the complex problem's size
+            rcond = float(_eps(dtypes.component(util.aval(a).dtype))) * builtins.max(_shape(a))
+        xe, resid, rank, s = _lstsq(_embed(a), _stack_parts(bm), rcond)
+        x = _unstack_parts(xe)
+        x = lax.reshape(x, (_shape(a)[1],)) if vec else x
+        half = lax.div(rank, lax.full((), 2, dtypes.int32))
+        return x, resid, half, _pairs(s)
     m, n = _shape(a)
     dt = util.aval(a).dtype
     eps = float(_eps(dt))
@@ -795,21 +1045,7 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
     return contractions.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
 
 
-def _no_complex(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"jnp.linalg.{name} (eigenvalues of general, non-symmetric matrices) returns complex "
-        "arrays (complex64/complex128), and webjax does not support complex dtypes; for "
-        "symmetric matrices use jnp.linalg.eigh / eigvalsh"
-    )
-
-
-def eig(a: Any) -> Any:
-    raise _no_complex("eig")
-
-
-def eigvals(a: Any) -> Any:
-    raise _no_complex("eigvals")
-
+from .eig import EigResult, eig, eigvals  # noqa: E402  (the nonsymmetric eigensolver)
 
 __all__ = [
     "EighResult",
@@ -821,6 +1057,7 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "EigResult",
     "eig",
     "eigh",
     "eigvals",

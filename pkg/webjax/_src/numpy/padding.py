@@ -81,7 +81,7 @@ def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any) 
             mode
         ]
         edge = fn(part, axis=axis, keepdims=True)
-        if mode == "mean" and util.aval(x).dtype.kind != "f":
+        if mode == "mean" and util.aval(x).dtype.kind not in "fc":
             from .ufuncs import round
 
             edge = util.convert(round(edge), util.aval(x).dtype)
@@ -107,6 +107,9 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         return _pad_constant(x, widths, 0)
     if mode == "linear_ramp":
         return _pad_linear_ramp(x, widths, kwargs.get("end_values", 0))
+    if mode == "median" and av.dtype.kind == "c":
+        raise ValueError("quantile does not support complex input, as the operation is poorly "
+                         "defined.")  # fmt: skip
     if mode not in ("edge", "reflect", "symmetric", "wrap", "maximum", "minimum", "mean"):
         raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
     if kwargs.get("reflect_type", "even") != "even":
@@ -172,7 +175,8 @@ def _pad_linear_ramp(x: Any, widths: list[tuple[int, int]], end_values: Any) -> 
 
     av = util.aval(x)
     ends = _per_axis(end_values, av.ndim)
-    ft = av.dtype if av.dtype.kind == "f" else dtypes.default_float()
+    ft = av.dtype if av.dtype.kind in "fc" else dtypes.default_float()
+    rt = dtypes.component(ft)  # the ramp positions are real
     for axis, ((lo, hi), (elo, ehi)) in enumerate(zip(widths, ends)):
         parts = []
         n = util.aval(x).shape[axis]
@@ -183,13 +187,14 @@ def _pad_linear_ramp(x: Any, widths: list[tuple[int, int]], end_values: Any) -> 
             shape = list(util.aval(x).shape)
             shape[axis] = width
             # ramp from `end` (outermost) to the edge value, excluding the edge itself
-            t = lax.div(lax.broadcasted_iota(ft, shape, axis), lax.full((), width, ft))
+            t = lax.div(lax.broadcasted_iota(rt, shape, axis), lax.full((), width, rt))
             if not front:
-                t = lax.sub(lax.full((), 1, ft), lax.add(t, lax.full((), 1 / width, ft)))
+                t = lax.sub(lax.full((), 1, rt), lax.add(t, lax.full((), 1 / width, rt)))
+            t = util.convert(t, ft)
             e = lax.full((), end, ft)
             edge_b = lax.broadcast_in_dim(edge, shape, tuple(range(len(shape))))
             ramp = lax.add(e, lax.mul(t, lax.sub(edge_b, e)))
-            if av.dtype.kind != "f":
+            if av.dtype.kind not in "fc":
                 ramp = lax.floor(ramp)  # NumPy's integer ramps round down
             parts.append((front, util.convert(ramp, av.dtype)))
         x = lax.concatenate([p for f, p in parts if f] + [x] + [p for f, p in parts if not f], axis)

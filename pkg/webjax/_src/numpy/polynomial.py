@@ -216,16 +216,19 @@ def polyfit(
     if full:
         return c, resids, rank, s, lax.full((), rcond, dt, weak_type=True)
     if cov:
+        if dt.kind == "c" and util.aval(x).dtype.kind != "c":  # complex y: x's real design
+            lhs, scale = lax.real(lhs), lax.real(scale)
+        vdt = util.aval(lhs).dtype
         vbase = inv(dot(lax.transpose(lhs, (1, 0)), lhs))
         vbase = lax.div(vbase, outer(scale, scale))
         if cov == "unscaled":
-            fac = lax.full((), 1, dt)
+            fac = lax.full((), 1, vdt)
         else:
             if n <= order:
                 raise ValueError(
                     "the number of data points must exceed order to scale the covariance matrix"
                 )
-            fac = lax.div(resids, lax.full((), n - order, dt))
+            fac = lax.div(resids, lax.full((), n - order, util.aval(resids).dtype))
         from .shape import atleast_1d
         from .ufuncs import multiply
 
@@ -242,12 +245,11 @@ def poly(seq_of_zeros: Any) -> Any:
     if util.aval(z).ndim == 0:
         z = lax.reshape(z, (1,))
     sh = util.aval(z).shape
-    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
-        raise NotImplementedError(
-            "jnp.poly of a square matrix needs its (in general complex) eigenvalues, and webjax "
-            "does not support complex dtypes; pass the eigenvalues (e.g. from "
-            "jnp.linalg.eigvalsh for a symmetric matrix) instead."
-        )
+    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:  # a square matrix: its eigenvalues
+        from .eig import eigvals
+
+        z = eigvals(z)
+        sh = util.aval(z).shape
     if len(sh) != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = util.aval(z).dtype
@@ -259,7 +261,6 @@ def poly(seq_of_zeros: Any) -> Any:
 
 
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
-    raise NotImplementedError(
-        "jnp.roots returns complex roots (the eigenvalues of the companion matrix), and webjax "
-        "does not support complex dtypes."
-    )
+    from .eig import roots as _roots
+
+    return _roots(p, strip_zeros=strip_zeros)

@@ -43,6 +43,8 @@ def _identity(name: str, dt: DType) -> Any:
         return 0
     if name == "prod":
         return 1
+    if dt.kind == "c":  # lexicographic order: the real part decides first
+        return complex(-math.inf, -math.inf) if name == "max" else complex(math.inf, math.inf)
     if dt.kind == "f":
         return -math.inf if name == "max" else math.inf
     if dt.kind == "b":
@@ -123,7 +125,8 @@ def _boolean(name: str, fn: Any, empty: bool) -> Any:
            where: Any = None) -> Any:  # fmt: skip
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-        a = util.convert(_strong(a), dtypes.bool_)
+        # JAX converts with lax (a complex number's real part decides), unlike logical_*
+        a = lax.convert_element_type(_strong(a), dtypes.bool_)
         av = util.aval(a)
         axes = util.canonical_axes(axis, av.ndim)
         if where is not None:
@@ -156,7 +159,7 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...], where: Any, keepdims: 
 def _inexact_dtype(av_dtype: DType, dtype: Any) -> DType:
     if dtype is not None:
         return dtypes.canonicalize(dtypes.dtype(dtype))
-    return av_dtype if av_dtype.kind == "f" else dtypes.default_float()
+    return av_dtype if av_dtype.kind in "fc" else dtypes.default_float()
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
@@ -177,13 +180,27 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     a = _strong(a)
     av = util.aval(a)
     axes = util.canonical_axes(axis, av.ndim)
+    # computed in the inexact type; complex inputs give a real variance (of |x - mean|^2),
+    # complex again only when `dtype` asks for it
     dt = _inexact_dtype(av.dtype, dtype)
+    out_dt = dt if dtype is not None else dtypes.component(dt)
     a = util.convert(a, dt)
     mu = _mean_fn(a, axes, None, None, True, where=where) if mean is None else mean
     centered = lax.sub(a, util.broadcast_to(util.convert(mu, dt), av.shape))
-    sq = sum(lax.integer_pow(centered, 2), axis=axes, out=out, keepdims=keepdims, where=where)
-    n = _count(av.shape, axes, where, keepdims, dt)
-    return lax.div(sq, lax.sub(n, lax.full((), ddof, dt)))
+    rt = dtypes.component(dt)
+    sq = _abs2(centered)
+    sq = sum(sq, axis=axes, out=out, keepdims=keepdims, where=where)
+    n = _count(av.shape, axes, where, keepdims, rt)
+    res = lax.div(sq, lax.sub(n, lax.full((), ddof, rt)))
+    return util.convert(res, out_dt)
+
+
+def _abs2(x: Any) -> Any:
+    """|x|^2 (real for complex x)."""
+    if util.aval(x).dtype.kind == "c":
+        re, im = lax.real(x), lax.imag(x)
+        return lax.add(lax.mul(re, re), lax.mul(im, im))
+    return lax.integer_pow(x, 2)
 
 
 _mean_fn = mean
@@ -227,7 +244,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 # ---- nan-ignoring variants ---------------------------------------------------------------------
 def _nan_replaced(a: Any, value: Any) -> Any:
     a = _strong(a)
-    if util.aval(a).dtype.kind != "f":
+    if util.aval(a).dtype.kind not in "fc":
         return a
     return lax.select(ufuncs.isnan(a), lax.full(util.aval(a).shape, value, util.aval(a).dtype), a)
 
@@ -247,7 +264,7 @@ def _nan_extremum(name: str, fn: Any) -> Any:
            initial: Any = None, where: Any = None) -> Any:  # fmt: skip
         a = _strong(a)
         dt = util.aval(a).dtype
-        if dt.kind != "f":
+        if dt.kind not in "fc":
             return fn(a, axis, out, keepdims, initial, where)
         res = fn(_nan_replaced(a, _identity(name[3:], dt)), axis, out, keepdims, initial, where)
         all_nan = all(ufuncs.isnan(a), axis=axis, keepdims=keepdims)
@@ -265,7 +282,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
     a = _strong(a)
     av = util.aval(a)
-    if av.dtype.kind != "f":
+    if av.dtype.kind not in "fc":
         return mean(a, axis, dtype, out, keepdims, where=where)
     dt = _inexact_dtype(av.dtype, dtype)
     valid = ufuncs.logical_not(ufuncs.isnan(a))
@@ -289,9 +306,10 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
                                                          av.shape))  # fmt: skip
     mu = nanmean(a, axes, keepdims=True, where=where)
     centered = lax.sub(a, util.broadcast_to(mu, av.shape))
-    sq = sum(_nan_replaced(lax.integer_pow(centered, 2), 0), axes, keepdims=keepdims, where=valid)
-    n = sum(valid, axes, keepdims=keepdims, dtype=dt)
-    return lax.div(sq, lax.sub(n, lax.full((), ddof, dt)))
+    rt = dtypes.component(dt)
+    sq = sum(_nan_replaced(_abs2(centered), 0), axes, keepdims=keepdims, where=valid)
+    n = sum(valid, axes, keepdims=keepdims, dtype=rt)
+    return lax.div(sq, lax.sub(n, lax.full((), ddof, rt)))
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
@@ -306,6 +324,10 @@ def _arg_extremum(name: str, reduce_fn: Any) -> Any:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         a = _strong(a)
         av = util.aval(a)
+        if av.dtype.kind == "c":
+            raise TypeError(f"{'gt' if name.endswith('max') else 'lt'} does not accept dtype "
+                            f"{av.dtype.name} at position 0. Accepted dtypes at position 0 are "
+                            "subtypes of integer, floating, bool.")  # fmt: skip
         if axis is None:
             a, ax = lax.reshape(a, (av.size,)), 0
         else:
@@ -344,7 +366,7 @@ argmin = _arg_extremum("argmin", lax.reduce_min)
 def _nanarg(name: str, fn: Any, fill: float) -> Any:
     def op(a: Any, axis: Any = None, out: None = None, keepdims: Any = None) -> Any:
         a = _strong(a)
-        if util.aval(a).dtype.kind != "f":
+        if util.aval(a).dtype.kind != "f":  # complex: argmax raises JAX's TypeError
             return fn(a, axis, out, keepdims)
         nan = ufuncs.isnan(a)
         res = fn(lax.select(nan, lax.full(util.aval(a).shape, fill, util.aval(a).dtype), a),

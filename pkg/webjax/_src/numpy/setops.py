@@ -96,13 +96,16 @@ def _sorted_mask(ar: Any, axis: int, equal_nan: bool) -> tuple[Any, Any, Any]:
         return aux, lax.full((0,), False, dtypes.bool_), _iota(0)
     if rest == 0:  # empty slices are all equal
         return aux, lax.eq(_iota(n), lax.full((), 0, dtypes.int32)), _iota(n)
+    if util.aval(aux).dtype.kind == "c" and equal_nan:  # every NaN-holding value is nan+0j
+        aux = lax.select(lax.ne(aux, aux), lax.full(shape, complex(math.nan, 0.0),
+                                                      util.aval(aux).dtype), aux)  # fmt: skip
     flat = lax.reshape(aux, (n, rest))
     keys = [lax.reshape(lax.slice(flat, (0, j), (n, j + 1)), (n,)) for j in reversed(range(rest))]
     perm = lexsort(keys)
     aux = _gather(aux, perm)
     hi, lo = _slice0(aux, 1, n), _slice0(aux, 0, n - 1)
     neq = lax.ne(hi, lo)
-    if util.aval(aux).dtype.kind == "f" and equal_nan:
+    if util.aval(aux).dtype.kind in "fc" and equal_nan:
         both_nan = lax.bitwise_and(lax.ne(hi, hi), lax.ne(lo, lo))
         neq = lax.bitwise_and(neq, lax.bitwise_not(both_nan))
     if len(shape) > 1:

@@ -61,6 +61,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input
         raise ValueError(f"method can only be 'linear', 'lower', 'higher', 'midpoint', or "
                          f"'nearest'. Got {method}")  # fmt: skip
     a = util.ensure_array(a)
+    _no_complex(a)
     if util.aval(a).dtype.kind != "f":
         a = util.convert(a, dtypes.default_float())
     nd = util.aval(a).ndim
@@ -122,16 +123,40 @@ def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = F
     return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
 
 
+def _no_complex(a: Any) -> None:
+    if util.aval(a).dtype.kind == "c":
+        raise ValueError("quantile does not support complex input, as the operation is poorly "
+                         "defined.")  # fmt: skip
+
+
+def sort_complex(a: Any) -> Any:
+    """Sort along the last axis (real parts, then imaginary parts) and return a complex
+    array, as JAX's sort_complex."""
+    a = util.ensure_array(a)
+    out = sorting.sort(a, util.aval(a).ndim - 1, True) if util.aval(a).ndim else a
+    dt = util.aval(a).dtype
+    return util.convert(out, dtypes.to_complex(dt if dt.kind in "fc" else dtypes.default_float()))
+
+
 # ---- searching ---------------------------------------------------------------------------------
 def _total_lt(a: Any, b: Any) -> Any:
-    """a < b in JAX's sort order: -0.0 equals 0.0, NaN is above everything (and equal to NaN)."""
-    if util.aval(a).dtype.kind != "f":
+    """a < b in JAX's sort order: -0.0 equals 0.0, NaN is above everything (and equal to NaN);
+    complex numbers order by their real parts, then their imaginary parts."""
+    kind = util.aval(a).dtype.kind
+    if kind == "c":
+        ra, rb = lax.real(a), lax.real(b)
+        same = lax.bitwise_not(lax.bitwise_or(_total_lt(ra, rb), _total_lt(rb, ra)))
+        return lax.select(same, _total_lt(lax.imag(a), lax.imag(b)), _total_lt(ra, rb))
+    if kind != "f":
         return lax.lt(a, b)
     return lax.bitwise_or(lax.lt(a, b), lax.bitwise_and(lax.eq(a, a), lax.ne(b, b)))
 
 
 def _total_le(a: Any, b: Any) -> Any:
-    if util.aval(a).dtype.kind != "f":
+    kind = util.aval(a).dtype.kind
+    if kind == "c":
+        return lax.bitwise_not(_total_lt(b, a))
+    if kind != "f":
         return lax.le(a, b)
     return lax.bitwise_or(lax.le(a, b), lax.ne(b, b))
 
@@ -195,7 +220,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
     up = searchsorted(b, x, side, **kw)
     down = lax.sub(lax.full((), n, dtypes.int32), searchsorted(lax.rev(b, (0,)), x, side, **kw))
     first, last = (lax.reshape(lax.slice(b, (i,), (i + 1,)), ()) for i in (0, n - 1))
-    increasing = lax.ge(last, first)
+    increasing = _total_le(first, last) if util.aval(b).dtype.kind == "c" else lax.ge(last, first)
     return lax.select(lax.broadcast_in_dim(increasing, util.aval(up).shape, ()), up, down)
 
 
@@ -211,8 +236,14 @@ def _kth(a: Any, kth: Any, axis: int) -> tuple[Any, int, int]:
     return a, ax, k % n
 
 
+def _partition_real(a: Any, name: str) -> None:
+    if util.aval(util.ensure_array(a)).dtype.kind == "c":
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+
+
 def partition(a: Any, kth: int, axis: int = -1) -> Any:
     """JAX's layout: the kth+1 smallest in ascending order, then the rest in descending order."""
+    _partition_real(a, "partition")
     a, ax, k = _kth(a, kth, axis)
     s = sorting.sort(a, ax, True)
     n = util.aval(a).shape[ax]
@@ -224,6 +255,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     """JAX's layout: indices of the kth+1 smallest (ascending, stable), then the other indices
     in increasing order."""
+    _partition_real(a, "argpartition")
     a, ax, k = _kth(a, kth, axis)
     a = lax.transpose(a, (*(i for i in range(util.aval(a).ndim) if i != ax), ax))
     shape = util.aval(a).shape
@@ -261,6 +293,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
     if weights is not None:
         raise NotImplementedError("jnp.nanquantile with weights (method='inverted_cdf') is not "
                                   "supported by webjax")  # fmt: skip
+    _no_complex(util.ensure_array(a))
     (a,) = util.promote_dtypes_inexact(util.ensure_array(a))
     qa = util.ensure_array(q) if not util.is_scalar(q) else util.convert(q, *util.result_type(q))
     if util.aval(qa).ndim > 1:

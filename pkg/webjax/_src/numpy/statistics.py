@@ -98,13 +98,14 @@ def _linspace(start: Any, stop: Any, num: int, dt: Any) -> Any:
     if num == 1:
         return lax.reshape(start, (1,))
     div = num - 1
-    step = lax.div(lax.iota(dt, div), lax.full((), div, dt))
+    rt = dtypes.component(dt)  # complex ends: real steps
+    step = util.convert(lax.div(lax.iota(rt, div), lax.full((), div, rt)), dt)
     out = lax.add(lax.mul(start, lax.sub(lax.full((), 1, dt), step)), lax.mul(stop, step))
     return lax.concatenate([out, lax.reshape(stop, (1,))], 0)
 
 
 def _inexact(dt: Any) -> Any:
-    return dt if dt.kind == "f" else dtypes.default_float()
+    return dt if dt.kind in "fc" else dtypes.default_float()
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
@@ -292,6 +293,7 @@ def interp(
     tiny = lax.le(lax.abs(lax.sub(x_hi, x_lo)), lax.full((), eps * eps, dt))
     dx = lax.select(tiny, lax.full(util.aval(x_lo).shape, 1, dt), lax.sub(x_hi, x_lo))
     slope = lax.div(lax.sub(util.convert(x, dt), x_lo), dx)
+    slope = util.convert(slope, util.aval(f_lo).dtype)  # complex fp: a real slope
     f = lax.select(tiny, f_lo, lax.add(f_lo, lax.mul(slope, lax.sub(f_hi, f_lo))))
     if period is None:
         shape = util.aval(f).shape
@@ -326,7 +328,7 @@ def cov(
     m = util.convert(m, util.aval(m).dtype)  # strong, as JAX's result
     if util.aval(m).ndim > 2:
         raise ValueError("m has more than 2 dimensions")
-    if dtype is not None and dtypes.dtype(dtype).kind != "f":
+    if dtype is not None and dtypes.dtype(dtype).kind not in "fc":
         raise ValueError(f"cov: dtype must be a subclass of float or complex; got dtype={dtype!r}")
 
     def as_rows(v: Any) -> Any:
@@ -385,13 +387,15 @@ def cov(
         f = lax.sub(w_sum, lax.mul(lax.full((), ddof, dt), corr))
     X = lax.sub(util.convert(X, dt), lax.broadcast_in_dim(avg, (k, n), (0,)))
     XW = X if w is None else lax.mul(X, lax.broadcast_in_dim(util.convert(w, dt), (k, n), (1,)))
+    if dt.kind == "c":  # X (XW)^H
+        XW = lax.conj(XW)
     c = lax.dot_general(X, XW, (((1,), (1,)), ((), ())))
     c = lax.div(c, util.convert(f, dt))
     return lax.reshape(c, ()) if k == 1 else c
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Any:
-    if dtype is not None and dtypes.dtype(dtype).kind != "f":
+    if dtype is not None and dtypes.dtype(dtype).kind not in "fc":
         raise ValueError(
             f"corrcoef: dtype must be a subclass of float or complex; got dtype={dtype!r}"
         )
@@ -400,22 +404,28 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> A
     if len(shape) == 0:
         return lax.div(c, c)
     k = shape[0]
-    d = lax.sqrt(
-        lax.reduce_sum(
-            lax.select(
-                lax.eq(
-                    lax.broadcasted_iota(dtypes.int32, shape, 0),
-                    lax.broadcasted_iota(dtypes.int32, shape, 1),
-                ),
-                c,
-                lax.full(shape, 0, util.aval(c).dtype),
+    diag = lax.reduce_sum(
+        lax.select(
+            lax.eq(
+                lax.broadcasted_iota(dtypes.int32, shape, 0),
+                lax.broadcasted_iota(dtypes.int32, shape, 1),
             ),
-            (1,),
-        )
+            c,
+            lax.full(shape, 0, util.aval(c).dtype),
+        ),
+        (1,),
     )
+    dt = util.aval(c).dtype
+    if dt.kind == "c":  # the variances are real: sqrt of the real part, then back to complex
+        d = util.convert(lax.sqrt(lax.real(diag)), dt)
+    else:
+        d = lax.sqrt(diag)
     c = lax.div(c, lax.broadcast_in_dim(d, (k, k), (0,)))
     c = lax.div(c, lax.broadcast_in_dim(d, (k, k), (1,)))
-    dt = util.aval(c).dtype
+    if dt.kind == "c":  # each part clipped to [-1, 1]
+        rt = dtypes.component(dt)
+        lo, hi = lax.full((), -1, rt), lax.full((), 1, rt)
+        return lax.complex(lax.clamp(lo, lax.real(c), hi), lax.clamp(lo, lax.imag(c), hi))
     return lax.clamp(lax.full((), -1, dt), c, lax.full((), 1, dt))
 
 
@@ -590,6 +600,8 @@ def _conv(name: str, a: Any, v: Any, mode: str, precision: Any, preferred_elemen
     if na == 0 or nv == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {(na,)} and {(nv,)}.")
     reverse_out = False
+    if name == "correlate" and util.aval(v).dtype.kind == "c":  # sum a[n + k] conj(v[n])
+        v = lax.conj(v)
     if na < nv:
         a, v = v, a
         reverse_out = name == "correlate"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 from .. import dtypes
@@ -41,10 +42,25 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
+
+
+def _ordered(name: str, op: Any) -> Any:
+    """An order comparison; complex numbers compare lexicographically (real part, then
+    imaginary part), as in JAX."""
+
+    def fn(x: Any, y: Any) -> Any:
+        if util.aval(x).dtype.kind != "c":
+            return op(x, y)
+        rx, ry = lax.real(x), lax.real(y)
+        return lax.select(lax.eq(rx, ry), op(lax.imag(x), lax.imag(y)), op(rx, ry))
+
+    return _binary(name, fn)
+
+
+less = _ordered("less", lax.lt)
+less_equal = _ordered("less_equal", lax.le)
+greater = _ordered("greater", lax.gt)
+greater_equal = _ordered("greater_equal", lax.ge)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
@@ -67,6 +83,8 @@ divide = true_divide
 def floor_divide(x: Any, y: Any, /) -> Any:
     x, y = util.promote_args("floor_divide", x, y)
     dt = util.aval(x).dtype
+    if dt.kind == "c":
+        raise TypeError("floor_divide does not support complex-valued inputs")
     if dt.kind == "f":
         return lax.floor(lax.div(x, y))
     if dt.kind == "u":
@@ -162,14 +180,18 @@ tanh = _unary("tanh", lax.tanh, True)
 arcsinh = _unary("arcsinh", lax.asinh, True)
 arccosh = _unary("arccosh", lax.acosh, True)
 arctanh = _unary("arctanh", lax.atanh, True)
-isfinite = _unary(
-    "isfinite",
-    lambda x: (
-        lax.is_finite(x)
-        if util.aval(x).dtype.kind == "f"
-        else lax.full(util.aval(x).shape, True, dtypes.bool_)
-    ),
-)
+
+
+def _isfinite(x: Any) -> Any:
+    kind = util.aval(x).dtype.kind
+    if kind == "c":  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    if kind == "f":
+        return lax.is_finite(x)
+    return lax.full(util.aval(x).shape, True, dtypes.bool_)
+
+
+isfinite = _unary("isfinite", _isfinite)
 
 
 def square(x: Any, /) -> Any:
@@ -198,7 +220,7 @@ def _promote_inexact(name: str, *args: Any) -> list[Any]:
     """Promote, then move integer/bool results to the default float (JAX's promote_args_inexact)."""
     promoted = _promote_full(name, *args)
     av = util.aval(promoted[0])
-    if av.dtype.kind != "f":
+    if av.dtype.kind not in "fc":
         promoted = [util.convert(a, dtypes.default_float(), av.weak_type) for a in promoted]
     return promoted
 
@@ -214,6 +236,16 @@ def _zero(x: Any) -> Any:
 
 def _is_float(x: Any) -> bool:
     return util.aval(x).dtype.kind == "f"
+
+
+def _is_complex(x: Any) -> bool:
+    return util.aval(x).dtype.kind == "c"
+
+
+def _real_only(name: str, x: Any, error: type[Exception] = TypeError, message: str = "") -> None:
+    """JAX's error for a function without a complex version."""
+    if _is_complex(x):
+        raise error(message or f"{name} does not support complex-valued inputs")
 
 
 # ---- logic and classification ------------------------------------------------------------------
@@ -233,6 +265,8 @@ logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 def isinf(x: Any, /) -> Any:
     x = _as_array(x)
+    if _is_complex(x):  # either part infinite
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if not _is_float(x):
         return _full(lax.convert_element_type(x, dtypes.bool_), False)
     return lax.eq(lax.abs(x), lax.full((), float("inf"), util.aval(x).dtype))
@@ -241,6 +275,7 @@ def isinf(x: Any, /) -> Any:
 def _isinf_signed(name: str, value: float) -> Any:
     def op(x: Any, /) -> Any:
         x = _as_array(x)
+        _real_only(name, x, ValueError, "isposinf/isneginf are not well defined for complex types")
         if not _is_float(x):
             return _full(lax.convert_element_type(x, dtypes.bool_), False)
         return lax.eq(x, lax.full((), value, util.aval(x).dtype))
@@ -256,6 +291,7 @@ isneginf = _isinf_signed("isneginf", float("-inf"))
 def signbit(x: Any, /) -> Any:
     x = _as_array(x)
     dt = util.aval(x).dtype
+    _real_only("signbit", x, ValueError, f"jax.numpy.signbit is not well defined for {dt.name}")
     if dt.kind in "ub":
         return _full(lax.convert_element_type(x, dtypes.bool_), False)
     neg = lax.lt(x, _zero(x))
@@ -273,6 +309,9 @@ def nan_to_num(
 ) -> Any:
     x = _as_array(x)
     dt = util.aval(x).dtype
+    if dt.kind == "c":  # each part on its own
+        parts = (nan_to_num(p, copy, nan, posinf, neginf) for p in (lax.real(x), lax.imag(x)))
+        return lax.complex(*parts)
     if dt.kind != "f":
         return x
     from .dtype_info import finfo
@@ -288,12 +327,13 @@ def nan_to_num(
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     a, b = _promote_full("isclose", a, b)
     dt = util.aval(a).dtype
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         if dt.kind == "b":
             return lax.eq(a, b)
         a, b = util.convert(a, dtypes.default_float()), util.convert(b, dtypes.default_float())
         dt = dtypes.default_float()
-    rtol_, atol_ = util.convert(rtol, dt), util.convert(atol, dt)
+    rt = dtypes.component(dt)  # tolerances compare magnitudes: |a - b| <= atol + rtol |b|
+    rtol_, atol_ = util.convert(rtol, rt), util.convert(atol, rt)
     close = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol_, lax.mul(rtol_, lax.abs(b))))
     # infinities are close only to themselves; finite tolerance math would say inf - inf = nan
     both_inf = lax.bitwise_or(isinf(a), isinf(b))
@@ -359,6 +399,13 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
     min = a_min if min is None else min
     max = a_max if max is None else max
     out = _as_array(arr)
+    if any(v is not None and util.aval(v).dtype.kind == "c" for v in (out, min, max)):
+        raise ValueError(
+            "Clip received a complex value either through the input or the min/max keywords. "
+            "Complex values have no ordering and cannot be clipped. Please convert to a real "
+            "value or array by taking the real or imaginary components via jax.numpy.real/imag "
+            "respectively."
+        )
     if min is not None:
         out = maximum(min, out)
     if max is not None:
@@ -380,6 +427,7 @@ bitwise_invert = invert
 
 
 def fabs(x: Any, /) -> Any:
+    _real_only("fabs", _as_array(x), TypeError, "ufunc 'fabs' does not support complex dtypes")
     (x,) = _promote_inexact("fabs", x)
     return lax.abs(x)
 
@@ -395,6 +443,7 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
 
 def copysign(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_inexact("copysign", x1, x2)
+    _real_only("copysign", x1)
     mag = lax.abs(x1)
     return lax.select(signbit(x2), lax.neg(mag), mag)
 
@@ -407,12 +456,21 @@ def float_power(x: Any, y: Any, /) -> Any:
 def heaviside(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_inexact("heaviside", x1, x2)
     zero = _zero(x1)
+    if _is_complex(x1):
+        lax.lt(x1, zero)  # raises JAX's TypeError
     out = lax.select(lax.gt(x1, zero), _full(x1, 1), x2)
     return lax.select(lax.lt(x1, zero), _full(x1, 0), out)
 
 
 def hypot(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_inexact("hypot", x1, x2)
+    _real_only(
+        "hypot",
+        x1,
+        ValueError,
+        "jnp.hypot is not well defined for complex-valued "
+        "inputs. Please convert to real values first, such as by using abs(x)",
+    )
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
     # scale by the larger magnitude so squaring cannot overflow
@@ -427,7 +485,7 @@ def _log_base(name: str, base: float) -> Any:
 
     def op(x: Any, /) -> Any:
         (x,) = _promote_inexact(name, x)
-        return lax.div(lax.log(x), lax.full((), math.log(base), util.aval(x).dtype))
+        return lax.div(lax.log(x), lax.full((), math.log(base), util.aval(x).dtype))  # (+0i)
 
     op.__name__ = name
     return op
@@ -439,6 +497,8 @@ log10 = _log_base("log10", 10.0)
 
 def logaddexp(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_inexact("logaddexp", x1, x2)
+    if _is_complex(x1):
+        return _logaddexp_complex(x1, x2, lax.exp, lax.log1p)
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
@@ -450,6 +510,9 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     import math
 
     x1, x2 = _promote_inexact("logaddexp2", x1, x2)
+    if _is_complex(x1):
+        ln2 = lax.full((), math.log(2), util.aval(x1).dtype)
+        return _logaddexp_complex(x1, x2, lax.exp2, lambda t: lax.div(lax.log1p(t), ln2))
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     ln2 = lax.full((), math.log(2), util.aval(x1).dtype)
@@ -457,10 +520,22 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     return lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
 
 
+def _logaddexp_complex(x1: Any, x2: Any, exp: Any, log1p: Any) -> Any:
+    """log(exp(x1) + exp(x2)) of complex numbers: the operand with the larger real part plus
+    log1p(exp(-delta)), delta the difference with a nonnegative real part."""
+    first = lax.ge(lax.real(x1), lax.real(x2))
+    amax = lax.select(first, x1, x2)
+    delta = lax.select(first, lax.sub(x1, x2), lax.sub(x2, x1))
+    out = lax.add(amax, log1p(exp(lax.neg(delta))))
+    # equal infinite real parts give a NaN delta: NaN, as JAX's
+    return lax.select(isnan(delta), lax.full(util.aval(out).shape, complex(math.nan, math.nan),
+                                             util.aval(out).dtype), out)  # fmt: skip
+
+
 def _scale(name: str, factor: float) -> Any:
     def op(x: Any, /) -> Any:
         (x,) = _promote_inexact(name, x)
-        return lax.mul(x, lax.full((), factor, util.aval(x).dtype))
+        return util.with_weak_type_of(lax.mul(x, lax.full((), factor, util.aval(x).dtype)), x)
 
     op.__name__ = name
     return op
@@ -485,6 +560,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     a = _as_array(a)
     dt = util.aval(a).dtype
+    if dt.kind == "c":  # each part
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if dt.kind != "f":
         if decimals < 0:
             raise NotImplementedError("jnp.round of integers with negative decimals")
@@ -500,11 +577,15 @@ around = round
 
 def rint(x: Any, /) -> Any:
     (x,) = _promote_inexact("rint", x)
+    if _is_complex(x):
+        return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))
     return lax.round(x, 1)
 
 
 def trunc(x: Any, /) -> Any:
     x = _as_array(x)
+    if _is_complex(x):
+        lax.lt(x, _zero(x))  # raises JAX's TypeError
     if not _is_float(x):
         return x
     return lax.select(lax.lt(x, _zero(x)), lax.ceil(x), lax.floor(x))
@@ -516,7 +597,7 @@ def fix(x: Any, out: None = None) -> Any:
 
 def fmax(x1: Any, x2: Any) -> Any:
     x1, x2 = _promote_full("fmax", x1, x2)
-    if not _is_float(x1):
+    if not (_is_float(x1) or _is_complex(x1)):
         return lax.max(x1, x2)
     out = lax.select(isnan(x1), x2, lax.max(x1, x2))
     return lax.select(isnan(x2), x1, out)
@@ -524,7 +605,7 @@ def fmax(x1: Any, x2: Any) -> Any:
 
 def fmin(x1: Any, x2: Any) -> Any:
     x1, x2 = _promote_full("fmin", x1, x2)
-    if not _is_float(x1):
+    if not (_is_float(x1) or _is_complex(x1)):
         return lax.min(x1, x2)
     out = lax.select(isnan(x1), x2, lax.min(x1, x2))
     return lax.select(isnan(x2), x1, out)
@@ -545,7 +626,10 @@ def real(val: Any, /) -> Any:
 
 def imag(val: Any, /) -> Any:
     x = _as_array(val)
-    return lax.imag(x) if util.aval(x).dtype.kind == "c" else _full(x, 0)
+    if util.aval(x).dtype.kind == "c":
+        return lax.imag(x)
+    av = util.aval(x)
+    return lax.full(av.shape, 0, av.dtype, weak_type=av.weak_type)
 
 
 def gcd(x1: Any, x2: Any) -> Any:
@@ -614,6 +698,7 @@ def _frexp_exponent(x: Any) -> Any:
 
 def frexp(x: Any, /) -> tuple[Any, Any]:
     (x,) = _promote_inexact("frexp", x)
+    _real_only("frexp", x)
     dt = util.aval(x).dtype
     special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), lax.eq(x, _zero(x)))
     e = _frexp_exponent(x)
@@ -629,7 +714,7 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     a = _as_array(x1)
     b = _as_array(x2)
     da, db = util.aval(a).dtype, util.aval(b).dtype
-    if db.kind not in "iub":
+    if db.kind not in "iub" or da.kind == "c":
         raise ValueError(f"ldexp not supported for input types {(da, db)}")
     (a,) = _promote_inexact("ldexp", a)
     dt = util.aval(a).dtype
@@ -659,12 +744,16 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
     (x,) = _promote_inexact("modf", x)
+    if _is_complex(x):
+        lax.ge(x, _zero(x))  # raises JAX's TypeError
     whole = lax.select(lax.ge(x, _zero(x)), lax.floor(x), lax.ceil(x))
     return lax.sub(x, whole), whole
 
 
 def nextafter(x: Any, y: Any, /) -> Any:
     x, y = _promote_inexact("nextafter", x, y)
+    if _is_complex(x):
+        return lax.nextafter(x, y)  # raises JAX's TypeError
     if util.aval(x).dtype.itemsize == 2:
         return _nextafter_bits(x, y)
     return lax.nextafter(x, y)
@@ -689,6 +778,7 @@ def _nextafter_bits(x: Any, y: Any) -> Any:
 
 def spacing(x: Any, /) -> Any:
     (x,) = _promote_inexact("spacing", x)
+    _real_only("spacing", x, ValueError, "jnp.spacing is not defined for complex inputs.")
     dt = util.aval(x).dtype
     inf = _full(x, float("inf"))
     if dt.name == "float16":
@@ -711,34 +801,66 @@ def bitwise_count(x: Any, /) -> Any:
     return lax.convert_element_type(lax.population_count(absolute(x)), dtypes.uint8)
 
 
-# ---- complex-number queries on real arrays (webjax has no complex dtypes) -----------------------
+# ---- complex-number queries ---------------------------------------------------------------------
 def angle(z: Any, deg: bool = False) -> Any:
+    """The argument atan2(imag, real) (a real array; reals have angle 0 or pi)."""
     (z,) = _promote_inexact("angle", z)
-    out = lax.atan2(_full(z, 0), z)
+    if _is_complex(z):  # weak for a Python complex, as JAX's
+        out = lax.atan2(lax.imag(z), lax.real(z))
+    else:
+        z = util.convert(z, util.aval(z).dtype)
+        out = lax.atan2(_full(z, 0), z)
     return rad2deg(out) if deg else out
 
 
 def iscomplex(x: Any) -> Any:
     x = _as_array(x)
+    if _is_complex(x):
+        return lax.ne(lax.imag(x), _zero(lax.imag(x)))
     return lax.full(util.aval(x).shape, False, dtypes.bool_)
 
 
 def isreal(x: Any) -> Any:
     x = _as_array(x)
+    if _is_complex(x):
+        return lax.eq(lax.imag(x), _zero(lax.imag(x)))
     return lax.full(util.aval(x).shape, True, dtypes.bool_)
 
 
 def iscomplexobj(x: Any) -> bool:
+    """Whether x has a complex dtype (arrays, dtypes' holders, Python complex, sequences)."""
     if x is None:
         return False
     if isinstance(x, complex):
         return True
     dt = getattr(x, "dtype", None)
-    return getattr(dt, "kind", None) == "c"  # NumPy complex arrays; webjax arrays are real
+    if dt is None:
+        try:
+            dt = util.aval(x).dtype
+        except (TypeError, ValueError):
+            return False
+    return getattr(dt, "kind", None) == "c"
 
 
 def isrealobj(x: Any) -> bool:
     return not iscomplexobj(x)
+
+
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """The real part of a complex array whose imaginary parts are all within tol machine
+    epsilons of zero (tol > 1), or within tol (tol <= 1); else `a` unchanged (NumPy's; needs
+    a concrete array, as its dtype depends on the values)."""
+    a = _as_array(a)
+    av = util.aval(a)
+    if av.dtype.kind != "c":
+        return a
+    from .dtype_info import finfo
+
+    limit = tol * finfo(av.dtype).eps if tol > 1 else tol
+    small = lax.reduce_and(lax.lt(lax.abs(lax.imag(a)), lax.full((), limit, dtypes.component(
+        av.dtype))), tuple(range(av.ndim)))  # fmt: skip
+    concrete = util.concrete_array(small, "real_if_close needs concrete values.")
+    return lax.real(a) if bool(concrete) else a
 
 
 # ---- special functions ---------------------------------------------------------------------------
@@ -786,6 +908,7 @@ def i0(x: Any) -> Any:
     """Modified Bessel function of the first kind, order 0: exp(|x|) i0e(|x|)."""
     (x,) = _promote_inexact("i0", x)
     dt = util.aval(x).dtype
+    _real_only("i0", x, ValueError, f"Unsupported input type to jax.numpy.i0: {dt.name}")
     ax = lax.abs(x)
     eight = lax.full((), 8.0, dt)
     small = lax.le(ax, eight)

@@ -59,6 +59,8 @@ def convert(x: Any, dt: DType, weak: bool = False) -> Any:
     av = aval(x)
     if av.dtype is dt and av.weak_type == weak:
         return x
+    if dt is dtypes.bool_ and av.dtype.kind == "c":  # truth of a complex number: z != 0 (the
+        return lax.ne(x, lax.full((), 0, av.dtype))  # lax conversion reads the real part)
     return lax.convert_element_type(x, dt, weak_type=weak)
 
 
