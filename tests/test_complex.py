@@ -1284,3 +1284,11 @@ def test_python_complex_scalars():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.asarray(z).dtype == np.complex64
+
+
+def test_complex_iota_and_arange(device: Any) -> None:
+    want = np.arange(3).astype(np.complex64)
+    np.testing.assert_array_equal(np.asarray(jnp.arange(3, dtype=jnp.complex64)), want)
+    got = webjax.lax.broadcasted_iota(jnp.complex64, (2, 3), 1)
+    np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(want, (2, 3)))
+    assert str(got.dtype) == "complex64"

@@ -30,6 +30,7 @@ from . import core, dtypes, lazy
 from .array import Array, exp_of, interleave, part
 from .core import ShapedArray
 from .ir import exp as E
+from .ir import view
 from .ir.exp import Exp
 from .ir.ops import Op
 from .lax import convolution, lax, slicing, sorting, windowed  # noqa: F401 (registers cum*)
@@ -859,6 +860,17 @@ COMPLEX_LOWERINGS[lax.imag_p] = _real(1)
 COMPLEX_LOWERINGS[lax.complex_p] = _complex
 COMPLEX_LOWERINGS[lax.conj_p] = _conj
 COMPLEX_LOWERINGS[lax.convert_element_type_p] = _convert
+
+
+def _iota(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, dtype: Any,
+          shape: tuple[int, ...], dimension: int, **_: Any) -> Exp:  # fmt: skip
+    """A complex iota: the index as the real part, zero imaginary part."""
+    comp = dtypes.component(dtype)
+    i = view.unravel(E.idx(out.size), shape)[dimension]
+    return interleave(E.cast(i, comp), E.const(0.0, comp), out.size)
+
+
+COMPLEX_LOWERINGS[lax.iota_p] = _iota
 COMPLEX_LOWERINGS[lax.dot_general_p] = _dot_general
 COMPLEX_LOWERINGS[lax.max_p] = _lex(True)
 COMPLEX_LOWERINGS[lax.min_p] = _lex(False)
