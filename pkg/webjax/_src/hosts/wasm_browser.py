@@ -225,11 +225,12 @@ _HELPER_JS = r"""
           const t1 = performance.now();
           while (Atomics.load(ctl, DONE) < n) {}  // chunks that workers took
           // The split should beat this thread alone (its time per chunk times all chunks);
-          // when it did not though every worker was ready for it (the OS gives the workers
-          // little CPU: a busy machine), run the next BACKOFF split calls here alone.
+          // when it was slower though every worker was ready for it (the OS gives the workers
+          // little CPU: a busy machine), run the next BACKOFF split calls here alone. (A
+          // threshold below 1 also fired on a quiet machine, when a worker woke late.)
           // Failing again doubles the backoff (up to 64 x BACKOFF); a success resets it.
           const t2 = performance.now();
-          const slow = mine > 0 && t2 - t0 > 0.1 && t2 - t0 > 0.85 * (t1 - t0) / mine * n;
+          const slow = mine > 0 && t2 - t0 > 0.1 && t2 - t0 > (t1 - t0) / mine * n;
           if (slow && current) {
             backoff = BACKOFF << streak;
             streak = Math.min(streak + 1, 6);
