@@ -30,46 +30,19 @@ from . import dtypes
 from . import numpy as jnp
 from .api_extra import closure_convert, typeof
 from .custom_derivatives import custom_vjp
+from .flatten_util import ravel_pytree
 from .jit import jit
 from .lax import control_flow
 from .transformations import vjp
-from .tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .tree_util import tree_leaves, tree_map
+from .vmap import vmap
 
 __all__ = ["odeint"]
 
 
-# ---- pytree <-> flat vector ------------------------------------------------------------------
-
-
-def _ravel(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
-    """(flat, unravel): the leaves concatenated into one vector of their common dtype, and the
-    inverse, which also accepts leading batch dims (`unravel(stack of flats)`)."""
-    leaves, treedef = tree_flatten(tree)
-    arrays = [jnp.asarray(x) for x in leaves]
-    shapes = [a.shape for a in arrays]
-    from_dtypes = [a.dtype for a in arrays]
-    dtype = jnp.result_type(*from_dtypes) if arrays else dtypes.float32
-    sizes = [a.size for a in arrays]
-    if arrays:
-        flat = jnp.concatenate([jnp.ravel(a).astype(dtype) for a in arrays])
-    else:
-        flat = jnp.zeros((0,), dtype)
-
-    def unravel(v: Any) -> Any:
-        lead = v.shape[:-1]
-        parts, start = [], 0
-        for shape, size, dt in zip(shapes, sizes, from_dtypes):
-            chunk = v[..., start : start + size]
-            parts.append(chunk.reshape(lead + tuple(shape)).astype(dt))
-            start += size
-        return tree_unflatten(treedef, parts)
-
-    return flat, unravel
-
-
 def _ravel_first_arg(func: Callable[..., Any], unravel: Callable[[Any], Any]) -> Callable:
     def flat_func(y: Any, *args: Any) -> Any:
-        return _ravel(func(unravel(y), *args))[0]
+        return ravel_pytree(func(unravel(y), *args))[0]
 
     return flat_func
 
@@ -316,7 +289,7 @@ def odeint(
     if not jnp.issubdtype(t.dtype, jnp.floating):
         raise TypeError(f"t must be an array of floats, but got {t}.")
     converted, consts = closure_convert(func, y0, t[0], *args)
-    y0_flat, unravel = _ravel(y0)
+    y0_flat, unravel = ravel_pytree(y0)
     flat_func = _ravel_first_arg(converted, unravel)
     ys = _solve_vjp(flat_func, rtol, atol, mxstep, hmax, y0_flat, jnp.asarray(t), *args, *consts)
-    return unravel(ys)
+    return vmap(unravel)(ys)
