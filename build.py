@@ -428,6 +428,27 @@ def gates(python: Path) -> list[tuple[str, bool]]:
     return results
 
 
+# The whole suite compiles some 20,000 distinct wasm kernels natively; wasmtime maps each
+# module's code separately (about 3 memory mappings each), and one process past Linux's
+# vm.max_map_count (65,530) fails wherever the next mapping is wanted (XLA, wgpu, wasmtime).
+# So a plain `test` runs the browser tier and the native files in a few processes.
+NATIVE_GROUPS = 3
+
+
+def pytest_runs(pytest_args: list[str]) -> list[tuple[str, list[str]]]:
+    """(name, pytest arguments) of each pytest process: the given arguments in one, or with
+    none, the browser tier and NATIVE_GROUPS groups of the native test files."""
+    if pytest_args:
+        return [("pytest", pytest_args)]
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py"))
+    size = -(-len(files) // NATIVE_GROUPS)
+    groups = [files[i : i + size] for i in range(0, len(files), size)]
+    runs = [("pytest tests/browser", ["tests/browser"])]
+    for k, group in enumerate(groups, 1):
+        runs.append((f"pytest native {k}/{len(groups)} ({group[0]} .. {group[-1]})", group))
+    return runs
+
+
 def test(pytest_args: list[str], run_gates: bool) -> int:
     skip_browser = os.environ.get("WEBJAX_SKIP_BROWSER") == "1"
     if skip_browser:
@@ -435,9 +456,10 @@ def test(pytest_args: list[str], run_gates: bool) -> int:
     ensure_system_packages(need_browser=not skip_browser)
     python = build()
     results = gates(python) if run_gates else []
-    log("$ pytest " + " ".join(pytest_args))
-    code = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT).returncode
-    results.append(("pytest", code == 0))
+    for name, args in pytest_runs(pytest_args):
+        log("$ pytest " + " ".join(args))
+        code = subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode
+        results.append((name, code == 0))
     print()
     for name, passed in results:
         log(f"{'PASS' if passed else 'FAIL'}  {name}")
