@@ -91,9 +91,14 @@ class Array:
     def _buffer(self) -> lazy.LazyBuffer | None:
         """The (possibly pending) buffer holding this array's elements in row-major order."""
         self._check_alive()
-        if self._exp is None:
+        e = self._exp
+        if e is None:
             return None
-        lb = lazy.as_buffer(self._exp, storage(self.aval)[1], self._device)
+        if e.op is Op.LOAD:  # already a whole buffer, read in order (the common case)
+            lb = e.arg
+            if type(lb) is lazy.LazyBuffer and e.src[0].op is Op.IDX and e.src[0].arg == lb.size:
+                return lb
+        lb = lazy.as_buffer(e, storage(self.aval)[1], self._device)
         self._exp = lazy.load_all(lb)
         return lb
 

@@ -321,6 +321,11 @@ class Jitted:
                 if nm in params and params.index(nm) not in self.donate_argnums:
                     self.donate_argnums += (params.index(nm),)
         self._cache: dict[Any, tuple[ClosedJaxpr, Any]] = {}
+        # Calls with only concrete arrays, passed by position, to a function without static
+        # or donated arguments: the same traces, keyed by the avals alone (no pytree walk).
+        self._plain = not (self.static_argnums or self.static_argnames or self.donate_argnums
+                           or self.donate_argnames)  # fmt: skip
+        self._fast: dict[Any, tuple[ClosedJaxpr, Any]] = {}
         self.trace_count = 0
         self.__name__ = getattr(fun, "__name__", "fun")
 
@@ -379,7 +384,15 @@ class Jitted:
 
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
+        fast = _plain_key(args) if self._plain and not kwargs else None
+        if fast is not None:
+            hit = self._fast.get(fast)
+            if hit is not None:
+                outs = jit_p.bind(*args, jaxpr=hit[0], name=self.__name__)
+                return tree_unflatten(hit[1], outs)
         closed, out_tree, flat = self._trace(args, kwargs)
+        if fast is not None and len(flat) == len(args):  # nothing captured: a cached trace
+            self._fast[fast] = (closed, out_tree)
         donated = self._donated(args, kwargs) if self.donate_argnums else ()
         if donated and core.find_cur_trace() is core.eval_trace:
             outs = _run_donating(closed, flat, donated)
@@ -418,6 +431,7 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._fast.clear()
 
 
 def _hoist_tracers(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
@@ -448,6 +462,25 @@ def _run_donating(closed: ClosedJaxpr, flat: list[Any], donated: tuple[int, ...]
         if hasattr(x, "delete") and not any(x is o for o in outs):
             x.delete()
     return outs
+
+
+_ARRAY: list[Any] = []  # Array, imported on first use (array.py imports this module's users)
+
+
+def _plain_key(args: tuple[Any, ...]) -> Any:
+    """The fast cache key of a call whose arguments are all live concrete arrays (else None):
+    their avals, the default device and the bound named axes, as `_trace`'s key holds them."""
+    if not _ARRAY:
+        from .array import Array
+
+        _ARRAY.append(Array)
+    array = _ARRAY[0]
+    avals = []
+    for a in args:
+        if type(a) is not array or a._deleted:
+            return None
+        avals.append(a.aval)
+    return (tuple(avals), _device_key(), batching.axis_env_key())
 
 
 def _device_key() -> Any:

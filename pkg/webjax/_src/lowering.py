@@ -14,6 +14,7 @@ from typing import Any
 from . import array as array_mod
 from . import core, dtypes, lazy
 from .array import Array
+from .config import config
 from .core import Primitive, ShapedArray
 from .dtypes import DType
 from .ir import exp as E
@@ -34,8 +35,6 @@ _default_device_stack: list[Device] = []
 def default_device() -> Device:
     if _default_device_stack:
         return _default_device_stack[-1]
-    from .config import config
-
     configured = config.read("jax_default_device")
     if configured is not None:
         return configured if isinstance(configured, Device) else rt.device(str(configured))

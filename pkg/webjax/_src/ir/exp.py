@@ -20,11 +20,29 @@ from ..dtypes import DType
 from . import scalar
 from .ops import BINARY, COMMUTATIVE, COMPARE, FLOAT_ONLY, REDUCERS, UNARY, Op
 
-_INTERN: weakref.WeakValueDictionary[tuple[Any, ...], Exp] = weakref.WeakValueDictionary()
+# The intern table: key -> weak reference to the node, removed by the reference's callback when
+# the node dies (a plain dict and KeyedRef: WeakValueDictionary's Python-level `get` costs
+# more than the rest of `make`, which every eager op and jit call runs many times).
+_INTERN: dict[tuple[Any, ...], weakref.KeyedRef] = {}
+
+
+def _forget(ref: weakref.KeyedRef) -> None:
+    if _INTERN.get(ref.key) is ref:  # not a newer node under the same key
+        del _INTERN[ref.key]
+
+
+def interned() -> int:
+    """How many live nodes the intern table holds (tests check that it does not leak)."""
+    return len(_INTERN)
+
+
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def _arg_key(arg: Any) -> Any:
+    t = type(arg)
+    if t is int or t is str or arg is None:  # the common cases first (exact types)
+        return arg
     if isinstance(arg, float):  # distinguishes -0.0, and -NaN from NaN (bitcasts see signs)
         return ("f", arg.hex(), math.copysign(1.0, arg) < 0)
     if isinstance(arg, bool):
@@ -51,15 +69,16 @@ class Exp:
 
     @staticmethod
     def make(op: Op, dtype: DType, src: tuple[Exp, ...] = (), arg: Any = None) -> Exp:
-        key = (op, dtype, _arg_key(arg), tuple(id(s) for s in src))
-        node = _INTERN.get(key)
+        key = (op, id(dtype), _arg_key(arg), tuple(map(id, src)))  # dtypes are singletons
+        ref = _INTERN.get(key)
+        node = ref() if ref is not None else None
         if node is None:
             node = object.__new__(Exp)
             node.op, node.dtype, node.src, node.arg = op, dtype, src, arg
             node._range = None
             node._info = None
             node._bufs = None
-            _INTERN[key] = node
+            _INTERN[key] = weakref.KeyedRef(node, _forget, key)
         return node
 
     def __repr__(self) -> str:

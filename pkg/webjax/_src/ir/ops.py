@@ -82,6 +82,10 @@ class Op(Enum):
     # -- reduction ---------------------------------------------------------------------------
     REDUCE = "reduce"  # arg = (combine Op, size); src = (body,), body may use RIDX(size)
 
+    # Members are singletons compared by identity: identity hashing (C speed; Enum's own hash
+    # is a Python call, and every interned expression key hashes an Op).
+    __hash__ = object.__hash__
+
 
 UNARY = frozenset(
     {

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .. import config as _config
 from ..dtypes import DType
 from ..ir.kernel import Kernel
 
@@ -146,6 +147,7 @@ def unavailable_reason(platform: str) -> str | None:
     try:
         get_backend(platform)
     except SyncReadError as e:
+        _UNSETTLED.add(platform)
         return str(e)
     except RuntimeError:
         return _UNAVAILABLE.get(platform, f"unknown backend '{platform}'")
@@ -163,11 +165,26 @@ def device(platform: str) -> Device:
     return _DEVICES[platform]
 
 
-def default_platform() -> str:
-    """WEBJAX_PLATFORM / jax_platforms pick it; otherwise the best available backend."""
-    from .. import config as _config
+_DEFAULT: dict[tuple[Any, ...], str] = {}
+_ENV_PLATFORM = os.environ.get("WEBJAX_PLATFORM", "")  # read once, as JAX reads JAX_PLATFORMS
+_UNSETTLED: set[str] = set()  # platforms whose start raised SyncReadError (may start later)
 
-    wanted = _config.config.read("jax_platforms") or os.environ.get("WEBJAX_PLATFORM", "")
+
+def default_platform() -> str:
+    """WEBJAX_PLATFORM / jax_platforms pick it; otherwise the best available backend.
+    Remembered until the setting or the registry changes (every eager op asks)."""
+    wanted = _config.config.read("jax_platforms") or _ENV_PLATFORM
+    key = (wanted, len(_FACTORIES), len(_BACKENDS), len(_UNAVAILABLE))
+    platform = _DEFAULT.get(key)
+    if platform is None:
+        _UNSETTLED.clear()
+        platform = _pick_default(wanted)
+        if not _UNSETTLED:  # no backend said "not yet" (webgpu before its async start)
+            _DEFAULT[key] = platform
+    return platform
+
+
+def _pick_default(wanted: Any) -> str:
     for p in [w.strip() for w in str(wanted).split(",") if w.strip()]:
         if unavailable_reason(p) is None:
             return p

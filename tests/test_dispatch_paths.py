@@ -1,0 +1,133 @@
+"""The per-call fast paths: jit calls keyed by avals alone, the expression intern table, the
+default-platform memo, and reused wasm blocks zeroed only within their size."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import webjax
+import webjax.numpy as jnp
+from webjax._src import config as config_mod
+from webjax._src import dtypes as dt
+from webjax._src.ir import exp as E
+from webjax._src.runtime import backend as rt
+
+
+def test_jit_fast_path_reuses_the_trace(device):
+    f = webjax.jit(lambda x, y: jnp.sqrt(x * x + y * y) * 0.5 + 1)
+    x = jnp.arange(8, dtype=jnp.float32)
+    y = jnp.ones(8, jnp.float32)
+    want = np.sqrt(np.arange(8.0) ** 2 + 1) * 0.5 + 1
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(f(x, y)), want, rtol=1e-6)
+    assert f.trace_count == 1
+    # a keyword argument is another pytree (as in JAX): one more trace, in the general cache
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(f(x, y=y)), want, rtol=1e-6)
+    assert f.trace_count == 2
+    # another shape, dtype or weak type is another trace
+    f(x[:4], y[:4])
+    assert f.trace_count == 3
+    f(x.astype(jnp.int32), y)
+    assert f.trace_count == 4
+    f(x, jnp.asarray(1.0))  # weakly typed scalar: broadcasts, keeps float32
+    assert f.trace_count == 5
+    f(x, y)
+    assert f.trace_count == 5
+    # Python scalars and NumPy arrays take the general path and give the same values
+    np.testing.assert_allclose(np.asarray(f(np.arange(8, dtype=np.float32), 1.0)), want,
+                               rtol=1e-6)  # fmt: skip
+
+
+def test_jit_fast_path_follows_the_default_device(device):
+    f = webjax.jit(lambda x: x * 2)
+    x = jnp.arange(4.0)
+    assert f(x).device == device
+    with webjax.default_device(webjax.devices("cpu")[0]):
+        out = f(jnp.arange(4.0))
+        assert out.device.platform == "cpu"
+        np.testing.assert_array_equal(np.asarray(out), [0, 2, 4, 6])
+    assert f(x).device == device
+
+
+def test_jit_fast_path_rejects_deleted_arrays(device):
+    f = webjax.jit(lambda x: x + 1)
+    x = jnp.arange(4.0)
+    f(x)
+    x.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(x)
+
+
+def test_jit_fast_path_inside_transformations(device):
+    f = webjax.jit(lambda x: jnp.sin(x) * x)
+    x = jnp.arange(5.0)
+    f(x)  # cached for concrete arrays; tracers take the general path
+    g = webjax.grad(lambda x: f(x).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), np.cos(np.arange(5.0)) * np.arange(5.0)
+                               + np.sin(np.arange(5.0)), rtol=1e-5)  # fmt: skip
+    v = webjax.vmap(f)(jnp.ones((3, 5)))
+    np.testing.assert_allclose(np.asarray(v), np.full((3, 5), np.sin(1.0)), rtol=1e-6)
+    # a jit traced inside another jit, called on a concrete array, is staged into the outer
+    outer = webjax.jit(lambda y: f(x) + y)
+    np.testing.assert_allclose(np.asarray(outer(jnp.ones(5))),
+                               np.sin(np.arange(5.0)) * np.arange(5.0) + 1, rtol=1e-6)  # fmt: skip
+
+
+def test_interned_expressions_die_with_their_users():
+    gc.collect()
+    before = E.interned()
+
+    class Buf:
+        pass
+
+    bufs = [Buf() for _ in range(50)]
+    nodes = [E.add(E.load(b, E.idx(8), dt.float32), E.const(1.0, dt.float32))
+             for b in bufs]  # fmt: skip
+    assert E.interned() >= before + 100
+    again = E.add(E.load(bufs[3], E.idx(8), dt.float32), E.const(1.0, dt.float32))
+    assert again is nodes[3]  # structurally equal: the same object
+    del nodes, again, bufs
+    gc.collect()
+    assert E.interned() <= before + 2  # the shared idx / const nodes may stay
+
+
+def test_default_platform_follows_the_setting():
+    first = rt.default_platform()
+    other = "cpu" if first != "cpu" else "wasm"
+    if rt.unavailable_reason(other) is not None:
+        pytest.skip(f"{other} unavailable")
+    saved = config_mod.config.read("jax_platforms")
+    try:
+        webjax.config.update("jax_platforms", other)
+        assert rt.default_platform() == other
+        assert jnp.ones(3).device.platform == other
+    finally:
+        webjax.config.update("jax_platforms", saved)
+    assert rt.default_platform() == first
+
+
+def test_reused_wasm_block_is_zeroed_only_within_its_size():
+    from webjax._src.runtime.wasm import WasmBackend
+
+    be = WasmBackend()
+    filled: list[int] = []
+    fill = be.host.fill
+    be.host.fill = lambda offset, byte, n: (filled.append(n), fill(offset, byte, n))
+    n = 1000 * 4 + 4  # a size class with slack past the buffer
+    h = be.malloc(n)
+    assert h.cap > n
+    be.write(h, b"\xff" * n)
+    be.free(h)
+    again = be.malloc(n)
+    assert again.ptr == h.ptr and again.dirty
+    be.write(again, b"\x01" * 10)
+    assert filled == [n - 10]  # the rest of the buffer, not the slack
+    assert be.read(again, n) == b"\x01" * 10 + bytes(n - 10)
+    with pytest.raises(ValueError, match="read of"):
+        be.read(again, n + 4)
+    with pytest.raises(ValueError, match="write of"):
+        be.write(again, bytes(n + 4))
