@@ -9,14 +9,34 @@ import pytest
 pytestmark = pytest.mark.browser
 
 INSTALLED = """
+import importlib.util
 from importlib.metadata import distribution
 
 dist = distribution("webjax")
 wasm = [f for f in dist.files if f.name.endswith(".wasm")]
+
+
+def stale_bytecode(f):
+    # the import system uses a .pyc at cache_from_source(path) whose magic is this
+    # interpreter's and whose (checked) hash is the source's
+    path = str(dist.locate_file(f))
+    try:
+        with open(importlib.util.cache_from_source(path), "rb") as pyc:
+            head = pyc.read(16)
+    except OSError:
+        return True
+    with open(path, "rb") as src:
+        digest = importlib.util.source_hash(src.read())
+    checked_hash = b"\\x03\\0\\0\\0"
+    return head != importlib.util.MAGIC_NUMBER + checked_hash + digest
+
+
 {
     "version": dist.version,
     "files": sorted(str(f) for f in dist.files if not str(f).startswith("webjax-")),
     "wasm_magic": [dist.locate_file(f).read_bytes()[:4].hex() for f in wasm],
+    "modules": sum(str(f).endswith(".py") for f in dist.files),
+    "stale_bytecode": [str(f) for f in dist.files if str(f).endswith(".py") and stale_bytecode(f)],
 }
 """
 
@@ -33,6 +53,8 @@ def _check_installed(info, site):
     assert info["files"] == files
     assert "webjax/_src/wasm_kernels/memory.wasm" in info["files"]
     assert info["wasm_magic"] and set(info["wasm_magic"]) == {"0061736d"}  # b"\0asm"
+    # build.py compiled every module with Pyodide's interpreter: imports skip the compiler
+    assert info["modules"] > 100 and info["stale_bytecode"] == []
 
 
 def test_wheel_installs_with_load_package(pyodide, site):

@@ -195,8 +195,8 @@ def _fit_buffer_limit(exps: list[Exp], avals: list[ShapedArray], device: Device)
     """Materialize inputs until together they read no more buffers than one kernel may (an
     input inside a reduction body could not be split later)."""
     limit = device.backend.max_args
-    if limit >= (1 << 20):
-        return exps
+    if limit >= (1 << 20) or sum(len(lazy._buffers(e)) for e in exps) <= limit:
+        return exps  # (the sum bounds the union)
     while len(set().union(*(lazy._buffers(e) for e in exps))) > limit:
         sizes = [len(lazy._buffers(e)) for e in exps]
         k = max(range(len(exps)), key=lambda i: sizes[i])

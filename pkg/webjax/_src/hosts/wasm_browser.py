@@ -16,8 +16,8 @@ every thread, the calling one included, claims chunks with a compare-exchange un
 left; the caller then spins (the main thread may not Atomics.wait) until the chunks that workers
 claimed are done. So a dispatch returns with its work complete: results stay ordered, reads
 never wait, and a worker that has not started yet (or is still compiling) only means the caller
-runs more chunks itself. When a split call took longer than 85% of what the caller alone would
-have taken (its time per chunk times the chunks), though every worker had started and held the
+runs more chunks itself. When a split call took longer than the caller alone would have taken
+(its time per chunk times the chunks), though every worker had started and held the
 kernel (the OS gives the workers little CPU on a busy machine), the next BACKOFF split calls run
 on the calling thread alone (twice as many after each further such call, up to 64 x BACKOFF; a
 split call that pays resets it). Every other page (and CPython, hosts/wasm_native.py) runs
@@ -39,7 +39,10 @@ MAX_PAGES = 65536  # 4 GiB
 MAX_THREADS = 8  # threads per pool, the calling one included
 SPIN_MS = 0.05  # a worker polls this long for the next job before it sleeps in Atomics.wait
 MAX_ARGS = 512  # i32 arguments of one kernel call (1 + 2 * inputs + 3)
-BACKOFF = 16  # split calls run on the calling thread alone after workers were starved of CPU
+# Split calls run on the calling thread alone after workers were starved of CPU. Short: on a
+# quiet machine a worker the OS preempted once fires it too, and each call of the back-off runs
+# at half speed (16 cost a 2^20 fused chain ~13% of its mean time at one back-off per 100 calls).
+BACKOFF = 4
 
 # Control block (i32 words). SEQ: job number, the futex word workers wait on. CLAIM: the job's
 # number << 8 | chunks left (workers and caller take chunk `left - 1` by compare-exchange).
