@@ -131,3 +131,22 @@ def test_reused_wasm_block_is_zeroed_only_within_its_size():
         be.read(again, n + 4)
     with pytest.raises(ValueError, match="write of"):
         be.write(again, bytes(n + 4))
+
+
+def test_jit_retraces_when_x64_changes(device):
+    # a trace under enable_x64 makes 64-bit defaults (JAX keys its caches on the flag too)
+    if device.platform == "webgpu":
+        pytest.skip("no 64-bit types on webgpu")
+    f = webjax.jit(lambda x: x + jnp.arange(3))
+    x = jnp.ones(3, jnp.int32)
+    assert f(x).dtype == jnp.int32
+    with webjax.enable_x64(True):
+        assert f(x).dtype == jnp.int64
+        assert (
+            f(
+                x,
+            ).dtype
+            == jnp.int64
+        )
+    assert f(x).dtype == jnp.int32
+    assert f.trace_count == 2

@@ -350,7 +350,7 @@ class Jitted:
         flat = [_to_array(x) for x in flat]
         avals = tuple(core.get_aval(x) for x in flat)
         # Named axes are part of the key: a trace may read their sizes (`psum(1, 'i')`).
-        key = (in_tree, avals, static_args, static_kwargs, _device_key(), batching.axis_env_key())
+        key = (in_tree, avals, static_args, static_kwargs, _context_key(), batching.axis_env_key())
         hit = self._cache.get(key)
         if hit is not None:
             return hit[0], hit[1], flat
@@ -469,7 +469,7 @@ _ARRAY: list[Any] = []  # Array, imported on first use (array.py imports this mo
 
 def _plain_key(args: tuple[Any, ...]) -> Any:
     """The fast cache key of a call whose arguments are all live concrete arrays (else None):
-    their avals, the default device and the bound named axes, as `_trace`'s key holds them."""
+    their avals, the context (device, x64) and the bound named axes, as `_trace`'s key has."""
     if not _ARRAY:
         from .array import Array
 
@@ -480,13 +480,16 @@ def _plain_key(args: tuple[Any, ...]) -> Any:
         if type(a) is not array or a._deleted:
             return None
         avals.append(a.aval)
-    return (tuple(avals), _device_key(), batching.axis_env_key())
+    return (tuple(avals), _context_key(), batching.axis_env_key())
 
 
-def _device_key() -> Any:
+def _context_key() -> Any:
+    """What a trace depends on besides the arguments: the default device and x64 (a trace
+    under `enable_x64` makes 64-bit constants and defaults)."""
+    from .config import x64_enabled
     from .lowering import default_device
 
-    return default_device()
+    return default_device(), x64_enabled()
 
 
 def _to_array(x: Any) -> Any:
