@@ -316,9 +316,11 @@ def test_grad_of_while_loop_is_value_error():
     f = lambda x: lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)
     with pytest.raises(ValueError, match="Reverse-mode differentiation"):
         webjax.grad(f)(1.0)
-    g = lambda x: lax.fori_loop(0, jnp.array(3), lambda i, v: v * 2.0, x)
+    # concrete bounds (even jnp arrays) give a scan, as in JAX; traced bounds a while loop
+    g = lambda x, n: lax.fori_loop(0, n, lambda i, v: v * 2.0, x)
+    assert float(webjax.grad(g)(1.0, jnp.array(3))) == 8.0
     with pytest.raises(ValueError, match="Reverse-mode differentiation"):
-        webjax.grad(g)(1.0)
+        webjax.jit(webjax.grad(g))(1.0, 3)
 
 
 def test_hessian_through_scan_and_cond(rjax):
@@ -462,8 +464,10 @@ def test_cond_mismatched_branch_outputs_is_type_error():
 def test_cond_bad_predicate():
     with pytest.raises(TypeError):
         lax.cond(jnp.array([True, False]), lambda: 1.0, lambda: 2.0)
-    with pytest.raises(TypeError):
-        lax.cond(1.5, lambda: 1.0, lambda: 2.0)
+    with pytest.raises(TypeError, match="Pred type must be either boolean or number"):
+        lax.cond(jnp.array(1.5, jnp.complex64), lambda: 1.0, lambda: 2.0)
+    # JAX accepts a floating-point predicate (nonzero is true)
+    assert float(lax.cond(1.5, lambda: 1.0, lambda: 2.0)) == 1.0
 
 
 def test_scan_carry_type_change_is_type_error():
@@ -476,10 +480,18 @@ def test_scan_carry_type_change_is_type_error():
 
 
 def test_while_loop_carry_type_change_is_type_error():
-    with pytest.raises(TypeError, match="body_fun output and input must have identical types"):
+    with pytest.raises(
+        TypeError,
+        match="while_loop body function carry input and carry output must have equal types",
+    ):
         lax.while_loop(lambda c: c.sum() < 3.0, lambda c: c.reshape(1, 2), jnp.zeros(2))
-    with pytest.raises(TypeError, match="body_fun output and input must have identical types"):
-        lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, jnp.array(0))
+    with pytest.raises(
+        TypeError,
+        match="while_loop body function carry input and carry output must have equal types",
+    ):
+        lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, jnp.array(0, jnp.int32))
+    # a weakly typed carry (jnp.array(0) is weak, as in JAX) is promoted instead
+    assert float(lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, jnp.array(0))) == 3.0
 
 
 def test_while_loop_non_boolean_cond_is_type_error():

@@ -135,6 +135,8 @@ _JAX_MODULES = {
     "jax.flatten_util": "webjax.flatten_util",
     "jax.tree": "webjax.tree",
     "jax.dtypes": "webjax.dtypes",
+    "jax.ad_checkpoint": "webjax.ad_checkpoint",
+    "jax.custom_derivatives": "webjax.custom_derivatives",
     "jax.profiler": "webjax.profiler",
     "jax.errors": "webjax.errors",
     "jax.debug": "webjax.debug",

@@ -123,6 +123,15 @@ def live_arrays(platform: str | None = None) -> list[Any]:
     return out
 
 
+def effects_barrier() -> None:
+    """Wait until every pending side effect (debug prints, callbacks) has run.
+
+    webjax runs callbacks when the computation holding them is dispatched, so they have all
+    run by the time this is called; pending lazy results are evaluated to honour that."""
+    for a in live_arrays():
+        a.block_until_ready()
+
+
 def clear_caches() -> None:
     """Drop every jit trace cache and compiled program (they are rebuilt on the next call)."""
     from . import program
@@ -289,7 +298,7 @@ checkpoint_policies = _CheckpointPolicies()
 
 __all__ = [
     "checkpoint_policies", "clear_caches", "closure_convert", "custom_gradient",
-    "default_matmul_precision", "device_get", "disable_jit", "enable_x64",
+    "default_matmul_precision", "device_get", "disable_jit", "effects_barrier", "enable_x64",
     "ensure_compile_time_eval", "live_arrays", "named_call", "named_scope",
     "numpy_dtype_promotion", "numpy_rank_promotion", "typeof",
 ]  # fmt: skip

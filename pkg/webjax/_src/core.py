@@ -40,6 +40,14 @@ class UnexpectedTracerError(Exception):
     pass
 
 
+class JAXIndexError(IndexError):
+    pass
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A boolean mask index whose value is traced (its result shape would depend on it)."""
+
+
 # ---- abstract values ------------------------------------------------------------------------
 class ShapedArray:
     """The abstract value of an array: shape, dtype and JAX's weak_type flag."""
@@ -88,6 +96,9 @@ class ShapedArray:
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(False)}{weak})"
+
+    def __str__(self) -> str:
+        return ("~" if self.weak_type else "") + self.str_short(False)
 
 
 _SHORT = {
@@ -251,47 +262,67 @@ class Tracer:
         if v is not None:
             return bool(v)
         raise TracerBoolConversionError(
-            f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}. "
-            "The truth value of a traced value depends on its runtime value; use "
-            "jax.lax.cond or jnp.where for value-dependent control flow."
+            f"Attempted boolean conversion of traced array with shape {self.aval.str_short(False)}."
+            "\nThe truth value of a traced value depends on its runtime value; use jax.lax.cond "
+            "or jnp.where for value-dependent control flow.\nSee "
+            "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError"
         )
 
-    def _concrete_error(self, what: str, exc: type = ConcretizationTypeError) -> Exception:
+    def _concrete_error(self, detail: str, exc: type = ConcretizationTypeError) -> Exception:
         return exc(
-            f"Abstract tracer value encountered where concrete value is expected: {what} of "
-            f"a traced array with shape {self.aval.str_short()}. The problem arose with the "
-            f"`{what}` function. Mark the argument static or avoid needing its value."
+            "Abstract tracer value encountered where concrete value is expected: traced array "
+            f"with shape {self.aval.str_short(False)}\n{detail}"
+        )
+
+    def _conversion_error(self, fn: str) -> Exception:
+        return self._concrete_error(
+            f"The problem arose with the `{fn}` function. If trying to convert the data type of a "
+            f"value, try using `x.astype({fn})` or `jnp.array(x, {fn})` instead."
         )
 
     def __int__(self) -> int:
         v = self.to_concrete_value()
         if v is not None:
             return int(v)
-        raise self._concrete_error("int")
+        raise self._conversion_error("int")
 
     def __float__(self) -> float:
         v = self.to_concrete_value()
         if v is not None:
             return float(v)
-        raise self._concrete_error("float")
+        raise self._conversion_error("float")
+
+    def __complex__(self) -> complex:
+        v = self.to_concrete_value()
+        if v is not None:
+            return complex(v)
+        raise self._conversion_error("complex")
 
     def __index__(self) -> int:
         v = self.to_concrete_value()
         if v is not None:
             return operator.index(v)
-        raise self._concrete_error("__index__", TracerIntegerConversionError)
+        raise TracerIntegerConversionError(
+            "The __index__() method was called on traced array with shape "
+            f"{self.aval.str_short(False)}\nSee "
+            "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerIntegerConversionError"
+        )
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise TracerArrayConversionError(
-            f"The numpy.ndarray conversion method __array__() was called on traced array with "
-            f"shape {self.aval.str_short()}. Traced values have no concrete data."
+            "The numpy.ndarray conversion method __array__() was called on traced array with "
+            f"shape {self.aval.str_short(False)}\nSee "
+            "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerArrayConversionError"
         )
 
     def tolist(self) -> Any:
-        raise self._concrete_error("tolist")
+        raise self._concrete_error(
+            f"The tolist() method was called on traced array with shape "
+            f"{self.aval.str_short(False)}."
+        )
 
-    def item(self) -> Any:
-        raise self._concrete_error("item")
+    def item(self, *args: Any) -> Any:
+        raise self._concrete_error("This occurred in the item() method of jax.Array")
 
     def __hash__(self) -> int:
         raise TypeError(f"unhashable type: {type(self).__name__}")

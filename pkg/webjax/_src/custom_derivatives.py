@@ -18,7 +18,14 @@ from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import Zero
 from .lax.lax import to_array as _to_array
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .tree_util import (
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 
 
 def _trace(
@@ -149,6 +156,49 @@ def _cjvp_batch(
 batching.primitive_batchers[custom_jvp_call_p] = _cjvp_batch
 
 
+def _check_jvp_types(primals: list[Any], tangents: list[Any]) -> None:
+    """JAX's check that each tangent has its primal's tangent type (shape, float dtype)."""
+    bad = []
+    for p, t in zip(primals, tangents, strict=True):
+        pa, ta = core.get_aval(p), core.get_aval(t)
+        if pa.shape != ta.shape or (pa.dtype.kind in "fc" and pa.dtype is not ta.dtype):
+            bad.append((pa, ta))
+    if not bad:
+        return
+    if len(primals) == 1:
+        (pa, ta), s = bad[0], lambda a: a.str_short(False)
+        raise TypeError(
+            "Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
+            f"and dtypes. Expected {s(pa)} (tangent type of {s(pa)}) but got {s(ta)}."
+        )
+    raise TypeError(
+        "Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
+        "dtypes, but got:\n"
+        + "\n".join(
+            f"  primal {pa.str_short(False)} with tangent {ta.str_short(False)}, expecting "
+            f"tangent {pa.str_short(False)}"
+            for pa, ta in bad
+        )
+    )
+
+
+def _resolve_kwargs(fun: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """Arguments as positions by the function's signature, defaults filled in (as JAX does)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fun)
+    except (ValueError, TypeError):
+        if kwargs:
+            raise TypeError("keyword arguments could not be resolved to positions") from None
+        return args
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError("keyword arguments could not be resolved to positions")
+    return ba.args
+
+
 class custom_jvp:
     """Define a custom jvp rule for a function (`@jax.custom_jvp`, then `.defjvp`)."""
 
@@ -182,10 +232,7 @@ class custom_jvp:
         self.defjvp(jvp)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(
-                "custom_jvp functions do not accept keyword arguments here; pass them positionally"
-            )
+        args = _resolve_kwargs(self.fun, args, kwargs)
         if self.jvp is None:
             raise AttributeError(
                 f"No JVP defined for custom_jvp function {getattr(self.fun, '__name__', '')} "
@@ -214,13 +261,7 @@ class custom_jvp:
                 )
             p_flat = [_to_array(v) for v in p_flat]
             t_flat = [_to_array(v) for v in t_flat]
-            for p, t in zip(p_flat, t_flat, strict=True):
-                pa, ta = core.get_aval(p), core.get_aval(t)
-                if pa.shape != ta.shape:
-                    raise ValueError(
-                        "Custom JVP rule must produce primal and tangent outputs with equal "
-                        f"shapes, got {pa.shape} and {ta.shape}."
-                    )
+            _check_jvp_types(p_flat, t_flat)
             return p_flat, t_flat
 
         outs = custom_jvp_call_p.bind(
@@ -396,10 +437,7 @@ class custom_vjp:
         self.bwd = bwd
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(
-                "custom_vjp functions do not accept keyword arguments here; pass them positionally"
-            )
+        args = _resolve_kwargs(self.fun, args, kwargs)
         if self.fwd is None or self.bwd is None:
             raise AttributeError(
                 f"No VJP defined for custom_vjp function {getattr(self.fun, '__name__', '')} "
@@ -417,11 +455,16 @@ class custom_vjp:
 
         def fwd_fun(cs: list[Any], xs: list[Any]) -> tuple[list, list]:
             out = user_fwd(*full_args(tree_unflatten(in_tree, xs)))
-            if not (isinstance(out, tuple) and len(out) == 2):
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                fwd_name = getattr(user_fwd, "__name__", str(user_fwd))
+                name = getattr(self.fun, "__name__", str(self.fun))
                 raise TypeError(
-                    "Custom VJP fwd rule must produce a pair (list or tuple of length two) "
-                    "where the first element represents the primal output and the second "
-                    f"element represents residuals, but got {type(out).__name__}."
+                    f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
+                    "(list or tuple of length two) where the first element represents the "
+                    f"primal output (equal to those of the custom_vjp-decorated function {name}) "
+                    "and the second element represents residuals (i.e. values stored from the "
+                    "forward pass for use on the backward pass), but instead of a pair the fwd "
+                    f"rule {fwd_name} produced {out}."
                 )
             p_flat, p_tree = tree_flatten(out[0])
             if p_tree != out_tree:
@@ -437,37 +480,36 @@ class custom_vjp:
             r = tree_unflatten(res_tree_box[0], res)
             ct = tree_unflatten(out_tree, cts)
             got = user_bwd(*static_vals, r, ct)
-            if not isinstance(got, (tuple, list)):
-                raise TypeError(
-                    "Custom VJP bwd rule must produce a tuple of length equal to the number of "
-                    f"primal (differentiable) arguments, got {type(got).__name__}."
-                )
-            got = tuple(got)
-            if len(got) != len(dyn):
-                raise ValueError(
-                    "Custom VJP bwd rule must produce an output with the same container "
-                    f"(pytree) structure as the args tuple of the primal function: expected "
-                    f"{len(dyn)} entries, got {len(got)}."
-                )
             leaves: list[Any] = []
-            for g, d in zip(got, dyn, strict=True):
+            ok = isinstance(got, (tuple, list)) and len(got) == len(dyn)
+            for g, d in zip(got if ok else (), dyn, strict=False):
                 d_flat, d_tree = tree_flatten(d)
                 if g is None:
                     leaves.extend(_zeros_like(v) for v in d_flat)
                     continue
                 g_flat, g_tree = tree_flatten(g)
                 if g_tree != d_tree:
-                    raise ValueError(
-                        f"Custom VJP bwd rule produced a cotangent with structure {g_tree} for an "
-                        f"argument with structure {d_tree}."
-                    )
+                    ok = False
+                    break
                 leaves.extend(_to_array(v) for v in g_flat)
-            for v, a in zip(leaves, in_avals, strict=True):
-                if core.get_aval(v).shape != a.shape:
+            if not ok:
+                raise TypeError(
+                    "Custom VJP bwd rule must produce an output with the same container "
+                    "(pytree) structure as the args tuple of the primal function, and in "
+                    "particular must produce a tuple of length equal to the number of arguments "
+                    "to the primal function, but got bwd output structure "
+                    f"{tree_structure(got)} for primal input structure "
+                    f"{tree_structure(tuple(dyn))}."
+                )
+            paths = [keystr(p) for p, _ in tree_flatten_with_path(tuple(dyn))[0]]
+            for v, a, path in zip(leaves, in_avals, paths, strict=True):
+                b = core.get_aval(v)
+                if b.shape != a.shape:
                     raise ValueError(
-                        f"Custom VJP bwd rule must produce an output with shapes/dtypes as "
-                        f"expected: got shape {core.get_aval(v).shape} for an input of shape "
-                        f"{a.shape}."
+                        "Custom VJP bwd rule must produce an output with the same type as the "
+                        f"args tuple of the primal function, but at output{path} the bwd rule "
+                        f"produced an output of type {b.str_short(False)} corresponding to an "
+                        f"input of type {a.str_short(False)}, so the shapes do not match"
                     )
             return leaves
 

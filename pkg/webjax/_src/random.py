@@ -36,6 +36,27 @@ _FINFO = {
 
 
 # ---- typed keys ---------------------------------------------------------------------------------
+class KeyDType:
+    """The dtype of typed keys: `key<fry>` (threefry2x32), an extended dtype as in JAX."""
+
+    name = "key<fry>"
+    kind = "V"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyDType) or other == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+KEY_DTYPE = KeyDType()
+
+
 class PRNGKeyArray:
     """Typed keys (`jax.random.key`): shape S over uint32 words of shape S + (2,)."""
 
@@ -57,8 +78,8 @@ class PRNGKeyArray:
         return math.prod(self.shape)
 
     @property
-    def dtype(self) -> str:
-        return "key<fry>"
+    def dtype(self) -> KeyDType:
+        return KEY_DTYPE
 
     def __len__(self) -> int:
         if not self.shape:

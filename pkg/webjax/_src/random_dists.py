@@ -738,12 +738,12 @@ def clone(key: Any) -> Any:
     return key
 
 
-def key_dtype(impl: Any = None) -> str:
+def key_dtype(impl: Any = None) -> Any:
     """The dtype of typed keys (`key<fry>`, threefry2x32)."""
-    from .random import _check_impl
+    from .random import KEY_DTYPE, _check_impl
 
     _check_impl(impl)
-    return "key<fry>"
+    return KEY_DTYPE
 
 
 __all__ = [

@@ -145,10 +145,13 @@ def ndtri(p: Any) -> Any:
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
               return_sign: bool = False, where: Any = None) -> Any:  # fmt: skip
     """log(sum(b * exp(a))) computed stably (the max is shifted out and stop-gradient'ed)."""
-    if where is not None:
-        raise NotImplementedError("logsumexp with where= is not supported yet")
     a = _float(a)
     av = util.aval(a)
+    mask = None
+    if where is not None:
+        w = lax.convert_element_type(util.ensure_array(where), dtypes.bool_)
+        mask = util.broadcast_to(w, av.shape)
+        a = lax.select(mask, a, lax.full(av.shape, -math.inf, av.dtype))
     axes = util.canonical_axes(axis, av.ndim)
     kept = tuple(i for i in range(av.ndim) if i not in axes)
     amax = lax.reduce_max(a, axes) if axes else a
@@ -157,6 +160,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
                                                                  av.dtype)))  # fmt: skip
     shifted = lax.sub(a, lax.broadcast_in_dim(amax, av.shape, kept))
     e = lax.exp(shifted)
+    if mask is not None:
+        e = lax.select(mask, e, lax.full(av.shape, 0.0, av.dtype))
     if b is not None:
         e, bb = util.promote_args("logsumexp", e, b)
         e = lax.mul(e, bb)

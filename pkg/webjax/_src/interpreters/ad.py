@@ -34,7 +34,7 @@ class Zero:
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"Zero({self.aval.str_short()})"
+        return f"Zero({self.aval})"
 
 
 def instantiate(t: Any) -> Any:
@@ -64,7 +64,13 @@ class JVPTracer(Tracer):
         self.aval = core.get_aval(primal)
 
     def __repr__(self) -> str:
-        return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r})"
+        primal = repr(self.primal) if isinstance(self.primal, Tracer) else str(self.primal)
+        t = self.tangent
+        if isinstance(t, pe.JaxprTracer) and t._trace.partial:
+            # a tangent staged by linearize: JAX shows reverse-mode tracers as GradTracer
+            return f"GradTracer(primal={primal}, typeof(tangent)={t.aval.str_short()})"
+        tangent = repr(t) if isinstance(t, Tracer) else str(t)
+        return f"JVPTracer(primal={primal}, tangent={tangent})"
 
     def to_concrete_value(self) -> Any:
         return core.to_concrete(self.primal)

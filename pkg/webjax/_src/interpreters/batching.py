@@ -131,7 +131,7 @@ class BatchTracer(Tracer):
         self.aval = _unbatched_aval(core.get_aval(val), batch_dim)
 
     def __repr__(self) -> str:
-        return f"BatchTracer(val={self.val!r}, batch_dim={self.batch_dim})"
+        return f"VmapTracer(aval={self.aval}, batched={core.get_aval(self.val)})"
 
 
 def _unbatched_aval(aval: ShapedArray, dim: BatchDim) -> ShapedArray:

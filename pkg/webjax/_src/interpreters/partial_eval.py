@@ -42,7 +42,7 @@ class JaxprTracer(Tracer):
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        return f"JitTracer({self.aval})"
 
 
 class JaxprTrace(Trace):

@@ -51,6 +51,153 @@ def _types_str(avals: Sequence[ShapedArray]) -> str:
     return "[" + ", ".join(a.str_short() for a in avals) + "]"
 
 
+def _leaf_paths(tree: Any) -> list[str]:
+    """keystr of each leaf path of a treedef ('' for all when the tree cannot be rebuilt)."""
+    from ..tree_util import keystr, tree_flatten_with_path
+
+    try:
+        leaves, _ = tree_flatten_with_path(tree_unflatten(tree, range(tree.num_leaves)))
+        return [keystr(p) for p, _ in leaves]
+    except Exception:
+        return [""] * tree.num_leaves
+
+
+class _Leaf:
+    """A placeholder leaf for rebuilding a treedef into a comparable tree."""
+
+
+def _structure_differences(a: Any, b: Any) -> list[tuple[str, str, str, str]]:
+    """(path, what a is, what b is, why) for each place two treedefs differ, as JAX words it."""
+    from ..tree_util import _keys_of, _node_for, keystr
+
+    out: list[tuple[str, str, str, str]] = []
+    leaf = str(ShapedArray)
+
+    def children(n: int) -> str:
+        return f"{n} child{'ren' if n > 1 else ''}"
+
+    def walk(path: tuple[Any, ...], x: Any, y: Any) -> None:
+        nx, ny = _node_for(x), _node_for(y)
+        if nx is None and ny is None:
+            return
+        tx = leaf if nx is None else str(type(x))
+        ty = leaf if ny is None else str(type(y))
+        p = keystr(path)
+        if nx is None or ny is None or type(x) is not type(y):
+            out.append((p, tx, ty, "their Python types differ"))
+            return
+        if isinstance(x, (list, tuple)) and len(x) != len(y):
+            n = type(x).__name__
+            out.append(
+                (
+                    p,
+                    f"{n} of length {len(x)}",
+                    f"{n} of length {len(y)}",
+                    "the lengths do not match",
+                )
+            )
+            return
+        (kx, ax), (ky, ay) = nx[1].to_iter(x), ny[1].to_iter(y)
+        kx, ky = list(kx), list(ky)
+        if len(kx) != len(ky):
+            why = "the numbers of children do not match"
+            out.append((p, f"{tx} with {children(len(kx))}", f"{ty} with {children(len(ky))}", why))
+            return
+        if ax != ay:
+            why = "the pytree node metadata does not match"
+            out.append(
+                (p, f"{tx} with pytree metadata {ax}", f"{ty} with pytree metadata {ay}", why)
+            )
+            return
+        for k, cx, cy in zip(_keys_of(x, type(x)), kx, ky, strict=True):
+            walk((*path, k), cx, cy)
+
+    walk(
+        (), tree_unflatten(a, [_Leaf()] * a.num_leaves), tree_unflatten(b, [_Leaf()] * b.num_leaves)
+    )
+    return out
+
+
+def _mismatch_why(a: ShapedArray, b: ShapedArray) -> str:
+    why = [
+        f"the {w} do not match"
+        for w, bad in (("dtypes", a.dtype is not b.dtype), ("shapes", a.shape != b.shape))
+        if bad
+    ]
+    return ", so " + ", and ".join(why)
+
+
+def _fun_info(fun: Any) -> str:
+    code = getattr(fun, "__code__", None)
+    name = getattr(fun, "__name__", type(fun).__name__)
+    if code is None:
+        return str(name)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _bullets(diffs: list[str], capitalize: bool = True) -> str:
+    if len(diffs) == 1:
+        return (diffs[0][:1].upper() if capitalize else diffs[0][:1]) + diffs[0][1:] + ".\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+
+def _carry_type_error(
+    name: str,
+    body_fun: Any,
+    in_tree: Any,
+    out_tree: Any,
+    in_avals: Sequence[ShapedArray],
+    out_avals: Sequence[ShapedArray],
+) -> TypeError:
+    """JAX's error for a loop body whose carry output differs from its carry input."""
+    try:
+        import inspect
+
+        carry_name = next(iter(inspect.signature(body_fun).parameters), "")
+    except (ValueError, TypeError):
+        carry_name = ""
+
+    def component(path: str) -> str:
+        if carry_name:
+            return (
+                f"the input carry component {carry_name}{path}"
+                if path
+                else (f"the input carry {carry_name}")
+            )
+        return f"the input carry at path {path}" if path else "the input carry"
+
+    if in_tree != out_tree:
+        struct = [
+            f"{component(p)} is a {x} but the corresponding component of the carry output is "
+            f"a {y}, so {why}"
+            for p, x, y, why in _structure_differences(in_tree, out_tree)
+        ]
+        detail = (
+            _bullets(struct)
+            if struct
+            else f"the input tree structure is:\n{in_tree}\nthe output tree structure is:\n"
+            f"{out_tree}\n"
+        )
+        return TypeError(
+            f"{name} function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n\n{detail}\nRevise the function so that the carry "
+            "output has the same pytree structure as the carry input."
+        )
+    diffs = []
+    for path, a, b in zip(_leaf_paths(in_tree), in_avals, out_avals, strict=True):
+        if a.shape == b.shape and a.dtype is b.dtype:
+            continue
+        diffs.append(
+            f"{component(path)} has type {a.str_short(False)} but the corresponding output carry "
+            f"component has type {b.str_short(False)}{_mismatch_why(a, b)}"
+        )
+    return TypeError(
+        f"{name} function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{_bullets(diffs)}\nRevise the function so that all output types match "
+        "the corresponding input types."
+    )
+
+
 def _same_types(a: Sequence[ShapedArray], b: Sequence[ShapedArray]) -> bool:
     return len(a) == len(b) and all(
         x.shape == y.shape and x.dtype is y.dtype for x, y in zip(a, b, strict=True)
@@ -64,6 +211,23 @@ def _call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
 def _trace_flat(fun: Callable[..., Sequence[Any]], avals: Sequence[ShapedArray]) -> ClosedJaxpr:
     """Trace a flat function; constants become leading invars? No: kept as consts."""
     return pe.trace_to_closed_jaxpr(fun, avals)
+
+
+def _promote_weak_inputs(
+    vals: list[Any], in_avals: list[ShapedArray], out_avals: Sequence[ShapedArray]
+) -> tuple[list[Any], bool]:
+    """Promote weakly typed loop inputs whose type the body's output changes (JAX's rule: a
+    Python-scalar `0` carry that the body turns into float32 becomes a float32 carry)."""
+    if len(vals) != len(out_avals):
+        return vals, False
+    changed = False
+    out = list(vals)
+    for k, (a, b) in enumerate(zip(in_avals, out_avals, strict=True)):
+        if a.weak_type and (a.shape != b.shape or a.dtype is not b.dtype):
+            dt, _ = dtypes.result_type((a.dtype, True), (b.dtype, b.weak_type))
+            out[k] = lax.convert_element_type(vals[k], dt, False)
+            changed = True
+    return out, changed
 
 
 def _weak_join(carry_in: list[ShapedArray], carry_out: list[ShapedArray]) -> list[ShapedArray]:
@@ -95,7 +259,7 @@ def _cond_impl(index: Any, *ops: Any, branches: tuple[ClosedJaxpr, ...]) -> list
 
 
 def _join_branches(
-    funs: Sequence[Callable[..., Any]], operands: tuple[Any, ...], what: str
+    funs: Sequence[Callable[..., Any]], operands: tuple[Any, ...], kind: str
 ) -> tuple[tuple[ClosedJaxpr, ...], list[Any], Any]:
     ops_flat, in_tree = tree_flatten(operands)
     ops_flat = [_to_array(x) for x in ops_flat]
@@ -104,16 +268,8 @@ def _join_branches(
     out_trees = [t[2] for t in traced]
     out_avals = [t[0].out_avals for t in traced]
     for k in range(1, len(funs)):
-        if out_trees[k] != out_trees[0]:
-            raise TypeError(
-                f"{what} must have identical output structure, got {out_trees[0]} and "
-                f"{out_trees[k]}."
-            )
-        if not _same_types(out_avals[k], out_avals[0]):
-            raise TypeError(
-                f"{what} must have identical types, got {_types_str(out_avals[0])} and "
-                f"{_types_str(out_avals[k])}."
-            )
+        if out_trees[k] != out_trees[0] or not _same_types(out_avals[k], out_avals[0]):
+            raise _branch_error(kind, funs, k, out_trees, out_avals)
     # every branch takes every branch's constants (each ignores the others'); outputs are weak
     # only where every branch's is (JAX joins the branch types)
     weak = [all(o[i].weak_type for o in out_avals) for i in range(len(out_avals[0]))]
@@ -138,21 +294,58 @@ def _join_branches(
     return tuple(branches), [*all_consts, *ops_flat], out_trees[0]
 
 
+def _branch_error(
+    kind: str,
+    funs: Sequence[Callable[..., Any]],
+    k: int,
+    out_trees: list[Any],
+    out_avals: Sequence[Sequence[ShapedArray]],
+) -> TypeError:
+    """JAX's error for cond/switch branches whose outputs differ (branch 0 against branch k)."""
+    if kind == "cond":  # funs are [false_fun, true_fun]; JAX reports true_fun first
+        a, b, names = 1, 0, ("true_fun", "false_fun")
+    else:
+        a, b, names = 0, k, ("branch 0", f"branch{k}")
+    header = f"{names[0]} is {_fun_info(funs[a])}\n{names[1]} is {_fun_info(funs[b])}\n\n"
+    if out_trees[a] != out_trees[b]:
+        struct = [
+            f"{names[0]} output{p} is a {x} but {names[1]} output{p} is a {y}, so {why}"
+            for p, x, y, why in _structure_differences(out_trees[a], out_trees[b])
+        ] or [f"{names[0]} output is {out_trees[a]} but {names[1]} output is {out_trees[b]}"]
+        return TypeError(
+            f"{kind} branch outputs must have the same pytree structure, but they differ:\n\n"
+            f"{header}{_bullets(struct, False)}\nRevise {names[0]} and/or {names[1]} so that they "
+            "have the same pytree structure."
+        )
+    paths = _leaf_paths(out_trees[a])
+    diffs = [
+        f"the output of {names[0]}{f' at path {p}' if p else ''} has type "
+        f"{x.str_short(False)} but the corresponding output of {names[1]} has type "
+        f"{y.str_short(False)}{_mismatch_why(x, y)}"
+        for p, x, y in zip(paths, out_avals[a], out_avals[b], strict=True)
+        if x.shape != y.shape or x.dtype is not y.dtype
+    ]
+    return TypeError(
+        f"{kind} branches must have equal output types but they differ.\n\n{header}"
+        f"{_bullets(diffs)}\nRevise {names[0]} and/or {names[1]} so that all output types match."
+    )
+
+
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     if not branches:
         raise ValueError("Empty branch sequence")
     idx = _to_array(index)
     ia = core.get_aval(idx)
     if ia.shape != ():
-        raise TypeError(f"Branch index must be scalar, got {idx} of shape {ia.shape}.")
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {ia.shape}.")
     if ia.dtype.kind not in "iu":
-        raise TypeError(f"Index type must be an integer, got {idx} of type {ia.dtype.name}")
+        raise TypeError(f"Index type must be an integer, got {index} as {ia.dtype.name}")
     idx = lax.convert_element_type(idx, dtypes.int32)
     n = len(branches)
     if n == 1:
         return branches[0](*operands)
     idx = lax.clamp(lax.full((), 0, dtypes.int32), idx, lax.full((), n - 1, dtypes.int32))
-    jaxprs, args, out_tree = _join_branches(branches, operands, "branch outputs")
+    jaxprs, args, out_tree = _join_branches(branches, operands, "switch")
     return tree_unflatten(out_tree, cond_p.bind(idx, *args, branches=jaxprs))
 
 
@@ -165,18 +358,20 @@ def cond(
 ) -> Any:
     if operand is not None:
         operands = (operand,)
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, (list, tuple)):
+        raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     p = _to_array(pred)
     pa = core.get_aval(p)
     if pa.shape != ():
-        raise TypeError(f"Pred must be a scalar, got {pred!r:.40} of shape {pa.shape}.")
-    if pa.dtype.kind not in "biu":
+        raise TypeError(f"Pred must be a scalar, got {pred} of shape {pa.shape}.")
+    if pa.dtype.kind not in "biuf":
         raise TypeError(f"Pred type must be either boolean or number, got {pa.dtype.name}.")
     if pa.dtype is not dtypes.bool_:
         p = lax.ne(p, lax.full((), 0, pa.dtype))
     idx = lax.convert_element_type(p, dtypes.int32)
-    jaxprs, args, out_tree = _join_branches(
-        [false_fun, true_fun], operands, "true_fun and false_fun output"
-    )
+    jaxprs, args, out_tree = _join_branches([false_fun, true_fun], operands, "cond")
     return tree_unflatten(out_tree, cond_p.bind(idx, *args, branches=jaxprs))
 
 
@@ -399,17 +594,18 @@ def while_loop(
         or co[0].dtype is not dtypes.bool_
     ):
         raise TypeError(
-            "cond_fun must return a boolean scalar, but got output type(s) "
-            f"{[f'ShapedArray({a.str_short(False)})' for a in co]}."
+            f"cond_fun must return a boolean scalar, but got output type(s) {list(co)}."
         )
     body_closed, body_consts, body_tree = _trace_fun(body_fun, _single(in_tree), avals)
+    if body_tree == in_tree:
+        init_flat, changed = _promote_weak_inputs(init_flat, avals, body_closed.out_avals)
+        if changed:
+            avals = _avals(init_flat)
+            cond_closed, cond_consts, _ = _trace_fun(cond_fun, _single(in_tree), avals)
+            body_closed, body_consts, body_tree = _trace_fun(body_fun, _single(in_tree), avals)
     if body_tree != in_tree or not _same_types(body_closed.out_avals, avals):
-        raise TypeError(
-            "body_fun output and input must have identical types, got\n"
-            f"{_types_str(body_closed.out_avals)} and {_types_str(avals)}."
-            if body_tree == in_tree
-            else f"body_fun output and input must have identical types, got output structure "
-            f"{body_tree} and input structure {in_tree}."
+        raise _carry_type_error(
+            "while_loop body", body_fun, in_tree, body_tree, avals, body_closed.out_avals
         )
     outs = while_p.bind(
         *cond_consts,
@@ -437,41 +633,58 @@ def fori_loop(
     *,
     unroll: Any = None,
 ) -> Any:
+    lower_a, upper_a = _to_array(lower), _to_array(upper)
+    la, ua = core.get_aval(lower_a), core.get_aval(upper_a)
+    dt: dtypes.DType | None = la.dtype
+    if la.dtype is not ua.dtype:
+        # a weakly typed signed-integer bound (e.g. a Python int) adopts the other's dtype
+        dt = None
+        if la.dtype.kind == "i" and ua.dtype.kind == "i" and la.weak_type != ua.weak_type:
+            dt = ua.dtype if la.weak_type else la.dtype
+        if dt is None:
+            raise TypeError(
+                "lower and upper arguments to fori_loop must have equal types, got "
+                f"{la.dtype.name} and {ua.dtype.name}"
+            )
     lo_c, hi_c = core.to_concrete(lower), core.to_concrete(upper)
-    static = (
-        lo_c is not None
-        and hi_c is not None
-        and not isinstance(lo_c, core.Tracer)
-        and not isinstance(hi_c, core.Tracer)
-    )
-    if (
-        static
-        and all(isinstance(v, int) or hasattr(v, "__index__") for v in (lo_c, hi_c))
-        and (type(lower) is int and type(upper) is int)
-    ):
-        lo, hi = int(lo_c), int(hi_c)
+    bounds: tuple[int, int] | None = None
+    if lo_c is not None and hi_c is not None:
+        try:
+            bounds = (int(lo_c), int(hi_c))
+        except (TypeError, core.ConcretizationTypeError):
+            bounds = None
+    if bounds is not None:
+        # known trip count: a scan (reverse-differentiable); the index starts as a Python int,
+        # so it is weakly typed int32, as in JAX
+        lo, hi = bounds
 
-        def scan_body(c: Any, _: Any) -> tuple[Any, None]:
-            i, x = c
-            return (lax.add(i, lax.full((), 1, dtypes.int32)), body_fun(i, x)), None
+        def scan_body(loop_carry: Any, _: Any) -> tuple[Any, None]:
+            i, x = loop_carry
+            return (i + 1, body_fun(i, x)), None
 
         (_, out), _ = scan(
-            scan_body, (lax.full((), lo, dtypes.int32), init_val), None, length=max(hi - lo, 0)
+            scan_body,
+            (lo, init_val),
+            None,
+            length=max(hi - lo, 0),
+            unroll=1 if unroll is None or unroll is False else unroll,
         )
         return out
-    lower_a, upper_a = _to_array(lower), _to_array(upper)
-    dt = dtypes.result_type(
-        (core.get_aval(lower_a).dtype, False), (core.get_aval(upper_a).dtype, False)
-    )[0]
-    lower_a = lax.convert_element_type(lower_a, dt)
-    upper_a = lax.convert_element_type(upper_a, dt)
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError(
+            "Can only use `unroll` in `fori_loop` if the loop bounds are statically known."
+        )
+    if la.dtype is not dt:
+        lower_a = lax.convert_element_type(lower_a, dt)
+    if ua.dtype is not dt:
+        upper_a = lax.convert_element_type(upper_a, dt)
 
     def w_cond(c: Any) -> Any:
         return lax.lt(c[0], c[1])
 
-    def w_body(c: Any) -> Any:
-        i, hi, x = c
-        return (lax.add(i, lax.full((), 1, dt)), hi, body_fun(i, x))
+    def w_body(loop_carry: Any) -> Any:
+        i, hi, x = loop_carry
+        return (i + 1, hi, body_fun(i, x))
 
     return while_loop(w_cond, w_body, (lower_a, upper_a, init_val))[2]
 
@@ -735,7 +948,22 @@ def _scan_impl(
             ys[k].append(y)
     if reverse:
         ys = [list(reversed(y)) for y in ys]
-    return carry + [stack_pieces(y, a, length) for y, a in zip(ys, y_avals, strict=True)]
+    outs = carry + [stack_pieces(y, a, length) for y, a in zip(ys, y_avals, strict=True)]
+    # iterations may differ in weak types (a weak initial carry); give the declared types
+    avals = _scan_abstract(
+        *[core.get_aval(a) for a in args],
+        jaxpr=jaxpr,
+        length=length,
+        reverse=reverse,
+        num_consts=num_consts,
+        num_carry=num_carry,
+    )
+    return [
+        lax.convert_element_type(o, a.dtype, a.weak_type)
+        if core.get_aval(o).weak_type != a.weak_type
+        else o
+        for o, a in zip(outs, avals, strict=True)
+    ]
 
 
 def scan(
@@ -786,26 +1014,17 @@ def scan(
     carry_tree, ys_tree = out_tree.children
     n_carry = len(init_flat)
     if carry_tree != init_tree:
-        raise TypeError(
-            "scan body function carry input and carry output must have the same pytree "
-            f"structure, but they differ: the input carry is {init_tree} and the output carry "
-            f"is {carry_tree}."
-        )
-    if not _same_types(outs[:n_carry], carry_avals):
-        raise TypeError(
-            "scan body function carry input and carry output must have equal types (e.g. "
-            "shapes and dtypes of arrays), but they differ: the input carry has type "
-            f"{_types_str(carry_avals)} and the output carry has type "
-            f"{_types_str(outs[:n_carry])}."
-        )
-    if any(a.weak_type != b.weak_type for a, b in zip(outs[:n_carry], carry_avals, strict=True)):
-        # retrace with the carry's weak types joined so the loop type is stable
-        init_flat = [
-            lax.convert_element_type(x, a.dtype, a.weak_type and b.weak_type)
-            for x, a, b in zip(init_flat, carry_avals, outs, strict=False)
-        ]
+        raise _carry_type_error("scan body", f, init_tree, carry_tree, carry_avals, outs[:n_carry])
+    init_flat, changed = _promote_weak_inputs(init_flat, carry_avals, outs[:n_carry])
+    if changed:
         carry_avals = _avals(init_flat)
         closed, consts, out_tree = _trace_fun(f, arg_tree, [*carry_avals, *x_avals])
+        outs = closed.out_avals
+        if out_tree.kind is not tuple or len(out_tree.children) != 2:
+            raise TypeError("scan body output must be a pair, got " + str(out_tree) + ".")
+        carry_tree, ys_tree = out_tree.children
+    if not _same_types(outs[:n_carry], carry_avals):
+        raise _carry_type_error("scan body", f, init_tree, carry_tree, carry_avals, outs[:n_carry])
     res = scan_p.bind(
         *consts,
         *init_flat,
@@ -834,18 +1053,33 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
 
 
 def _map_batched(f: Callable[[Any], Any], xs: Any, batch_size: int, vmap: Any) -> Any:
+    """`batch_size` elements per step (vmapped), then the remainder in one vmapped call."""
     leaves, tree = tree_flatten(xs)
     n = core.get_aval(leaves[0]).shape[0]
-    if n % batch_size:
-        raise NotImplementedError("lax.map with a batch_size that does not divide the length")
-    reshaped = [
-        lax.reshape(x, (n // batch_size, batch_size, *core.get_aval(x).shape[1:])) for x in leaves
-    ]
-    ys = map(vmap(f), tree_unflatten(tree, reshaped))
-    y_leaves, y_tree = tree_flatten(ys)
-    return tree_unflatten(
-        y_tree, [lax.reshape(y, (n, *core.get_aval(y).shape[2:])) for y in y_leaves]
-    )
+    num_batches, rem = divmod(n, batch_size)
+    done = num_batches * batch_size
+
+    def part(x: Any, lo: int, hi: int) -> Any:
+        shape = core.get_aval(x).shape
+        return lax.slice(x, (lo, *[0] * (len(shape) - 1)), (hi, *shape[1:]))
+
+    outs: list[tuple[list[Any], Any]] = []
+    if num_batches:
+        reshaped = [
+            lax.reshape(part(x, 0, done), (num_batches, batch_size, *core.get_aval(x).shape[1:]))
+            for x in leaves
+        ]
+        ys = map(vmap(f), tree_unflatten(tree, reshaped))
+        y_leaves, y_tree = tree_flatten(ys)
+        flat = [lax.reshape(y, (done, *core.get_aval(y).shape[2:])) for y in y_leaves]
+        outs.append((flat, y_tree))
+    if rem:
+        ys = vmap(f)(tree_unflatten(tree, [part(x, done, n) for x in leaves]))
+        outs.append(tree_flatten(ys))
+    if len(outs) == 1:
+        return tree_unflatten(outs[0][1], outs[0][0])
+    (a, a_tree), (b, _) = outs
+    return tree_unflatten(a_tree, [lax.concatenate([x, y], 0) for x, y in zip(a, b, strict=True)])
 
 
 def _scan_params(
