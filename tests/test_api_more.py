@@ -4,6 +4,7 @@ aliases of `install_as_jax`, against real JAX."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -484,3 +485,40 @@ def test_install_as_jax_submodules() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1.0", "0.5", "(6,)", "2.0", "0.0"]
+
+
+ITEM_ARGS = [(), (4,), (1, 2), ((1, 0),), (-1,), (2, 3), (1, 5), ((1, 5),), (1.0,), (-7,), (7,),
+             (1, 1, 1)]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", ITEM_ARGS, ids=repr)
+def test_item_with_indices_as_jax(args):
+    rjnp = pytest.importorskip("jax.numpy")
+    got, want = webjax.numpy.arange(6.0).reshape(2, 3), rjnp.arange(6.0).reshape(2, 3)
+    try:
+        expected = want.item(*args)
+    except Exception as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            got.item(*args)
+        return
+    assert got.item(*args) == expected and type(got.item(*args)) is type(expected)
+
+
+def _jit_argument_message(jax_mod, call):
+    with pytest.raises(TypeError) as info:
+        call(jax_mod)
+    return str(info.value).split(" as an abstract array.")[-1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda j: j.jit(lambda x: x)("hello"),
+        lambda j: j.jit(lambda x, y: x)(1, {"a": "hello"}),
+        lambda j: j.jit(lambda x, y: x, static_argnums=0)("s", ["q"]),
+        lambda j: j.jit(lambda a, *, b: a)(1, b=("x", "y")),
+    ],
+)
+def test_jit_names_the_path_of_a_non_array_argument(call):
+    jax = pytest.importorskip("jax")
+    assert _jit_argument_message(webjax, call) == _jit_argument_message(jax, call)

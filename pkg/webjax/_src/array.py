@@ -8,6 +8,7 @@ JAX, so this module stays about values and devices.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,11 +145,28 @@ class Array:
         return _nest(await self._flat_values_async(), self.shape)
 
     def item(self, *args: Any) -> Any:
-        if args:
-            raise NotImplementedError("Array.item() with arguments is not supported yet")
-        if self.size != 1:
-            raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return self._flat_values()[0]
+        """The element as a Python scalar: of a size-1 array, at a flat index, or at a
+        multi-index (one int per axis, or one tuple of them), with NumPy's errors."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return self._flat_values()[0]
+        index = [operator.index(a) for a in args]
+        if len(index) == 1:
+            (flat,) = index
+            if not -self.size <= flat < self.size:
+                raise IndexError(f"index {flat} is out of bounds for size {self.size}")
+            return self._flat_values()[flat % self.size]
+        if len(index) != self.ndim:
+            raise ValueError("incorrect number of indices for array")
+        flat = 0
+        for axis, (i, d) in enumerate(zip(index, self.shape, strict=True)):
+            if not -d <= i < d:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {d}")
+            flat = flat * d + i % d
+        return self._flat_values()[flat]
 
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:

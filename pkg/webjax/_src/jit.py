@@ -347,7 +347,10 @@ class Jitted:
     ) -> tuple[ClosedJaxpr, Any, list]:
         dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
         flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        flat = [_to_array(x) for x in flat]
+        try:
+            flat = [_to_array(x) for x in flat]
+        except TypeError:
+            raise self._argument_error(len(args), dyn_args, dyn_kwargs) from None
         avals = tuple(core.get_aval(x) for x in flat)
         # Named axes are part of the key: a trace may read their sizes (`psum(1, 'i')`).
         key = (in_tree, avals, static_args, static_kwargs, _context_key(), batching.axis_env_key())
@@ -378,6 +381,39 @@ class Jitted:
             return closed, out_tree_box[0], [*captured, *flat]
         self._cache[key] = (closed, out_tree_box[0])
         return closed, out_tree_box[0], flat
+
+    def _argument_error(self, nargs: int, dyn_args: list[Any], dyn_kwargs: dict[str, Any]
+                        ) -> TypeError:  # fmt: skip
+        """JAX's error for an argument leaf that is not an array, naming where it was passed:
+        the parameter's name (or `args[i]`) and the path inside it."""
+        from .tree_util import keystr, tree_flatten_with_path
+
+        static_pos = {i % nargs for i in self.static_argnums if -nargs <= i < nargs}
+        positions = [i for i in range(nargs) if i not in static_pos]
+        names: list[str] = []
+        if self._sig is not None:
+            names = [p.name for p in self._sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+        for path, leaf in tree_flatten_with_path((dyn_args, dyn_kwargs))[0]:
+            try:
+                _to_array(leaf)
+                continue
+            except TypeError:
+                pass
+            where, inner = path[1], path[2:]
+            if path[0].idx == 0:  # positional
+                pos = positions[where.idx]
+                head = names[pos] if pos < len(names) else f"args[{pos}]"
+            else:
+                head = str(where.key)
+            return TypeError(
+                f"Error interpreting argument to {self._fun} as an abstract array. The "
+                f"problematic value is of type {type(leaf)} and was passed to the function at "
+                f"path {head}{keystr(inner)}.\nThis typically means that a jit-wrapped function "
+                "was called with a non-array argument, and this argument was not marked as "
+                "static using the static_argnums or static_argnames parameters of jax.jit."
+            )
+        return TypeError(f"{self.__name__}: an argument is not a valid JAX type")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from .config import config
