@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 from typing import Any, NamedTuple
 
+import numpy as np
 import pytest
 
 import webjax
@@ -271,3 +272,44 @@ def test_tree_aliases(rtu):
     got = webjax.tree.map_with_path(lambda p, x: tu.keystr(p), t)
     assert got == jax.tree.map_with_path(lambda p, x: rtu.keystr(p), t)
     assert webjax.tree_util.tree_map is webjax.tree.map
+
+
+TYPED_KEY_PROGRAM = """
+k = jax.random.key(0)
+state = {"k": k, "w": jnp.ones(2), "ks": jax.random.split(k, 3)}
+out.append([getattr(x, "shape", None) for x in jax.tree_util.tree_leaves(state)])
+out.append(jax.tree.map(lambda x: x.shape, state))
+out.append(jax.tree_util.tree_structure(state).num_leaves)
+out.append(str(jax.tree_util.tree_flatten_with_path(state)[0][0][0]))
+out.append(jax.tree.all(jax.tree.map(lambda x: True, state)))
+out.append(jax.tree.reduce(lambda a, b: a + 1, state, 0))
+out.append(jax.tree.transpose(jax.tree.structure([0, 0]), None, [state, state])["k"][1].shape)
+
+
+@jax.jit
+def step(state):
+    k1, k2 = jax.random.split(state["k"])
+    return {"k": k1, "w": state["w"] + jax.random.normal(k2, (2,)), "ks": state["ks"]}
+
+
+s2 = step(state)
+out.append(jax.tree.map(lambda x: x.shape, s2))
+out.append(jax.random.key_data(s2["k"]).tolist())
+out.append(jax.vmap(lambda kk: jax.random.uniform(kk))(state["ks"]).tolist())
+"""
+
+
+def test_typed_keys_are_leaves_to_users():
+    # jax.tree_util / jax.tree see a key array as one leaf (JAX's key arrays are arrays of a
+    # key dtype); transformations still trace through it
+    jax = pytest.importorskip("jax")
+
+    def run(mod, jnp_mod):
+        out: list = []
+        exec(TYPED_KEY_PROGRAM, {"jax": mod, "jnp": jnp_mod, "out": out})
+        return out
+
+    got = run(webjax, webjax.numpy)
+    want = run(jax, jax.numpy)
+    assert got[:-1] == want[:-1]
+    np.testing.assert_allclose(got[-1], want[-1], rtol=1e-6)

@@ -1,18 +1,7 @@
 """webjax.tree_util: JAX's pytree utilities."""
 
-from webjax._src.tree_util import (
-    DictKey,
-    FlattenedIndexKey,
-    GetAttrKey,
-    Partial,
-    PyTreeDef,
-    SequenceKey,
+from webjax._src.tree_public import (
     all_leaves,
-    keystr,
-    register_dataclass,
-    register_pytree_node,
-    register_pytree_node_class,
-    register_pytree_with_keys,
     tree_all,
     tree_flatten,
     tree_flatten_with_path,
@@ -23,6 +12,19 @@ from webjax._src.tree_util import (
     tree_reduce,
     tree_structure,
     tree_transpose,
+)
+from webjax._src.tree_util import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    Partial,
+    PyTreeDef,
+    SequenceKey,
+    keystr,
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_node_class,
+    register_pytree_with_keys,
     tree_unflatten,
     treedef_children,
     treedef_is_leaf,

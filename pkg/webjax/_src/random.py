@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from . import config, core, dtypes, prng
+from . import config, core, dtypes, prng, tree_public
 from .dtypes import DType
 from .jit import jit
 from .lax import control_flow, lax
@@ -103,6 +103,7 @@ class PRNGKeyArray:
 
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(*c))
+tree_public.OPAQUE.add(PRNGKeyArray)  # a leaf to users, as JAX's key arrays
 
 
 def _is_typed(key: Any) -> bool:
