@@ -2,6 +2,8 @@
 
 from webjax._src.core import (
     ConcretizationTypeError,
+    JAXIndexError,
+    NonConcreteBooleanIndexError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
@@ -10,6 +12,8 @@ from webjax._src.core import (
 
 __all__ = [
     "ConcretizationTypeError",
+    "JAXIndexError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",

@@ -46,6 +46,16 @@ class DType:
     def type(self) -> ScalarType:
         return _SCALAR_TYPES[self.name]
 
+    @property
+    def dtype(self) -> Any:
+        """The equivalent NumPy dtype, so that NumPy accepts a DType wherever it takes a dtype
+        (`np.zeros(n, x.dtype)`, `np.finfo(x.dtype)`, ...): NumPy reads an object's `.dtype`.
+        AttributeError when NumPy (or, for bfloat16, ml_dtypes) is not installed."""
+        npdt = _numpy_dtype(self)
+        if npdt is None:
+            raise AttributeError(f"no NumPy dtype for {self.name} (NumPy is not installed)")
+        return npdt
+
     def __repr__(self) -> str:
         return f"dtype('{self.name}')"
 
@@ -115,8 +125,15 @@ class ScalarType:
     """`jnp.float32` and friends: usable as a dtype and callable like JAX's scalar types."""
 
     def __init__(self, dt: DType) -> None:
-        self.dtype = dt
+        self._dt = dt
         self.__name__ = dt.name if dt.name != "bool" else "bool_"
+
+    @property
+    def dtype(self) -> Any:
+        """NumPy's dtype when NumPy is installed, as JAX's `jnp.float32.dtype` (so that
+        `np.dtype(jnp.float32)` and `np.zeros(n, jnp.float32)` work), else the DType."""
+        npdt = _numpy_dtype(self._dt)
+        return self._dt if npdt is None else npdt
 
     def __repr__(self) -> str:
         return f"<class 'webjax.numpy.{self.__name__}'>"
@@ -124,15 +141,35 @@ class ScalarType:
     def __call__(self, x: Any = 0) -> Any:
         if _array_constructor is None:
             raise RuntimeError("webjax.numpy is not loaded")
-        return _array_constructor(x, dtype=self.dtype)
+        return _array_constructor(x, dtype=self._dt)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ScalarType):
-            return other.dtype is self.dtype
-        return self.dtype == other
+            return other._dt is self._dt
+        return self._dt == other
 
     def __hash__(self) -> int:
-        return hash(self.dtype)
+        return hash(self._dt)
+
+
+_NUMPY_DTYPES: dict[str, Any] = {}
+
+
+def _numpy_dtype(dt: DType) -> Any:
+    """NumPy's dtype for `dt`, or None without NumPy (or ml_dtypes, for bfloat16)."""
+    if dt.name not in _NUMPY_DTYPES:
+        try:
+            import numpy as np
+
+            if dt.name == "bfloat16":
+                import ml_dtypes
+
+                _NUMPY_DTYPES[dt.name] = np.dtype(ml_dtypes.bfloat16)
+            else:
+                _NUMPY_DTYPES[dt.name] = np.dtype(dt.name)
+        except ImportError:
+            _NUMPY_DTYPES[dt.name] = None
+    return _NUMPY_DTYPES[dt.name]
 
 
 # Set by the numpy layer: `jnp.float32(3)` builds an array (dtypes sits below that layer).
@@ -146,7 +183,7 @@ def dtype(x: Any) -> DType:
     if isinstance(x, DType):
         return x
     if isinstance(x, ScalarType):
-        return x.dtype
+        return x._dt
     if isinstance(x, str):
         name = _ALIASES.get(x, x)
         if name in DType._by_name:
@@ -199,7 +236,30 @@ def canonicalize(dt: DType) -> DType:
     """Map 64-bit types to 32-bit ones unless x64 is enabled (JAX's canonicalize_dtype)."""
     if config.x64_enabled():
         return dt
-    return {int64: int32, uint64: uint32, float64: float32, complex128: complex64}.get(dt, dt)
+    return _NARROW.get(dt, dt)
+
+
+_NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def canonicalize_user(x: Any, fun_name: str | None = None) -> DType:
+    """A dtype a user asked for, canonicalized; asking explicitly for a 64-bit type without x64
+    gives JAX's UserWarning (Python's float/int/complex mean the default types, silently)."""
+    dt = dtype(x)
+    out = canonicalize(dt)
+    if out is not dt:
+        import warnings
+
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(
+            f"Explicitly requested dtype {dt.name}{where} is not available, and will be "
+            f"truncated to dtype {out.name}. To enable more dtypes, set the jax_enable_x64 "
+            "configuration option or the JAX_ENABLE_X64 shell environment variable. See "
+            "https://github.com/jax-ml/jax#current-gotchas for more.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return out
 
 
 def is_complex(dt: DType) -> bool:
@@ -276,6 +336,19 @@ _ORDER = list(_LATTICE)
 
 
 def _lub(a: Any, b: Any) -> Any:
+    if a is b:
+        return a
+    key = (a, b)
+    out = _LUB.get(key)
+    if out is None:
+        out = _LUB[key] = _compute_lub(a, b)
+    return out
+
+
+_LUB: dict[tuple[Any, Any], Any] = {}
+
+
+def _compute_lub(a: Any, b: Any) -> Any:
     common = _UB[a] & _UB[b]
     # The least upper bound is the common bound that every other common bound lies above.
     for n in _ORDER:

@@ -846,11 +846,52 @@ def _bitcast_abstract(x: ShapedArray, *, new_dtype: DType) -> ShapedArray:
 
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
-    """Reinterpret the bits of `operand` as `new_dtype` (same width)."""
+    """Reinterpret the bits of `operand` as `new_dtype`. A narrower type adds a trailing axis
+    of (little-endian) pieces; a wider one consumes the trailing axis, which must have one
+    entry per piece."""
+    operand = to_array(operand)
     dt = dtypes.canonicalize(dtypes.dtype(new_dtype))
-    if _aval(operand).dtype is dt:
+    aval = _aval(operand)
+    src = aval.dtype
+    if src is dt:
         return operand
-    return bitcast_convert_type_p.bind(operand, new_dtype=dt)
+    if src.itemsize == dt.itemsize:
+        return bitcast_convert_type_p.bind(operand, new_dtype=dt)
+    if src.itemsize > dt.itemsize:  # split each element into its pieces
+        ratio = src.itemsize // dt.itemsize
+        wide = _unsigned(src.itemsize)
+        bits = bitcast_convert_type(operand, wide)
+        narrow = _unsigned(dt.itemsize)
+        mask = full((), (1 << dt.bits) - 1, wide)
+        pieces = [
+            convert_element_type(
+                bitwise_and(shift_right_logical(bits, full((), k * dt.bits, wide)), mask), narrow
+            )
+            for k in range(ratio)
+        ]
+        out = concatenate([expand_dims(p, (aval.ndim,)) for p in pieces], aval.ndim)
+        return bitcast_convert_type(out, dt)
+    ratio = dt.itemsize // src.itemsize
+    if not aval.shape or aval.shape[-1] != ratio:
+        raise ValueError(
+            f"bitcast_convert_type from {src.name} to {dt.name} needs a last dimension of size "
+            f"{ratio}; got operand shape {aval.shape}"
+        )
+    wide = _unsigned(dt.itemsize)
+    parts = convert_element_type(bitcast_convert_type(operand, _unsigned(src.itemsize)), wide)
+    acc = None
+    for k in range(ratio):
+        lo, hi = [0] * aval.ndim, list(aval.shape)
+        lo[-1], hi[-1] = k, k + 1
+        piece = shift_left(
+            squeeze(slice(parts, lo, hi), (aval.ndim - 1,)), full((), k * src.bits, wide)
+        )
+        acc = piece if acc is None else bitwise_or(acc, piece)
+    return bitcast_convert_type(acc, dt)
+
+
+def _unsigned(itemsize: int) -> DType:
+    return {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[itemsize]
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = False) -> Any:

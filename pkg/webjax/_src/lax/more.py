@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import enum
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -170,6 +171,20 @@ def slice_in_dim(
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], limits[axis], strides[axis] = lo, hi, int(stride)
     return lax.slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """operand[..., index, ...] along `axis` for a static index (negative counts from the end),
+    kept as a size-1 axis by default, as JAX's lax.index_in_dim."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    axis = _axis(axis, len(shape))
+    n = shape[axis]
+    i = operator.index(index)
+    i = i + n if i < 0 else i
+    if not 0 <= i < n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    return lax.index_in_dim(operand, i, axis, keepdims)
 
 
 def _wrap_index(index: Any, size: int, allow_negative: bool) -> Any:

@@ -310,9 +310,19 @@ def _top_k_abstract(operand: ShapedArray, *, k: int, axis: int = -1) -> list[Sha
     return [ShapedArray(shape, operand.dtype, operand.weak_type), ShapedArray(shape, dtypes.int32)]
 
 
-def top_k(operand: Any, k: int) -> tuple[Any, Any]:
-    """The k largest entries along the last axis and their indices (ties: lower index first)."""
-    return tuple(top_k_p.bind(operand, k=int(k)))  # type: ignore[return-value]
+def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
+    """The k largest entries along `axis` (the last by default) and their indices (ties: lower
+    index first), as a list [values, indices] like JAX's."""
+    nd = core.get_aval(operand).ndim
+    ax = axis + nd if -nd <= axis < 0 else axis
+    if not 0 <= ax < max(nd, 1):
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    if nd == 0 or ax == nd - 1:
+        return list(top_k_p.bind(operand, k=int(k)))
+    perm = (*(i for i in range(nd) if i != ax), ax)
+    inv = tuple(perm.index(i) for i in range(nd))
+    outs = top_k_p.bind(lax.transpose(operand, perm), k=int(k))
+    return [lax.transpose(o, inv) for o in outs]
 
 
 def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:

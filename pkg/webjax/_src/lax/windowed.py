@@ -582,45 +582,72 @@ def reduce_window(
     init_value: Any,
     computation: Callable[..., Any],
     window_dimensions: Sequence[int],
-    window_strides: Sequence[int],
-    padding: Any,
+    window_strides: Sequence[int] | None = None,
+    padding: Any = "VALID",
     base_dilation: Sequence[int] | None = None,
     window_dilation: Sequence[int] | None = None,
 ) -> Any:
-    """Reduce each window of `operand` with `computation` (lax.add, lax.max or lax.min and
-    their equivalents), starting from `init_value`."""
-    if isinstance(operand, (tuple, list)):
-        if len(operand) != 1:
-            raise NotImplementedError("reduce_window over several operands is not supported yet")
-        return [
-            reduce_window(
-                operand[0],
-                init_value[0],
-                computation,
-                window_dimensions,
-                window_strides,
-                padding,
-                base_dilation,
-                window_dilation,
-            )
-        ]
-    aval = core.get_aval(operand)
-    which = _recognize(computation, aval.dtype)
-    if which is None:
-        name = getattr(computation, "__name__", repr(computation))
-        raise NotImplementedError(
-            f"reduce_window with computation {name!r} is not supported: only lax.add, lax.max "
-            "and lax.min (or functions equivalent to them, such as jnp.add) are implemented."
-        )
+    """Reduce each window of `operand` with `computation`, starting from `init_value`. lax.add,
+    lax.max and lax.min (and their equivalents) are window primitives; any other computation
+    (or several operands) folds the window's strided views with it, one per window offset."""
+    multi = isinstance(operand, (tuple, list))
+    operands = list(operand) if multi else [operand]
+    inits = list(init_value) if multi else [init_value]
+    if len(operands) != len(inits):
+        raise TypeError("reduce_window: operands and init_values must have the same length")
+    shape = core.get_aval(operands[0]).shape
+    if window_strides is None:
+        window_strides = (1,) * len(shape)
     window = _normalize_window(
-        aval.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+        shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
     )
+    aval = core.get_aval(operands[0])
+    which = None if multi else _recognize(computation, aval.dtype)
+    if which is None:
+        outs = _reduce_window_fold(operands, inits, computation, window)
+        return type(operand)(outs) if multi else outs[0]
     out = _WINDOW_PRIMS[which].bind(operand, **window)
     if not _is_identity(init_value, which, aval.dtype):
         init = lax.convert_element_type(init_value, aval.dtype)
         init = lax.broadcast_in_dim(init, _aval(out).shape, ())
         out = {"sum": lax.add, "max": lax.max, "min": lax.min}[which](out, init)
     return out
+
+
+def _reduce_window_fold(operands: list[Any], inits: list[Any], computation: Callable[..., Any],
+                        window: dict[str, Any]) -> list[Any]:  # fmt: skip
+    """Any reduce_window as a fold of strided slices: pad (and base-dilate) each operand with its
+    init value, then combine the view at every window offset into the accumulator."""
+    import itertools
+
+    operands = [lax.to_array(x) for x in operands]
+    avals = [core.get_aval(x) for x in operands]
+    for av in avals[1:]:
+        if av.shape != avals[0].shape:
+            raise TypeError("reduce_window: all operands must have the same shape")
+    inits = [lax.convert_element_type(v, av.dtype) for v, av in zip(inits, avals, strict=True)]
+    wdims, strides = window["window_dimensions"], window["window_strides"]
+    bdil, wdil, pads = window["base_dilation"], window["window_dilation"], window["padding"]
+    cfg = [(lo, hi, d - 1) for (lo, hi), d in zip(pads, bdil, strict=True)]
+    padded = [lax.pad(x, v, cfg) for x, v in zip(operands, inits, strict=True)]
+    pshape = core.get_aval(padded[0]).shape
+    spans = [(k - 1) * d + 1 for k, d in zip(wdims, wdil, strict=True)]
+    out_shape = tuple(
+        max(0, (n - span) // s + 1) for n, span, s in zip(pshape, spans, strides, strict=True)
+    )
+    accs = [lax.broadcast_in_dim(v, out_shape, ()) for v in inits]
+    if 0 in out_shape:
+        return accs
+    for offset in itertools.product(*(range(k) for k in wdims)):
+        starts = [o * d for o, d in zip(offset, wdil, strict=True)]
+        limits = [st + (m - 1) * s + 1 for st, m, s in zip(starts, out_shape, strides, strict=True)]
+        views = [lax.slice(x, starts, limits, strides) for x in padded]
+        if len(accs) == 1:
+            accs = [computation(accs[0], views[0])]
+        else:
+            accs = list(computation(tuple(accs), tuple(views)))
+        accs = [lax.convert_element_type(a, av.dtype) for a, av in zip(accs, avals, strict=True)]
+    return accs
 
 
 # ---- cumulative reductions -----------------------------------------------------------------------

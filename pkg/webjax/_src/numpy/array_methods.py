@@ -46,7 +46,7 @@ _COMPARE = {
 def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
     from .. import dtypes
 
-    return util.convert(self, dtypes.canonicalize(dtypes.dtype(dtype)))
+    return util.convert(self, dtypes.canonicalize_user(dtype, "astype"))
 
 
 def _reshape(self: Any, *args: Any, order: str = "C", **kw: Any) -> Any:
@@ -65,6 +65,7 @@ def _transpose(self: Any, *axes: Any) -> Any:
 
 
 def _getitem(self: Any, idx: Any) -> Any:
+    indexing._check_not_list(idx)
     return indexing.getitem(self, idx)
 
 

@@ -8,6 +8,7 @@ only, and contracts pairwise in a greedy order that keeps intermediates small.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -246,11 +247,37 @@ def _size(labels: str, sizes: dict[str, int]) -> int:
     return math.prod(sizes[c] for c in labels)
 
 
+def _from_sublists(first: Any, rest: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    """NumPy's interleaved form einsum(op0, sublist0, op1, sublist1, ..., [out_sublist]) as a
+    subscripts string and the operands: axis labels are ints in [0, 52) or Ellipsis."""
+    args = (first, *rest)
+    operands = args[0::2][: len(args) // 2]
+    sublists = list(args[1::2])
+    out = args[-1] if len(args) % 2 else None
+
+    def letters(sub: Any) -> str:
+        text = ""
+        for s in sub:
+            if s is Ellipsis:
+                text += "..."
+                continue
+            k = operator.index(s)
+            if not 0 <= k < 52:
+                raise ValueError(f"einsum: subscript {k} is not in the range [0, 52)")
+            text += chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
+        return text
+
+    spec = ",".join(letters(sub) for sub in sublists)
+    if out is not None:
+        spec += "->" + letters(out)
+    return spec, tuple(operands)
+
+
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
            _dot_general: Any = None, out_sharding: Any = None) -> Any:  # fmt: skip
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum with interleaved operand/sublist arguments")
+        subscripts, operands = _from_sublists(subscripts, operands)
     ops = util.promote_dtypes(*(x if util.is_scalar(x) else util.ensure_array(x) for x in operands))
     pet = None
     if preferred_element_type is not None:
@@ -342,7 +369,7 @@ def einsum_path(
     opt_einsum's convention (each step names positions in the current operand list; the result
     goes last), with a short text report instead of opt_einsum's PathInfo object."""
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum_path with interleaved operand/sublist arguments")
+        subscripts, operands = _from_sublists(subscripts, operands)
     shapes = [tuple(getattr(x, "shape", ())) if not util.is_scalar(x) else () for x in operands]
     terms, out_labels = _parse(subscripts, shapes)
     sizes: dict[str, int] = {}

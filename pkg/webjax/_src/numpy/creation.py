@@ -53,7 +53,7 @@ def _from_numpy(obj: Any, dtype: DType | None) -> Array:
 def asarray(
     a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, device: Any = None
 ) -> Any:
-    dt = None if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype))
+    dt = None if dtype is None else dtypes.canonicalize_user(dtype, "asarray")
     if device is not None:
         from ..lowering import using_device
 
@@ -67,6 +67,7 @@ def asarray(
         return asarray(a.__jax_array__(), dtype)
     if util.is_scalar(a):
         weak = dt is None and type(a) is not builtins.bool
+        _check_int_range(a, dt or dtypes.python_scalar_dtype(a), dt is not None)
         dt = dt or dtypes.python_scalar_dtype(a)
         return from_flat([scalar.normalize(dt, a)], (), dt, default_device(), weak)
     if _numpy_like(a):
@@ -86,6 +87,7 @@ def _from_sequence(a: Sequence[Any], dt: DType | None) -> Any:
 
         return stack([asarray(x, dt) for x in a])
     shape, leaves = _shape_and_leaves(a)
+    explicit = dt is not None
     if dt is None:
         if not leaves:
             dt = dtypes.default_float()
@@ -96,12 +98,26 @@ def _from_sequence(a: Sequence[Any], dt: DType | None) -> Any:
                     v = v.item()
                 pairs.append((dtypes.python_scalar_dtype(v), False))
             dt, _ = dtypes.result_type(*pairs)
+    for v in leaves:
+        _check_int_range(v, dt, explicit)
     values = [scalar.normalize(dt, v.item() if _numpy_like(v) else v) for v in leaves]
     if len(values) == 1 and shape == ():
         return from_flat(values, (), dt, default_device())
     if len(values) == 1:
         values = values  # a 1-element array is still uploaded lazily as a constant
     return from_flat(values, shape, dt, default_device())
+
+
+def _check_int_range(v: Any, dt: DType, explicit: bool) -> None:
+    """JAX's OverflowError for a Python int that the integer type `dt` cannot hold (instead
+    of wrapping around)."""
+    if type(v) is not int or dt.kind not in "iu":
+        return
+    lo, hi = dtypes.iinfo_bounds(dt)
+    if not lo <= v <= hi:
+        if explicit:
+            raise OverflowError(f"Python integer {v} out of bounds for {dt.name}")
+        raise OverflowError(f"Python int {v} too large to convert to {dt.name}")
 
 
 def _contains_arrays(a: Any) -> bool:
@@ -119,6 +135,8 @@ def array(
     *,
     device: Any = None,
 ) -> Any:
+    if dtype is not None:
+        dtype = dtypes.canonicalize_user(dtype, "array")
     if isinstance(object, (list, tuple)) and _contains_arrays(object):
         # mixed nested sequences of arrays and scalars: build each level, then stack
         object = [array(o, dtype, ndmin=0) if isinstance(o, (list, tuple)) else o for o in object]
@@ -133,44 +151,48 @@ def array(
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
     shape = core.canonicalize_shape(shape)
+    if dtype is not None:
+        dtype = dtypes.canonicalize_user(dtype, "full")
     if not util.is_scalar(fill_value):
         fill = asarray(fill_value, dtype)
         return util.broadcast_to(fill, shape)
     return lax.full(shape, fill_value, dtype)
 
 
-def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None, _name: str = "zeros") -> Any:
+    dt = dtypes.canonicalize_user(dtype, _name) if dtype is not None else dtypes.default_float()
     return lax.full(core.canonicalize_shape(shape), 0, dt)
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    dt = dtypes.canonicalize_user(dtype, "ones") if dtype is not None else dtypes.default_float()
     return lax.full(core.canonicalize_shape(shape), 1, dt)
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, _name="empty")
 
 
-def _like(x: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], DType]:
+def _like(x: Any, dtype: Any, shape: Any, name: str) -> tuple[tuple[int, ...], DType]:
     av = util.aval(x)
-    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else av.dtype
+    dt = dtypes.canonicalize_user(dtype, name) if dtype is not None else av.dtype
     return (av.shape if shape is None else core.canonicalize_shape(shape)), dt
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    return lax.full(*_like(a, dtype, shape)[:1], 0, _like(a, dtype, shape)[1])
+    s, dt = _like(a, dtype, shape, "zeros_like")
+    return lax.full(s, 0, dt)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
-    return lax.full(*_like(a, dtype, shape)[:1], 1, _like(a, dtype, shape)[1])
+    s, dt = _like(a, dtype, shape, "ones_like")
+    return lax.full(s, 1, dt)
 
 
 def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Any:
-    s, dt = _like(a, dtype, shape)
+    s, dt = _like(a, dtype, shape, "full_like")
     return lax.full(s, fill_value, dt)
 
 
@@ -196,7 +218,7 @@ def arange(
         pairs = [(dtypes.python_scalar_dtype(v), False) for v in (start, stop, step)]
         dt, _ = dtypes.result_type(*pairs)
     else:
-        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+        dt = dtypes.canonicalize_user(dtype, "arange")
     n = builtins.max(0, math.ceil((stop - start) / step))
     if dt.kind == "c":  # the real range, then complex
         return util.convert(arange(start, stop, step, dtypes.component(dt)), dt)
@@ -233,7 +255,7 @@ def linspace(
 ) -> Any:
     start, stop = _host_scalar(start), _host_scalar(stop)
     if dtype is not None:
-        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+        dt = dtypes.canonicalize_user(dtype, "linspace")
     elif isinstance(start, complex) or isinstance(stop, complex):
         dt = dtypes.default_complex()
     else:
@@ -250,9 +272,10 @@ def linspace(
     return out, lax.full((), step, step_dt)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
+        _name: str = "eye") -> Any:  # fmt: skip
     M = N if M is None else M
-    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    dt = dtypes.canonicalize_user(dtype, _name) if dtype is not None else dtypes.default_float()
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (N, M), 1)
     if k:
@@ -261,7 +284,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
 
 
 def identity(n: int, dtype: Any = None) -> Any:
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=dtype, _name="identity")
 
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
@@ -297,7 +320,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     x = util.ensure_array(x)
     if dtype is None:
         dtype = dtypes.default_float()
-    return util.convert(x, dtypes.canonicalize(dtypes.dtype(dtype)))
+    return util.convert(x, dtypes.canonicalize_user(dtype, "astype"))
 
 
 def copy(a: Any, order: Any = None) -> Any:

@@ -56,7 +56,10 @@ def _to_dtype(x: Any) -> DType:
         return dtypes.dtype(x)
     if hasattr(x, "dtype"):
         return dtypes.dtype(x.dtype)
-    return util.aval(x).dtype
+    try:  # NumPy dtypes
+        return dtypes.dtype(x)
+    except TypeError:
+        return util.aval(x).dtype
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:

@@ -102,10 +102,9 @@ def _static_int(i: Any) -> int | None:
 
 def getitem(x: Any, idx: Any) -> Any:
     x = util.ensure_array(x)
+    idx = _lower_bool_masks(idx, util.aval(x).shape)
     if _has_advanced(idx):
         return _advanced_getitem(x, idx)
-    if _has_bool_mask(idx):
-        return _mask_getitem(x, idx)
     shape = util.aval(x).shape
     entries = _expand(idx, len(shape))
     out = x
@@ -129,9 +128,9 @@ def getitem(x: Any, idx: Any) -> Any:
             raise TypeError(f"Unsupported index type: {type(i).__name__}")
         s = _static_int(i)
         if s is not None:
-            if not -d <= s < d:
-                raise IndexError(f"index {s} is out of bounds for axis {axis} with size {d}")
-            s %= d
+            if d == 0:
+                raise IndexError(f"index {s} is out of bounds for axis {axis} with size 0")
+            s = min(max(s + d if s < 0 else s, 0), d - 1)  # out of bounds clamps, as in JAX
             out = _slice_axis(out, axis, s, s + 1, 1)
         else:
             out = _dynamic_index(out, axis, i, d)
@@ -186,36 +185,49 @@ def _has_bool_mask(idx: Any) -> bool:
     return any(_is_bool_mask(i) for i in items)
 
 
-def _mask_getitem(x: Any, idx: Any) -> Any:
+def _lower_bool_masks(idx: Any, shape: tuple[int, ...]) -> Any:
+    """Replace each boolean mask in `idx` by the integer arrays of its nonzero positions (one per
+    mask dimension), which index the same elements. Masks need concrete values, as in JAX."""
+    if not _has_bool_mask(idx):
+        return idx
     items = idx if isinstance(idx, tuple) else (idx,)
-    if len(items) != 1:
-        raise NotImplementedError("boolean masks combined with other indices are not supported")
-    mask = items[0]
-    mval = core.to_concrete(mask)
-    if mval is None or isinstance(mval, core.Tracer):
-        raise core.ConcretizationTypeError(
-            "Array boolean indices must be concrete; got a traced boolean mask. Use "
-            "jnp.where(mask, x, fill) or the size= argument of jnp.nonzero instead."
-        )
+    _expand(items, len(shape))  # JAX's "too many indices" check, counting masks by their ndim
     from .creation import asarray
 
-    mask_arr = asarray(mval)
-    flat_mask = [bool(v) for v in _flatten_list(mask_arr.tolist())]
-    mshape = util.aval(mask_arr).shape
-    xshape = util.aval(x).shape
-    if xshape[: len(mshape)] != mshape:
-        raise IndexError(
-            f"boolean index did not match shape of indexed array in index 0: got {mshape}, "
-            f"expected {xshape[: len(mshape)]}"
-        )
-    rest = xshape[len(mshape) :]
-    flat = lax.reshape(x, (math.prod(mshape), *rest))
-    picks = [
-        lax.squeeze(_slice_axis(flat, 0, k, k + 1, 1), (0,)) for k, m in enumerate(flat_mask) if m
-    ]
-    if not picks:
-        return lax.full((0, *rest), 0, util.aval(x).dtype)
-    return lax.concatenate([lax.expand_dims(p, (0,)) for p in picks], 0)
+    def dims(i: Any) -> int:
+        return _mask_ndim(i) if _is_bool_mask(i) else int(i is not None and i is not Ellipsis)
+
+    out: list[Any] = []
+    axis = 0  # the axis of x the next index applies to
+    for pos, i in enumerate(items):
+        if i is Ellipsis:
+            axis = len(shape) - sum(dims(j) for j in items[pos + 1 :])
+        if not _is_bool_mask(i):
+            out.append(i)
+            axis += dims(i)
+            continue
+        mval = core.to_concrete(i) if not isinstance(i, list) else i
+        if mval is None or isinstance(mval, core.Tracer):
+            raise core.NonConcreteBooleanIndexError(
+                f"Array boolean indices must be concrete; got {util.aval(i).str_short()}. Use "
+                "jnp.where(mask, x, fill) or the size= argument of jnp.nonzero instead."
+            )
+        mask = asarray(mval)
+        mshape = util.aval(mask).shape
+        if shape[axis : axis + len(mshape)] != mshape:
+            raise IndexError(f"boolean index did not match shape of indexed array in index "
+                             f"{axis}: got {mshape}, expected "
+                             f"{shape[axis : axis + len(mshape)]}")  # fmt: skip
+        axis += len(mshape)
+        flat = _flatten_list(mask.tolist())
+        hits = [k for k, m in enumerate(flat) if m]
+        coords: list[list[int]] = [[] for _ in mshape]
+        for k in hits:
+            for ax in range(len(mshape) - 1, -1, -1):
+                k, c = divmod(k, mshape[ax])
+                coords[ax].append(c)
+        out.extend(asarray(c, dtype=dtypes.int32) for c in coords)
+    return tuple(out)
 
 
 def _flatten_list(v: Any) -> list[Any]:
@@ -232,10 +244,24 @@ class _IndexUpdateHelper:
         self.array = array
 
     def __getitem__(self, idx: Any) -> _IndexUpdateRef:
+        _check_not_list(idx)
         return _IndexUpdateRef(self.array, idx)
 
 
+def _check_not_list(idx: Any) -> None:
+    """JAX rejects a bare list as a whole index (`x[[0, 1]]`), as ambiguous with a tuple."""
+    if isinstance(idx, list):
+        raise TypeError(
+            "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
+            "`arr[array(seq)]` instead of `arr[seq]`. See https://github.com/jax-ml/jax/issues/"
+            "4564 for more information."
+        )
+
+
 class _IndexUpdateRef:
+    """`x.at[idx]`: the keyword arguments indices_are_sorted, unique_indices and
+    wrap_negative_indices=True (the only behaviour) are accepted as performance hints."""
+
     __slots__ = ("array", "index")
 
     def __init__(self, array: Any, index: Any) -> None:
@@ -243,17 +269,19 @@ class _IndexUpdateRef:
         self.index = index
 
     def get(self, *, mode: Any = None, fill_value: Any = None, **_: Any) -> Any:
-        if mode in (None, "clip", "promise_in_bounds") or not _has_advanced(self.index):
-            return getitem(self.array, self.index)  # clamps, as JAX's default does
-        _check_mode(mode)
         x = util.ensure_array(self.array)
+        _check_mode(mode)
         shape, dt = util.aval(x).shape, util.aval(x).dtype
-        pos = _flat_positions(shape, self.index, drop=True)
+        idx = _lower_bool_masks(self.index, shape)
+        if mode in (None, "clip", "promise_in_bounds") or not _has_int_index(idx, len(shape)):
+            return getitem(x, idx)  # clamps, as JAX's default does
+        pos = _flat_positions(shape, idx, drop=True)
         flat = lax.reshape(x, (math.prod(shape),))
         got = _one_hot_gather(flat, lax.max(pos, lax.full((), 0, dtypes.int32)), 0)
         fill = _default_fill(dt) if fill_value is None else fill_value
-        return lax.select(lax.lt(pos, lax.full((), 0, dtypes.int32)),
-                          lax.full(util.aval(pos).shape, fill, dt), got)  # fmt: skip
+        out = lax.select(lax.lt(pos, lax.full((), 0, dtypes.int32)),
+                         lax.full(util.aval(pos).shape, fill, dt), got)  # fmt: skip
+        return util.with_weak_type_of(out, x)
 
     def set(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
         return _update(self.array, self.index, values, lambda old, new: new, "set", mode)
@@ -270,7 +298,27 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.div, "divide", mode)
+        """x / (ones with the values multiplied in at idx): a true division, as in JAX."""
+        from .ufuncs import true_divide
+
+        return true_divide(self.array, self._ones_times(values, mode))
+
+    def power(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
+        """x ** (ones with the values multiplied in at idx), as in JAX."""
+        from .ufuncs import power
+
+        return power(self.array, self._ones_times(values, mode))
+
+    def _ones_times(self, values: Any, mode: Any) -> Any:
+        x = util.ensure_array(self.array)
+        av = util.aval(x)
+        if av.dtype.kind == "b":
+            raise TypeError(
+                "mul does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+                "are subtypes of integer, floating, complexfloating."
+            )
+        ones = lax.full(av.shape, 1, av.dtype, weak_type=av.weak_type)
+        return _update(ones, self.index, values, lax.mul, "multiply", mode)
 
     def min(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
         return _update(self.array, self.index, values, lax.min, "min", mode)
@@ -278,8 +326,38 @@ class _IndexUpdateRef:
     def max(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
         return _update(self.array, self.index, values, lax.max, "max", mode)
 
-    def power(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
-        return _update(self.array, self.index, values, lax.pow, "power", mode)
+    def apply(self, func: Any, *, mode: Any = None, **_: Any) -> Any:
+        """func applied at the indexed elements, once per occurrence of an index (func is
+        elementwise, a unary ufunc)."""
+        from ..lax import control_flow
+
+        x = util.ensure_array(self.array)
+        av = util.aval(x)
+        counts = _update(lax.full(av.shape, 0, dtypes.int32), self.index, 1, lax.add, "add", mode)
+        if not _has_advanced(_lower_bool_masks(self.index, av.shape)):  # each element once
+            fx = lax.convert_element_type(func(x), av.dtype, av.weak_type)
+            return lax.select(lax.gt(counts, lax.full((), 0, dtypes.int32)), fx, x)
+        # apply func as many times as the most repeated index, each element its own count
+        limit = lax.reduce_max(counts, tuple(range(av.ndim))) if av.ndim else counts
+
+        def body(carry: Any) -> Any:
+            k, y = carry
+            fy = lax.convert_element_type(func(y), av.dtype, av.weak_type)
+            return lax.add(k, lax.full((), 1, dtypes.int32)), lax.select(lax.lt(k, counts), fy, y)
+
+        def cond(carry: Any) -> Any:
+            return lax.lt(carry[0], limit)
+
+        return control_flow.while_loop(cond, body, (lax.full((), 0, dtypes.int32), x))[1]
+
+
+def _has_int_index(idx: Any, ndim: int) -> bool:
+    """Whether any entry of `idx` is an integer (scalar or array), i.e. can be out of bounds."""
+    return any(
+        _is_advanced(i) or _is_int_scalar(i)
+        for i in _expand(idx, ndim)
+        if i is not None and not isinstance(i, slice)
+    )
 
 
 def _is_basic(idx: Any, ndim: int) -> bool:
@@ -302,7 +380,8 @@ def _flat_positions(shape: tuple[int, ...], idx: Any, drop: bool) -> Any:
     `drop`, integer indices out of bounds (after wrapping negatives) give -1: the iota is
     bordered by -1 on each axis an integer index addresses and indices are shifted onto it."""
     iota = lax.reshape(lax.iota(dtypes.int32, math.prod(shape)), shape)
-    if not drop or not _has_advanced(idx) or _has_bool_mask(idx):
+    idx = _lower_bool_masks(idx, shape)
+    if not drop or not _has_int_index(idx, len(shape)):
         return getitem(iota, idx)
     entries = _expand(idx, len(shape))
     padding = [(0, 0, 0)] * len(shape)
@@ -335,7 +414,6 @@ def _scatter_update(x: Any, idx: Any, values: Any, kind: str, mode: Any = None) 
     drop = mode in (None, "drop", "fill")
     positions = _flat_positions(shape, idx, drop)
     pshape = util.aval(positions).shape
-    values = util.convert(values, dt) if util.is_scalar(values) else values
     values = lax.convert_element_type(util.ensure_array(values), dt)
     values = util.broadcast_to(values, pshape)
     n = math.prod(pshape)
@@ -358,58 +436,88 @@ def _scatter_update(x: Any, idx: Any, values: Any, kind: str, mode: Any = None) 
 
 def _update(x: Any, idx: Any, values: Any, combine: Any, kind: str, mode: Any = None) -> Any:
     """Basic-index updates as a dynamic_update_slice of the (contiguous) indexed block;
-    anything else as a scatter."""
+    anything else as a scatter. Out-of-bounds integer indices drop the update (JAX's default,
+    also for mode='drop' or 'fill') or clamp (mode='clip')."""
     x = util.ensure_array(x)
     _check_mode(mode)
+    shape = util.aval(x).shape
+    dt = util.aval(x).dtype
     arith = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "power": "pow"}
-    if util.aval(x).dtype.kind == "b" and kind in arith:
+    if dt.kind == "b" and kind in arith:
         raise TypeError(
             f"{arith[kind]} does not accept dtype bool at position 0. Accepted dtypes at "
             "position 0 are subtypes of integer, floating, complexfloating."
         )
-    if not _is_basic(idx, util.aval(x).ndim):
+    values = _scatter_values(values, x)
+    idx = _lower_bool_masks(idx, shape)
+    if not _is_basic(idx, len(shape)):
         return _scatter_update(x, idx, values, kind, mode)
-    shape = util.aval(x).shape
-    dt = util.aval(x).dtype
+    drop = mode in (None, "drop", "fill")
     entries = [i for i in _expand(idx, len(shape)) if i is not None]
     starts: list[Any] = []
     sizes: list[int] = []
+    in_bounds: list[Any] = []  # traced indices that may be out of bounds (with drop)
     for axis, i in enumerate(entries):
         d = shape[axis]
         _check_advanced(i)
         if isinstance(i, slice):
-            start, stop, step = slice(
+            start, stop, _ = slice(
                 *(None if p is None else _static_int(p) for p in (i.start, i.stop, i.step))
             ).indices(d)
-            if step != 1:
-                raise NotImplementedError(
-                    "x.at[...] with strided slices needs scatter, not supported yet"
-                )
             starts.append(start)
             sizes.append(max(stop - start, 0))
             continue
         s = _static_int(i)
         if s is not None:
-            if not -d <= s < d:
-                # JAX drops out-of-bounds updates by default
-                return x
-            starts.append(s % d)
+            s = s + d if s < 0 else s
+            if not 0 <= s < d:
+                if drop or mode == "promise_in_bounds" or d == 0:
+                    return x
+                s = min(max(s, 0), d - 1)
+            starts.append(s)
         else:
-            iv = lax.convert_element_type(util.ensure_array(i), dtypes.int32)
-            zero = lax.full((), 0, dtypes.int32)
-            starts.append(
-                lax.select(lax.lt(iv, zero), lax.add(iv, lax.full((), d, dtypes.int32)), iv)
-            )
+            iv = _normalize(lax.convert_element_type(util.ensure_array(i), dtypes.int32), d)
+            if drop:
+                lo_ok = lax.ge(iv, lax.full((), 0, dtypes.int32))
+                in_bounds.append(lax.bitwise_and(lo_ok, lax.lt(iv, lax.full((), d, dtypes.int32))))
+            starts.append(iv)
         sizes.append(1)
     if 0 in sizes:
         return x
     old = lax.dynamic_slice(x, starts, sizes)
     block_shape = getitem(x, idx)
-    values = util.convert(values, dt) if util.is_scalar(values) else values
-    values = lax.convert_element_type(util.ensure_array(values), dt)
     values = util.broadcast_to(values, util.aval(block_shape).shape)
     values = lax.reshape(values, sizes)
-    return lax.dynamic_update_slice(x, combine(old, values), starts)
+    new = combine(old, values)
+    if in_bounds:
+        ok = in_bounds[0]
+        for b in in_bounds[1:]:
+            ok = lax.bitwise_and(ok, b)
+        new = lax.select(lax.broadcast_in_dim(ok, sizes, ()), new, old)
+    return lax.dynamic_update_slice(x, new, starts)
+
+
+def _scatter_values(values: Any, x: Any) -> Any:
+    """The update values in x's dtype, with JAX's FutureWarning when the cast is unsafe (e.g.
+    float values into an integer array)."""
+    import warnings
+
+    dt = util.aval(x).dtype
+    vdt = util.result_type(values)[0]
+    if util.is_scalar(values) and type(values) is int and dt.kind in "iu":
+        lo, hi = dtypes.iinfo_bounds(dt)
+        if lo <= values <= hi:
+            vdt = dt
+    if vdt is not dt and util.result_type(values, dt)[0] is not dt:
+        warnings.warn(
+            "scatter inputs have incompatible types: cannot safely cast value from "
+            f"dtype={vdt.name} to dtype={dt.name} with jax_numpy_dtype_promotion=standard. In "
+            "future JAX releases this will result in an error.",
+            FutureWarning,
+            stacklevel=4,
+        )
+    values = util.convert(values, dt) if util.is_scalar(values) else values
+    return lax.convert_element_type(util.ensure_array(values), dt)
 
 
 # ---- gathers -----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ def _tri_mask(n: int, m: int, k: int) -> Any:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
-    dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else dtypes.default_float()
+    dt = dtypes.canonicalize_user(dtype, "tri") if dtype is not None else dtypes.default_float()
     return lax.convert_element_type(_tri_mask(N, N if M is None else M, k), dt)
 
 

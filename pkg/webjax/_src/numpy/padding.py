@@ -60,28 +60,35 @@ def _range(x: Any, axis: int, start: int, stop: int) -> Any:
     return lax.slice(x, lo, hi)
 
 
-def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any) -> Any:
-    """The block of `width` values to attach on one side of `axis`."""
+def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any,
+          odd: bool = False) -> Any:  # fmt: skip
+    """The block of `width` values to attach on one side of `axis` (`odd`: reflections are
+    point reflections through the edge value, 2 * edge - mirrored)."""
     n = util.aval(x).shape[axis]
     if mode == "wrap":
         return _range(x, axis, n - width, n) if front else _range(x, axis, 0, width)
-    if mode == "reflect":
-        block = _range(x, axis, 1, width + 1) if front else _range(x, axis, n - 1 - width, n - 1)
-        return lax.rev(block, (axis,))
-    if mode == "symmetric":
-        block = _range(x, axis, 0, width) if front else _range(x, axis, n - width, n)
-        return lax.rev(block, (axis,))
     edge = _range(x, axis, 0, 1) if front else _range(x, axis, n - 1, n)
-    if mode in ("maximum", "minimum", "mean"):
+    if mode in ("reflect", "symmetric"):
+        if mode == "reflect":
+            block = (_range(x, axis, 1, width + 1) if front
+                     else _range(x, axis, n - 1 - width, n - 1))  # fmt: skip
+        else:
+            block = _range(x, axis, 0, width) if front else _range(x, axis, n - width, n)
+        block = lax.rev(block, (axis,))
+        if odd:
+            bshape = util.aval(block).shape
+            twice = lax.broadcast_in_dim(lax.add(edge, edge), bshape, tuple(range(len(bshape))))
+            block = lax.sub(twice, block)
+        return block
+    if mode in ("maximum", "minimum", "mean", "median"):
         k = n if stat_len is None else max(1, min(stat_len, n))
         part = _range(x, axis, 0, k) if front else _range(x, axis, n - k, n)
-        from . import reductions
+        from . import reductions, sorting
 
-        fn: Any = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}[
-            mode
-        ]
+        fn: Any = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean,
+                   "median": sorting.median}[mode]  # fmt: skip
         edge = fn(part, axis=axis, keepdims=True)
-        if mode == "mean" and util.aval(x).dtype.kind not in "fc":
+        if mode in ("mean", "median") and util.aval(x).dtype.kind not in "fc":
             from .ufuncs import round
 
             edge = util.convert(round(edge), util.aval(x).dtype)
@@ -110,10 +117,13 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     if mode == "median" and av.dtype.kind == "c":
         raise ValueError("quantile does not support complex input, as the operation is poorly "
                          "defined.")  # fmt: skip
-    if mode not in ("edge", "reflect", "symmetric", "wrap", "maximum", "minimum", "mean"):
+    stat_modes = ("maximum", "minimum", "mean", "median")
+    if mode not in ("edge", "reflect", "symmetric", "wrap", *stat_modes):
         raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise NotImplementedError("jnp.pad with reflect_type='odd' is not supported")
+    reflect_type = kwargs.get("reflect_type", "even")
+    if reflect_type not in ("even", "odd"):
+        raise ValueError(f"reflect_type must be 'even' or 'odd'; got {reflect_type!r}")
+    odd = reflect_type == "odd"
     stat = _per_axis(kwargs.get("stat_length"), av.ndim)
     for axis, (lo, hi) in enumerate(widths):
         if lo == hi == 0:
@@ -122,7 +132,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         if n == 0:
             raise ValueError(f"can't extend empty axis {axis} using modes other than "
                              "'constant' or 'empty'")  # fmt: skip
-        if mode in ("maximum", "minimum", "mean"):
+        if mode in stat_modes:
             parts = [_side(x, axis, lo, True, mode, stat[axis][0]), x,
                      _side(x, axis, hi, False, mode, stat[axis][1])]  # fmt: skip
             x = lax.concatenate([p for p in parts if util.aval(p).shape[axis]], axis)
@@ -138,7 +148,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         for front, total in ((True, lo), (False, hi)):
             while total > 0:
                 step = min(total, _chunk(n, mode_here)) if mode_here != "edge" else total
-                block = _side(x, axis, step, front, mode_here, None)
+                block = _side(x, axis, step, front, mode_here, None, odd)
                 x = lax.concatenate([block, x] if front else [x, block], axis)
                 total -= step
     return x

@@ -66,7 +66,7 @@ def _reduce(name: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, 
     av = util.aval(a)
     axes = util.canonical_axes(axis, av.ndim)
     if dtype is not None:
-        dt = dtypes.canonicalize(dtypes.dtype(dtype))
+        dt = dtypes.canonicalize_user(dtype, name)
     else:
         dt = _upcast_small_int(av.dtype) if upcast else av.dtype
     if dt.kind == "b" and name in ("sum", "prod"):
@@ -156,9 +156,9 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...], where: Any, keepdims: 
     return _keep(lax.reduce_sum(util.convert(mask, dt), axes), shape, axes, keepdims)
 
 
-def _inexact_dtype(av_dtype: DType, dtype: Any) -> DType:
+def _inexact_dtype(av_dtype: DType, dtype: Any, name: str | None = None) -> DType:
     if dtype is not None:
-        return dtypes.canonicalize(dtypes.dtype(dtype))
+        return dtypes.canonicalize_user(dtype, name)
     return av_dtype if av_dtype.kind in "fc" else dtypes.default_float()
 
 
@@ -167,7 +167,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     a = _strong(a)
     av = util.aval(a)
     axes = util.canonical_axes(axis, av.ndim)
-    dt = _inexact_dtype(av.dtype, dtype)
+    dt = _inexact_dtype(av.dtype, dtype, "mean")
     s = sum(util.convert(a, dt), axis=axes, out=out, keepdims=keepdims, where=where)
     return lax.div(s, _count(av.shape, axes, where, keepdims, dt))
 
@@ -182,7 +182,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     axes = util.canonical_axes(axis, av.ndim)
     # computed in the inexact type; complex inputs give a real variance (of |x - mean|^2),
     # complex again only when `dtype` asks for it
-    dt = _inexact_dtype(av.dtype, dtype)
+    dt = _inexact_dtype(av.dtype, dtype, "var")
     out_dt = dt if dtype is not None else dtypes.component(dt)
     a = util.convert(a, dt)
     mu = _mean_fn(a, axes, None, None, True, where=where) if mean is None else mean
@@ -284,7 +284,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     av = util.aval(a)
     if av.dtype.kind not in "fc":
         return mean(a, axis, dtype, out, keepdims, where=where)
-    dt = _inexact_dtype(av.dtype, dtype)
+    dt = _inexact_dtype(av.dtype, dtype, "nanmean")
     valid = ufuncs.logical_not(ufuncs.isnan(a))
     if where is not None:
         valid = lax.bitwise_and(valid, util.broadcast_to(util.convert(where, dtypes.bool_),
@@ -297,7 +297,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
            keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
     a = _strong(a)
     av = util.aval(a)
-    dt = _inexact_dtype(av.dtype, dtype)
+    dt = _inexact_dtype(av.dtype, dtype, "nanvar")
     a = util.convert(a, dt)
     axes = util.canonical_axes(axis, av.ndim)
     valid = ufuncs.logical_not(ufuncs.isnan(a))
@@ -417,7 +417,7 @@ def _cumulative(name: str, combine: Any, reduce_name: str, nan_value: Any = None
         if axis is None or util.aval(a).ndim == 0:
             a, axis = lax.reshape(a, (util.aval(a).size,)), 0
         ax = util.canonical_axis(axis, util.aval(a).ndim)
-        dt = dtypes.canonicalize(dtypes.dtype(dtype)) if dtype is not None else util.aval(a).dtype
+        dt = dtypes.canonicalize_user(dtype, name) if dtype is not None else util.aval(a).dtype
         if dt.kind == "b":
             dt = dtypes.default_int()
         a = util.convert(a, dt)

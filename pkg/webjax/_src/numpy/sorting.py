@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .. import dtypes
-from ..lax import lax, sorting
+from ..lax import lax, sorting, windowed
 from . import util
 
 
@@ -56,66 +56,27 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
 
 
 def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False) -> Any:  # fmt: skip
-    if method not in ("linear", "lower", "higher", "nearest", "midpoint"):
-        raise ValueError(f"method can only be 'linear', 'lower', 'higher', 'midpoint', or "
-                         f"'nearest'. Got {method}")  # fmt: skip
-    a = util.ensure_array(a)
-    _no_complex(a)
-    if util.aval(a).dtype.kind != "f":
-        a = util.convert(a, dtypes.default_float())
-    nd = util.aval(a).ndim
-    axes = util.canonical_axes(axis, nd)
-    keep = [i for i in range(nd) if i not in axes]
-    shape = util.aval(a).shape
-    moved = lax.transpose(a, (*keep, *axes))
-    n = math.prod(shape[i] for i in axes)
-    flat = lax.reshape(moved, (*[shape[i] for i in keep], n))
-    s = sorting.sort(flat, len(keep), True)
-    dt = util.aval(s).dtype
-    qa = util.convert(util.ensure_array(q) if not util.is_scalar(q) else q, dt)
-    pos = lax.mul(qa, lax.full((), n - 1, dt))
-    lo = lax.floor(pos)
-    hi = lax.ceil(pos)
-    lo_i = lax.convert_element_type(lo, dtypes.int32)
-    hi_i = lax.convert_element_type(hi, dtypes.int32)
-    from .indexing import _one_hot_gather
-
-    qshape = util.aval(qa).shape
-    v_lo = _one_hot_gather(s, lo_i, len(keep))
-    v_hi = _one_hot_gather(s, hi_i, len(keep))
-    # results: keep dims, then q dims -> JAX puts q dims first
-    k = len(keep)
-    perm = (*range(k, k + len(qshape)), *range(k))
-    v_lo, v_hi = lax.transpose(v_lo, perm), lax.transpose(v_hi, perm)
-    frac = lax.sub(pos, lo)
-    fb = lax.broadcast_in_dim(frac, util.aval(v_lo).shape, tuple(range(len(qshape))))
-    if method == "linear":
-        res = lax.add(v_lo, lax.mul(lax.sub(v_hi, v_lo), fb))
-    elif method == "lower":
-        res = v_lo
-    elif method == "higher":
-        res = v_hi
-    elif method == "midpoint":
-        res = lax.mul(lax.add(v_lo, v_hi), lax.full((), 0.5, dt))
-    else:
-        near = lax.round(pos, lax.RoundingMethod.TO_NEAREST_EVEN)
-        use_hi = lax.broadcast_in_dim(lax.ge(near, hi), util.aval(v_lo).shape,
-                                      tuple(range(len(qshape))))  # fmt: skip
-        res = lax.select(use_hi, v_hi, v_lo)
-    if keepdims:
-        full = [1 if i in axes else d for i, d in enumerate(shape)]
-        res = lax.reshape(res, (*qshape, *full))
-    return res
+             method: str = "linear", keepdims: bool = False, *,
+             weights: Any = None) -> Any:  # fmt: skip
+    if overwrite_input or out is not None:
+        raise ValueError("jax.numpy.quantile does not support overwrite_input=True or "
+                         "out != None")  # fmt: skip
+    return _quantile(a, q, axis, method, keepdims, False, weights)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
                overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False) -> Any:  # fmt: skip
-    q = util.ensure_array(q) if not util.is_scalar(q) else q
-    qf = util.convert(q, dtypes.default_float()) if util.is_scalar(q) else q
-    return quantile(a, lax.div(qf, lax.full((), 100.0, util.aval(qf).dtype)), axis, out,
-                    overwrite_input, method, keepdims)  # fmt: skip
+               keepdims: bool = False, *, weights: Any = None) -> Any:  # fmt: skip
+    if overwrite_input or out is not None:
+        raise ValueError("jax.numpy.percentile does not support overwrite_input=True or "
+                         "out != None")  # fmt: skip
+    return _quantile(a, _percent_to_fraction(q), axis, method, keepdims, False, weights)
+
+
+def _percent_to_fraction(q: Any) -> Any:
+    q = util.ensure_array(q) if not util.is_scalar(q) else util.convert(q, *util.result_type(q))
+    (qf,) = util.promote_dtypes_inexact(q)
+    return lax.div(qf, lax.full((), 100, util.aval(qf).dtype))
 
 
 def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
@@ -277,8 +238,8 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     return lax.transpose(out, perm)
 
 
-# ---- NaN-ignoring quantiles --------------------------------------------------------------------
-_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+# ---- quantiles ---------------------------------------------------------------------------------
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
@@ -287,41 +248,78 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
     if overwrite_input or out is not None:
         raise ValueError("jax.numpy.nanquantile does not support overwrite_input=True or "
                          "out != None")  # fmt: skip
+    return _quantile(a, q, axis, method, keepdims, True, weights)
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
+                  overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+                  *, weights: Any = None) -> Any:  # fmt: skip
+    if overwrite_input or out is not None:
+        raise ValueError("jax.numpy.nanpercentile does not support overwrite_input=True or "
+                         "out != None")  # fmt: skip
+    return _quantile(a, _percent_to_fraction(q), axis, method, keepdims, True, weights)
+
+
+def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans: bool,
+              weights: Any) -> Any:  # fmt: skip
+    """Quantiles of `a` over `axis` (None: all, or a tuple): the reduced axes are moved last and
+    flattened, sorted (NaNs last), and the order statistics around q * (count - 1) picked.
+    Without `skip_nans` a NaN anywhere in a slice makes its result NaN, as in JAX."""
     if method not in _QUANTILE_METHODS:
-        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', or "
-                         f"'nearest'; got {method!r}")  # fmt: skip
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' "
+                         "or 'inverted_cdf'")  # fmt: skip
+    a = util.ensure_array(a)
     if weights is not None:
-        raise NotImplementedError("jnp.nanquantile with weights (method='inverted_cdf') is not "
-                                  "supported by webjax")  # fmt: skip
-    _no_complex(util.ensure_array(a))
-    (a,) = util.promote_dtypes_inexact(util.ensure_array(a))
-    qa = util.ensure_array(q) if not util.is_scalar(q) else util.convert(q, *util.result_type(q))
-    if util.aval(qa).ndim > 1:
-        raise ValueError(f"q must be have rank <= 1, got shape {util.aval(qa).shape}")
+        weights = util.ensure_array(weights)
+        if util.aval(weights).dtype.kind == "c":
+            raise ValueError("Weights cannot be complex types.")
+        if method != "inverted_cdf":
+            raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                      "'inverted_cdf' supports weights.")  # fmt: skip
+        a, weights = util.promote_dtypes_inexact(a, weights)
+    else:
+        (a,) = util.promote_dtypes_inexact(a)
+    _no_complex(a)
     shape = util.aval(a).shape
     axes = util.canonical_axes(axis, len(shape))
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+    if weights is not None and util.aval(weights).shape != shape:
+        if axis is None:
+            raise ValueError("Weights shape must match 'a' shape when axis is None.")
+        wshape = tuple(shape[i] for i in axes)
+        if util.aval(weights).shape != wshape:
+            raise ValueError(f"Weights shape {util.aval(weights).shape} must match reduction "
+                             f"axes {wshape}")  # fmt: skip
+        weights = lax.broadcast_in_dim(weights, shape, axes)
+    qa = util.ensure_array(q) if not util.is_scalar(q) else util.convert(q, *util.result_type(q))
+    (qa,) = util.promote_dtypes_inexact(qa)
+    if util.aval(qa).ndim > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {util.aval(qa).shape}")
+    dt = util.aval(a).dtype
+    qdt = util.aval(qa).dtype
     keep = [i for i in range(len(shape)) if i not in axes]
     n = math.prod(shape[i] for i in axes)
     kshape = tuple(shape[i] for i in keep)
-    flat = lax.reshape(lax.transpose(a, (*keep, *axes)), (*kshape, n))
-    s = sorting.sort(flat, len(keep), True)  # NaNs last
-    dt = util.aval(s).dtype
-    qa = util.convert(qa, dt if util.aval(qa).dtype.kind != "f" else util.aval(qa).dtype)
-    qdt = util.aval(qa).dtype
-    counts = lax.reduce_sum(lax.convert_element_type(lax.eq(s, s), qdt), (len(keep),))
+    k = len(keep)
+
+    def flatten(x: Any) -> Any:
+        return lax.reshape(lax.transpose(x, (*keep, *axes)), (*kshape, n))
+
+    flat = flatten(a)
+    isnan = lax.ne(flat, flat)
+    any_nan = lax.reduce_or(isnan, (k,))
+    if weights is not None:
+        s, w = sorting.sort((flat, flatten(weights)), k, True, 1)  # NaNs last
+    else:
+        s, w = sorting.sort(flat, k, True), None
+    counts = (lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(isnan), qdt), (k,))
+              if skip_nans else lax.full(kshape, n, qdt))  # fmt: skip
     qshape = util.aval(qa).shape
-    oshape = (*qshape, *kshape)
     nq = len(qshape)
+    oshape = (*qshape, *kshape)
     qb = lax.broadcast_in_dim(qa, oshape, tuple(range(nq)))
     cb = lax.broadcast_in_dim(counts, oshape, tuple(range(nq, len(oshape))))
-    pos = lax.mul(qb, lax.sub(cb, lax.full((), 1, qdt)))
-    low, high = lax.floor(pos), lax.ceil(pos)
-    high_w = lax.sub(pos, low)
-    low_w = lax.sub(lax.full((), 1, qdt), high_w)
-    top = lax.sub(cb, lax.full((), 1, qdt))
-    zero = lax.full((), 0, qdt)
-    low_i = lax.convert_element_type(lax.max(zero, lax.min(low, top)), dtypes.int32)
-    high_i = lax.convert_element_type(lax.max(zero, lax.min(high, top)), dtypes.int32)
     from .indexing import take_along_axis
 
     sb = lax.broadcast_in_dim(s, (*oshape, n), tuple(range(nq, len(oshape) + 1)))
@@ -330,30 +328,54 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
     def pick(i: Any) -> Any:
         return lax.squeeze(take_along_axis(sb, lax.expand_dims(i, (last,)), last), (last,))
 
-    lo_v, hi_v = pick(low_i), pick(high_i)
-    if method == "linear":
-        res = lax.add(lax.mul(util.convert(lo_v, qdt), low_w), lax.mul(util.convert(hi_v, qdt),
-                                                                       high_w))  # fmt: skip
-    elif method == "lower":
-        res = lo_v
-    elif method == "higher":
-        res = hi_v
-    elif method == "nearest":
-        res = lax.select(lax.le(high_w, lax.full((), 0.5, qdt)), lo_v, hi_v)
+    zero, one = lax.full((), 0, qdt), lax.full((), 1, qdt)
+    top = lax.sub(cb, one)
+    if method == "inverted_cdf":
+        # the first sorted element whose cumulative weight reaches q * total weight
+        ws = w if w is not None else lax.full(util.aval(s).shape, 1, dt)
+        bad = lax.bitwise_or(lax.lt(ws, lax.full((), 0, dt)), lax.ne(ws, ws))
+        ws = lax.select(lax.bitwise_or(bad, lax.ne(s, s)), lax.full(util.aval(ws).shape, 0, dt), ws)
+        cum = windowed.cumsum(ws, k)
+        total = lax.squeeze(util.slice_axis(cum, k, n - 1, n), (k,))
+        target = lax.mul(
+            util.convert(qb, dt), lax.broadcast_in_dim(total, oshape, tuple(range(nq, last)))
+        )
+        cumb = lax.broadcast_in_dim(cum, (*oshape, n), tuple(range(nq, last + 1)))
+        below = lax.lt(cumb, lax.broadcast_in_dim(target, (*oshape, n), tuple(range(last))))
+        idx = lax.reduce_sum(lax.convert_element_type(below, dtypes.int32), (last,))
+        hi_idx = lax.convert_element_type(top, dtypes.int32)
+        idx = lax.max(lax.full((), 0, dtypes.int32), lax.min(idx, hi_idx))
+        res = pick(idx)
+        bad_any = lax.reduce_or(bad, (k,))
+        force = (lax.bitwise_or(bad_any, lax.eq(counts, zero)) if skip_nans
+                 else lax.bitwise_or(bad_any, any_nan))  # fmt: skip
     else:
-        res = lax.mul(lax.add(lo_v, hi_v), lax.full((), 0.5, dt))
+        pos = lax.mul(qb, top)
+        low, high = lax.floor(pos), lax.ceil(pos)
+        high_w = lax.sub(pos, low)
+        low_w = lax.sub(one, high_w)
+        low_i = lax.convert_element_type(lax.max(zero, lax.min(low, top)), dtypes.int32)
+        high_i = lax.convert_element_type(lax.max(zero, lax.min(high, top)), dtypes.int32)
+        lo_v, hi_v = pick(low_i), pick(high_i)
+        if method == "linear":
+            res = lax.add(lax.mul(util.convert(lo_v, qdt), low_w),
+                          lax.mul(util.convert(hi_v, qdt), high_w))  # fmt: skip
+        elif method == "lower":
+            res = lo_v
+        elif method == "higher":
+            res = hi_v
+        elif method == "nearest":
+            res = lax.select(lax.le(high_w, lax.full((), 0.5, qdt)), lo_v, hi_v)
+        else:
+            res = lax.mul(lax.add(lo_v, hi_v), lax.full((), 0.5, dt))
+        force = None if skip_nans else any_nan
+    res = util.convert(res, dt)
+    if force is not None:
+        fb = lax.broadcast_in_dim(force, oshape, tuple(range(nq, last)))
+        res = lax.select(fb, lax.full(oshape, math.nan, dt), res)
     if keepdims:
         res = lax.reshape(res, (*qshape, *(1 if i in axes else d for i, d in enumerate(shape))))
     return res
-
-
-def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
-                  overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
-                  *, weights: Any = None) -> Any:  # fmt: skip
-    q = util.ensure_array(q) if not util.is_scalar(q) else util.convert(q, *util.result_type(q))
-    (qf,) = util.promote_dtypes_inexact(q)
-    qf = lax.div(qf, lax.full((), 100, util.aval(qf).dtype))
-    return nanquantile(a, qf, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,

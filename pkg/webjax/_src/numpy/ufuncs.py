@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from typing import Any
 
-from .. import dtypes
+from .. import core, dtypes
 from ..lax import lax
 from . import util
 
@@ -80,8 +81,17 @@ def true_divide(x: Any, y: Any, /) -> Any:
 divide = true_divide
 
 
+def _promote_numeric(name: str, *args: Any) -> list[Any]:
+    """promote_args, with booleans moved to the default integer type (JAX's
+    promote_args_numeric)."""
+    out = util.promote_args(name, *args)
+    if util.aval(out[0]).dtype.kind == "b":
+        out = [util.convert(a, dtypes.default_int(), util.aval(a).weak_type) for a in out]
+    return out
+
+
 def floor_divide(x: Any, y: Any, /) -> Any:
-    x, y = util.promote_args("floor_divide", x, y)
+    x, y = _promote_numeric("floor_divide", x, y)
     dt = util.aval(x).dtype
     if dt.kind == "c":
         raise TypeError("floor_divide does not support complex-valued inputs")
@@ -89,17 +99,21 @@ def floor_divide(x: Any, y: Any, /) -> Any:
         return lax.floor(lax.div(x, y))
     if dt.kind == "u":
         return lax.div(x, y)
-    # round toward -inf: subtract one where the signs differ and the division is inexact
+    # round toward -inf: subtract one where the signs differ and the division is inexact (a
+    # zero divisor has sign 0, so x // 0 is -2 for x != 0, as in JAX)
     q = lax.div(x, y)
     zero = lax.full((), 0, dt)
     r = lax.rem(x, y)
-    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(x, zero), lax.lt(y, zero)))
+    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.sign(x), lax.sign(y)))
     return util.with_weak_type_of(lax.select(fix, lax.sub(q, lax.full((), 1, dt)), q), q)
 
 
 def remainder(x: Any, y: Any, /) -> Any:
-    x, y = util.promote_args("remainder", x, y)
+    x, y = _promote_numeric("remainder", x, y)
     dt = util.aval(x).dtype
+    if dt.kind in "iu":  # x % 0 is 0 for integers, as in JAX
+        ones = lax.full(util.aval(y).shape, 1, dt, weak_type=util.aval(y).weak_type)
+        y = lax.select(lax.eq(y, lax.full((), 0, dt)), ones, y)
     r = lax.rem(x, y)
     if dt.kind == "u":
         return r
@@ -112,15 +126,58 @@ mod = remainder
 
 
 def power(x: Any, y: Any, /) -> Any:
-    if isinstance(y, int) and not isinstance(y, bool) and not util.is_scalar(x):
-        x = util.ensure_array(x)
-        if util.aval(x).dtype.kind not in "fc" and y < 0:
-            raise ValueError("Integers to negative integer powers are not allowed.")
-        return lax.integer_pow(x, y)
+    e = _static_int_exponent(y)
+    if e is not None:  # a concrete integer exponent: exact repeated multiplication
+        x = util.ensure_array(x) if not util.is_scalar(x) else x
+        dt, weak = util.result_type(x)
+        if dt.kind == "b":
+            dt, weak = dtypes.default_int(), False
+        x = util.convert(x, dt, weak)
+        if dt.kind in "iu" and e < 0:
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"integer_pow({util.aval(x).str_short()}, {e})")  # fmt: skip
+        return lax.integer_pow(x, e)
+    (xd, xw), (yd, yw) = util.result_type(x), util.result_type(y)
     x, y = util.promote_args("power", x, y)
-    if util.aval(x).dtype.kind not in "fc":
-        raise NotImplementedError("jnp.power of integer arrays with array exponents")
-    return lax.pow(x, y)
+    dt = util.aval(x).dtype
+    if dt.kind not in "biu":
+        out = lax.pow(x, y)
+        if xd.kind in "fc" and yd.kind in "iu":  # an integer power of a float: weak only if
+            out = util.convert(out, dt, xw and yw)  # both are, as lax.pow on the raw inputs
+        return out
+    if dt.kind == "b":
+        x, y = (util.convert(a, dtypes.default_int(), util.aval(a).weak_type) for a in (x, y))
+    return _integer_power(*_promote_full("power", x, y))
+
+
+def _static_int_exponent(y: Any) -> int | None:
+    """The exponent as a Python int when it is a concrete integer scalar (a Python or NumPy
+    integer, or a 0-d integer array outside of tracing), else None."""
+    if isinstance(y, (core.Tracer, builtins.float, builtins.complex)):
+        return None
+    if hasattr(y, "_exp"):  # a concrete webjax array
+        av = util.aval(y)
+        return builtins.int(y.item()) if av.ndim == 0 and av.dtype.kind in "iub" else None
+    try:
+        return operator.index(y)
+    except TypeError:
+        return None
+
+
+def _integer_power(x: Any, y: Any) -> Any:
+    """x ** y for integer arrays: binary exponentiation over the low 6 bits of y (larger
+    exponents overflow for any |x| > 1); negative exponents follow the same bit pattern."""
+    dt = util.aval(x).dtype
+    zero, one = lax.full((), 0, dt), lax.full((), 1, dt)
+    ones = lax.full(util.aval(x).shape, 1, dt)
+    acc = lax.select(lax.bitwise_and(lax.eq(x, zero), lax.ne(y, zero)),
+                     lax.full(util.aval(x).shape, 0, dt), ones)  # fmt: skip
+    for _ in range(6):
+        odd = lax.ne(lax.bitwise_and(y, one), zero)
+        acc = lax.select(odd, lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.shift_right_logical(y, one)
+    return acc
 
 
 def negative(x: Any, /) -> Any:

@@ -40,6 +40,14 @@ def result_type(*args: Any) -> tuple[DType, bool]:
     for a in args:
         if isinstance(a, (DType, dtypes.ScalarType, str, type)):
             pairs.append((dtypes.canonicalize(dtypes.dtype(a)), False))
+        elif type(a) is builtins.int:  # a weak Python int must fit the default integer type
+            lo, hi = dtypes.iinfo_bounds(dtypes.default_int())
+            if not lo <= a <= hi:
+                raise OverflowError(
+                    "An overflow was encountered while parsing an argument to a jitted "
+                    f"computation. Got {type(a)} with value {a}"
+                )
+            pairs.append((dtypes.default_int(), True))
         else:
             av = aval(a)
             pairs.append((av.dtype, av.weak_type))
@@ -93,6 +101,9 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
 def promote_args(name: str, *args: Any) -> list[Any]:
     """Promote dtypes then broadcast shapes, as every jnp binary function does."""
     args = tuple(ensure_array(a) if not is_scalar(a) else a for a in args)
+    first = getattr(args[0], "aval", None) if args else None
+    if type(first) is ShapedArray and all(getattr(a, "aval", None) == first for a in args):
+        return list(args)  # one type and shape already (`y + x` in a loop): nothing to do
     promoted = promote_dtypes(*args)
     shapes = [aval(a).shape for a in promoted]
     try:
