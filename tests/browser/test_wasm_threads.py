@@ -290,3 +290,34 @@ def test_plain_page_runs_single_threaded(new_page, plain_server_url):
         " abs(c[3][200] - want) <= 1e-4 * abs(want), dev.host.worker_chunks()]"
     )
     assert out == [False, 1, False, "[object ArrayBuffer]", True, 0]
+
+
+def test_new_split_kernel_warms_up_on_the_calling_thread(page):
+    # A new kernel's first WARM_CALLS calls run on the calling thread alone (V8 compiles its
+    # optimized code meanwhile); later calls are split over the pool, with the same results.
+    out = page.run_py(
+        "from webjax._src.hosts.wasm_browser import WARM_CALLS\n"
+        "n = 1 << 20\n"
+        "i = E.idx(n)\n"
+        "kern = Kernel(E.mul(E.cast(i, F32), E.const(0.25, F32)), n, ())\n"
+        "exe = WB.prepare(kern)\n"
+        "assert exe.run is not None\n"
+        "counts, results = [], set()\n"
+        "out = WB.malloc(4 * n)\n"
+        "for _ in range(WARM_CALLS):\n"
+        "    before = WB.host.worker_chunks()\n"
+        "    WB.dispatch(exe, [], out)\n"
+        "    counts.append(WB.host.worker_chunks() - before)\n"
+        "    results.add(WB.read(out, 4 * n))\n"
+        "worked, deadline = 0, time.monotonic() + 30\n"
+        "while not worked and time.monotonic() < deadline:\n"
+        "    before = WB.host.worker_chunks()\n"
+        "    WB.dispatch(exe, [], out)\n"
+        "    worked = WB.host.worker_chunks() - before\n"
+        "results.add(WB.read(out, 4 * n))\n"
+        "WB.free(out)\n"
+        "[WARM_CALLS, counts, worked, len(results)]"
+    )
+    warm, counts, worked, distinct = out
+    assert warm >= 1 and counts == [0] * warm
+    assert worked > 0 and distinct == 1

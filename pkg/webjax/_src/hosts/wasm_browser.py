@@ -16,8 +16,8 @@ every thread, the calling one included, claims chunks with a compare-exchange un
 left; the caller then spins (the main thread may not Atomics.wait) until the chunks that workers
 claimed are done. So a dispatch returns with its work complete: results stay ordered, reads
 never wait, and a worker that has not started yet (or is still compiling) only means the caller
-runs more chunks itself. When a split call took longer than the caller alone would have taken
-(its time per chunk times the chunks), though every worker had started and held the
+runs more chunks itself. When two split calls in a row took longer than the caller alone would
+have taken (its time per chunk times the chunks), though every worker had started and held the
 kernel (the OS gives the workers little CPU on a busy machine), the next BACKOFF split calls run
 on the calling thread alone (twice as many after each further such call, up to 64 x BACKOFF; a
 split call that pays resets it). Every other page (and CPython, hosts/wasm_native.py) runs
@@ -37,12 +37,20 @@ from typing import Any
 PAGE = 65536
 MAX_PAGES = 65536  # 4 GiB
 MAX_THREADS = 8  # threads per pool, the calling one included
-SPIN_MS = 0.05  # a worker polls this long for the next job before it sleeps in Atomics.wait
+# A worker polls this long for the next job before it sleeps in Atomics.wait. Long enough to
+# span the Python between back-to-back dispatches: waking a sleeping worker (Atomics.notify)
+# on a 2-core machine let the woken worker preempt the caller, so one thread ran the whole
+# split (matmul 256: 0.70 ms per call at 0.05 ms, 0.33 ms at 0.3 ms; single thread 0.61 ms).
+SPIN_MS = 0.3
 MAX_ARGS = 512  # i32 arguments of one kernel call (1 + 2 * inputs + 3)
 # Split calls run on the calling thread alone after workers were starved of CPU. Short: on a
 # quiet machine a worker the OS preempted once fires it too, and each call of the back-off runs
 # at half speed (16 cost a 2^20 fused chain ~13% of its mean time at one back-off per 100 calls).
 BACKOFF = 4
+# A split kernel's first calls run on the calling thread alone until their time settles: while
+# V8 compiles a new module's optimized code on a background thread, two busy threads on two
+# cores made those calls slower than one (matmul 512: 5-16 ms per call, 4.5 ms on one thread).
+WARM_CALLS = 3
 
 # Control block (i32 words). SEQ: job number, the futex word workers wait on. CLAIM: the job's
 # number << 8 | chunks left (workers and caller take chunk `left - 1` by compare-exchange).
@@ -132,7 +140,7 @@ self.onmessage = (e) => {
 """
 
 _HELPER_JS = r"""
-((workerSource, layout, BACKOFF) => {
+((workerSource, layout, BACKOFF, WARM_CALLS) => {
   const {SEQ, CLAIM, DONE, POSTED, WORKED, ERROR, SLEEPING, KID, NARGS, RECEIVED, ARGS} = layout;
   const {READY} = layout;
   const header = '"use strict";\n'
@@ -174,7 +182,7 @@ _HELPER_JS = r"""
       }
       broadcast({ctl: ctl.buffer, memory, spinMs});
       const plans = new Map();
-      let seq = 0, backoff = 0, backoffs = 0, streak = 0;
+      let seq = 0, backoff = 0, backoffs = 0, streak = 0, strikes = 0;
       return {
         threads: workers + 1,
         ready() { return Atomics.load(ctl, READY); },
@@ -182,12 +190,27 @@ _HELPER_JS = r"""
         backoffs() { return backoffs; },
         add(kid, module, fn, cuts, lo, stride) {
           const c = Int32Array.from(cuts);
-          plans.set(kid, [fn, c, lo, stride]);
+          plans.set(kid, [fn, c, lo, stride, {calls: 0, last: 0, warm: true}]);
           broadcast({kernel: [kid, module, c, lo, stride]});
         },
         run(kid, ...args) {
-          const [fn, cuts, lo, stride] = plans.get(kid);
+          const [fn, cuts, lo, stride, state] = plans.get(kid);
           const n = cuts.length - 1;
+          if (state.warm) {
+            // A new kernel runs here alone until its time per call settles (at least
+            // WARM_CALLS calls, at most 8 x WARM_CALLS): V8 compiles its optimized code on a
+            // background thread meanwhile, and that thread needs the other core.
+            args[lo] = cuts[0];
+            args[lo + 1] = cuts[n];
+            const t = performance.now();
+            fn(...args);
+            const dt = performance.now() - t;
+            state.calls++;
+            const settled = state.calls >= WARM_CALLS && Math.abs(dt - state.last) <= 0.1 * dt;
+            if (settled || state.calls >= 8 * WARM_CALLS) state.warm = false;
+            state.last = dt;
+            return;
+          }
           if (backoff > 0) {  // workers starved of CPU lately: the whole range on this thread
             backoff--;
             args[lo] = cuts[0];
@@ -228,18 +251,21 @@ _HELPER_JS = r"""
           const t1 = performance.now();
           while (Atomics.load(ctl, DONE) < n) {}  // chunks that workers took
           // The split should beat this thread alone (its time per chunk times all chunks);
-          // when it was slower though every worker was ready for it (the OS gives the workers
-          // little CPU: a busy machine), run the next BACKOFF split calls here alone. (A
-          // threshold below 1 also fired on a quiet machine, when a worker woke late.)
-          // Failing again doubles the backoff (up to 64 x BACKOFF); a success resets it.
+          // when two calls in a row were slower though every worker was ready for them (the
+          // OS gives the workers little CPU: a busy machine), run the next BACKOFF split calls
+          // here alone. (One slow call, or a threshold below 1, also fired on a quiet machine
+          // when a worker woke late once.) Failing again doubles the backoff (up to
+          // 64 x BACKOFF); a success resets it.
           const t2 = performance.now();
           const slow = mine > 0 && t2 - t0 > 0.1 && t2 - t0 > (t1 - t0) / mine * n;
-          if (slow && current) {
+          if (slow && current && ++strikes >= 2) {
             backoff = BACKOFF << streak;
             streak = Math.min(streak + 1, 6);
+            strikes = 0;
             backoffs++;
-          } else if (mine < n) {
+          } else if (!slow && mine < n) {
             streak = 0;
+            strikes = 0;
           }
           const workerFailed = Atomics.exchange(ctl, ERROR, 0);
           if (error !== null) throw error;
@@ -261,7 +287,7 @@ def _helper() -> Any:
     if _HELPER is None:
         from pyodide.code import run_js
 
-        _HELPER = run_js(_HELPER_JS)(_WORKER_JS, _obj(**_LAYOUT), BACKOFF)
+        _HELPER = run_js(_HELPER_JS)(_WORKER_JS, _obj(**_LAYOUT), BACKOFF, WARM_CALLS)
     return _HELPER
 
 
