@@ -494,3 +494,34 @@ def test_dtypes_interoperate_with_numpy():
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_jax(device, reference, name):
     check(name, device, reference)
+
+
+TAKE_X = np.random.RandomState(5).randn(3, 7, 5).astype(np.float32)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, None])
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "promise_in_bounds", "wrap"])
+def test_take_along_axis_modes_as_jax(device, axis, mode):
+    # a gather along the axis (not a one-hot), with JAX's out-of-bounds modes and errors
+    shape = list(TAKE_X.shape) if axis is not None else [TAKE_X.size]
+    shape[axis if axis is not None else 0] = 4
+    idx = np.random.RandomState(6).randint(-9, 9, size=shape)
+    if mode == "promise_in_bounds":
+        idx = np.abs(idx) % 3
+    try:
+        want = rjnp.take_along_axis(rjnp.asarray(TAKE_X), idx, axis=axis, mode=mode)
+    except ValueError as e:
+        with pytest.raises(ValueError, match=str(e).replace('"', ".")):
+            wjnp.take_along_axis(wjnp.asarray(TAKE_X), idx, axis=axis, mode=mode)
+        return
+    got = wjnp.take_along_axis(wjnp.asarray(TAKE_X), idx, axis=axis, mode=mode)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_take_along_axis_of_a_long_argsort(device):
+    # top-k by argsort + take_along_axis on 20k elements: gradients flow to the picked entries
+    x = np.random.RandomState(7).randn(20000).astype(np.float32)
+    f = webjax.jit(lambda x: wjnp.take_along_axis(x, wjnp.argsort(-x), axis=0)[:3].sum())
+    np.testing.assert_allclose(float(f(x)), np.sort(x)[-3:].sum(), rtol=1e-5)
+    g = np.asarray(webjax.grad(f)(wjnp.asarray(x)))
+    assert g.sum() == 3 and set(np.flatnonzero(g)) == set(np.argsort(-x)[:3])

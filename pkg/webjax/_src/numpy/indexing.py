@@ -8,6 +8,7 @@ are one-hot gathers until a gather primitive exists (see `_one_hot_gather`).
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import Any
@@ -626,24 +627,23 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1, mode: Any = None,
     other = util.broadcast_shapes(sa[:ax] + sa[ax + 1 :], si[:ax] + si[ax + 1 :])
     arr = util.broadcast_to(arr, other[:ax] + (sa[ax],) + other[ax:])
     idx = util.broadcast_to(idx, other[:ax] + (si[ax],) + other[ax:])
-    # one-hot over the axis, with the other dimensions matched elementwise (not outer)
-    n, m = sa[ax], si[ax]
-    big = other[:ax] + (m,) + other[ax:] + (n,)
-    last = len(big) - 1
-    dims = tuple(i for i in range(last) if i != ax) + (last,)
-    xt = lax.transpose(arr, tuple(i for i in range(nd) if i != ax) + (ax,))
-    xb = lax.broadcast_in_dim(xt, big, dims)
+    # a gather: the index along `axis`, the position itself along the others (O(outputs),
+    # where a one-hot over the axis was O(outputs x axis length))
+    n = sa[ax]
+    out_shape = util.aval(idx).shape
     mode = "fill" if mode is None else mode
+    if mode not in ("fill", "drop", "clip", "promise_in_bounds"):
+        raise ValueError(f'Unknown gather mode "{mode}"')
     norm = _normalize(idx, n)
-    if mode == "wrap":
-        norm = _normalize(lax.rem(idx, lax.full((), max(n, 1), dtypes.int32)), n)
-    elif mode == "clip":
+    if mode == "clip":
         norm = _clip_index(norm, n)
-    hit = lax.eq(lax.broadcast_in_dim(norm, big, tuple(range(last))),
-                 lax.broadcasted_iota(dtypes.int32, big, last))  # fmt: skip
     dt = util.aval(arr).dtype
-    picked = lax.select(hit, xb, lax.full(big, False if dt.kind == "b" else 0, dt))
-    out = lax.reduce_or(picked, (last,)) if dt.kind == "b" else lax.reduce_sum(picked, (last,))
+    if n == 0:
+        out = lax.full(out_shape, False if dt.kind == "b" else 0, dt)
+    else:
+        iota = functools.partial(lax.broadcasted_iota, dtypes.int32, out_shape)
+        where = [_clip_index(norm, n) if d == ax else iota(d) for d in range(nd)]
+        out = _advanced_getitem(arr, tuple(where))
     if mode in ("fill", "drop"):
         oob = lax.bitwise_or(lax.lt(norm, lax.full((), 0, dtypes.int32)),
                              lax.ge(norm, lax.full((), n, dtypes.int32)))  # fmt: skip
