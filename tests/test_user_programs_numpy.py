@@ -525,3 +525,15 @@ def test_take_along_axis_of_a_long_argsort(device):
     np.testing.assert_allclose(float(f(x)), np.sort(x)[-3:].sum(), rtol=1e-5)
     g = np.asarray(webjax.grad(f)(wjnp.asarray(x)))
     assert g.sum() == 3 and set(np.flatnonzero(g)) == set(np.argsort(-x)[:3])
+
+
+@pytest.mark.parametrize(
+    "name", ["add", "subtract", "multiply", "maximum", "equal", "power", "arctan2", "remainder"]
+)
+def test_incompatible_broadcast_raises_jax_type_error(name):
+    # JAX names the lax primitive whose shape check failed, in a TypeError
+    with pytest.raises(TypeError) as want:
+        getattr(rjnp, name)(rjnp.ones(3), rjnp.ones(4))
+    with pytest.raises(TypeError) as got:
+        getattr(wjnp, name)(wjnp.ones(3), wjnp.ones(4))
+    assert str(got.value) == str(want.value)

@@ -422,7 +422,7 @@ def array_equiv(a1: Any, a2: Any) -> Any:
     a1, a2 = util.ensure_array(a1), util.ensure_array(a2)
     try:
         eq = equal(a1, a2)
-    except ValueError:
+    except TypeError:  # shapes that do not broadcast
         return util.convert(False, dtypes.bool_)
     return lax.reduce_and(eq, tuple(range(util.aval(eq).ndim)))
 

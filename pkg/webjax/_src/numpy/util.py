@@ -98,6 +98,19 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
+# jnp function -> the lax primitive whose shape check JAX reports for it
+_LAX_NAMES = {
+    "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
+    "floor_divide": "rem", "remainder": "rem", "mod": "rem", "fmod": "rem", "maximum": "max",
+    "minimum": "min", "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+    "greater": "gt", "greater_equal": "ge", "power": "pow", "float_power": "pow",
+    "arctan2": "atan2", "logical_and": "and", "logical_or": "or", "logical_xor": "xor",
+    "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "left_shift": "shift_left",
+    "right_shift": "shift_right_arithmetic", "hypot": "or", "logaddexp": "max", "fmax": "gt",
+    "fmin": "lt", "ldexp": "add",
+}  # fmt: skip
+
+
 def promote_args(name: str, *args: Any) -> list[Any]:
     """Promote dtypes then broadcast shapes, as every jnp binary function does."""
     args = tuple(ensure_array(a) if not is_scalar(a) else a for a in args)
@@ -109,8 +122,9 @@ def promote_args(name: str, *args: Any) -> list[Any]:
     try:
         shape = broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(
-            f"{name}: incompatible shapes for broadcasting: " + ", ".join(map(str, shapes))
+        prim = _LAX_NAMES.get(name, name)  # JAX reports the lax primitive that failed
+        raise TypeError(
+            f"{prim} got incompatible shapes for broadcasting: " + ", ".join(map(str, shapes)) + "."
         ) from None
     return [
         a if aval(a).shape == shape or not aval(a).shape else broadcast_to(a, shape)
