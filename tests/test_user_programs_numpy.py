@@ -537,3 +537,9 @@ def test_incompatible_broadcast_raises_jax_type_error(name):
     with pytest.raises(TypeError) as got:
         getattr(wjnp, name)(wjnp.ones(3), wjnp.ones(4))
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (4,)), ((3,), (2, 3)), ((2, 1), (2, 3)), ((), (5,))])
+def test_array_equiv_as_jax(shapes):
+    a, b = np.ones(shapes[0], np.float32), np.ones(shapes[1], np.float32)
+    assert bool(wjnp.array_equiv(a, b)) == bool(rjnp.array_equiv(a, b))
