@@ -420,10 +420,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 
 def array_equiv(a1: Any, a2: Any) -> Any:
     a1, a2 = util.ensure_array(a1), util.ensure_array(a2)
-    try:
-        eq = equal(a1, a2)
-    except TypeError:  # shapes that do not broadcast
-        return util.convert(False, dtypes.bool_)
+    eq = equal(a1, a2)  # shapes that do not broadcast raise TypeError, as in JAX
     return lax.reduce_and(eq, tuple(range(util.aval(eq).ndim)))
 
 
