@@ -190,7 +190,7 @@ _HELPER_JS = r"""
         backoffs() { return backoffs; },
         add(kid, module, fn, cuts, lo, stride) {
           const c = Int32Array.from(cuts);
-          plans.set(kid, [fn, c, lo, stride, {calls: 0, last: 0, warm: true}]);
+          plans.set(kid, [fn, c, lo, stride, {calls: 0, last: 0, single: 0, warm: true}]);
           broadcast({kernel: [kid, module, c, lo, stride]});
         },
         run(kid, ...args) {
@@ -208,16 +208,20 @@ _HELPER_JS = r"""
             state.calls++;
             const settled = state.calls >= WARM_CALLS && Math.abs(dt - state.last) <= 0.1 * dt;
             if (settled || state.calls >= 8 * WARM_CALLS) state.warm = false;
-            state.last = dt;
+            state.last = state.single = dt;
             return;
           }
           if (backoff > 0) {  // workers starved of CPU lately: the whole range on this thread
             backoff--;
             args[lo] = cuts[0];
             args[lo + 1] = cuts[n];
+            const t = performance.now();
             fn(...args);
+            state.single = performance.now() - t;  // what a split call has to beat now
             return;
           }
+          // (from here: waking a sleeping worker may hand this thread's core to it)
+          const t0 = performance.now();
           const current = allCurrent();
           seq = seq >= 0x7fffff ? 1 : seq + 1;
           const tag = seq << 8;
@@ -231,7 +235,7 @@ _HELPER_JS = r"""
           if (Atomics.load(ctl, SLEEPING) > 0) Atomics.notify(ctl, SEQ, n - 1);
           const base = stride ? args[lo + 2] : 0;
           let error = null, mine = 0;
-          const t0 = performance.now();
+          const tc = performance.now();
           for (;;) {
             const c = Atomics.load(ctl, CLAIM);
             if ((c & 255) === 0) break;
@@ -250,20 +254,24 @@ _HELPER_JS = r"""
           }
           const t1 = performance.now();
           while (Atomics.load(ctl, DONE) < n) {}  // chunks that workers took
-          // The split should beat this thread alone (its time per chunk times all chunks);
-          // when two calls in a row were slower though every worker was ready for them (the
-          // OS gives the workers little CPU: a busy machine), run the next BACKOFF split calls
-          // here alone. (One slow call, or a threshold below 1, also fired on a quiet machine
-          // when a worker woke late once.) Failing again doubles the backoff (up to
-          // 64 x BACKOFF); a success resets it.
-          const t2 = performance.now();
-          const slow = mine > 0 && t2 - t0 > 0.1 && t2 - t0 > (t1 - t0) / mine * n;
+          // The split should beat this thread alone: its last measured time for the kernel
+          // (warm-up and back-off calls measure it; else this call's time per chunk times the
+          // chunks, which overestimates it when the threads share memory bandwidth). When two
+          // calls in a row were slower though every worker was ready for them (the OS gives
+          // the workers little CPU: a busy machine), run the next BACKOFF split calls here
+          // alone. (One slow call also fired on a quiet machine when a worker woke late
+          // once.) Failing again doubles the backoff (up to 64 x BACKOFF); a success resets it.
+          const t2 = performance.now(), took = t2 - t0;
+          const alone = state.single > 0 ? state.single : mine > 0 ? (t1 - tc) / mine * n : took;
+          // (not 10% faster than alone: not worth a second core; a caller that ran no chunk
+          // was itself preempted, which only a measured time can judge)
+          const slow = took > 0.1 && took > 0.9 * alone;
           if (slow && current && ++strikes >= 2) {
             backoff = BACKOFF << streak;
             streak = Math.min(streak + 1, 6);
             strikes = 0;
             backoffs++;
-          } else if (!slow && mine < n) {
+          } else if (!slow) {
             streak = 0;
             strikes = 0;
           }
