@@ -86,7 +86,8 @@ def test_shaped_array_basics(rjax):
     assert a != ShapedArray((2, 3), "float32")
     assert a.strip_weak_type() == ShapedArray((2, 3), "float32")
     assert a.update(shape=(4,)) == ShapedArray((4,), "float32", weak_type=True)
-    assert a.str_short() == "f32[2,3]"
+    assert a.str_short() == r.str_short() == "float32[2,3]"  # JAX's default: full dtype names
+    assert a.str_short(short_dtypes=True) == r.str_short(short_dtypes=True) == "f32[2,3]"
 
 
 def test_shaped_array_accepts_numpy_dtypes(rjax):

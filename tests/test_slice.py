@@ -125,7 +125,7 @@ def test_array_interop(device):
 def test_errors(device):
     with pytest.raises(TypeError, match="cannot reshape array of shape"):
         jnp.ones(6).reshape(4, 2)
-    with pytest.raises(ValueError, match=r"(?i)incompatible shapes"):
+    with pytest.raises(TypeError, match=r"add got incompatible shapes"):
         jnp.ones(3) + jnp.ones(4)
     with pytest.raises(ValueError, match="out of bounds"):
         jnp.ones((2, 3)).sum(axis=2)

@@ -7,6 +7,7 @@ Public modules only re-export from `webjax._src`.
 """
 
 from webjax import (
+    core,
     debug,
     dtypes,
     errors,

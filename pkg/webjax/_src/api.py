@@ -180,6 +180,9 @@ _JAX_MODULES = {
     "jax.scipy.stats.poisson": "webjax.scipy.stats.poisson",
     "jax.scipy.stats.t": "webjax.scipy.stats.t",
     "jax.scipy.stats.uniform": "webjax.scipy.stats.uniform",
+    "jax.scipy.stats.dirichlet": "webjax.scipy.stats.dirichlet",
+    "jax.scipy.stats.truncnorm": "webjax.scipy.stats.truncnorm",
+    "jax.core": "webjax.core",
 }
 
 

@@ -89,7 +89,8 @@ class ShapedArray:
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype, self.weak_type))
 
-    def str_short(self, short_dtypes: bool = True) -> str:
+    def str_short(self, short_dtypes: bool = False) -> str:
+        """'float32[2,3]' ('f32[2,3]' with short_dtypes), as JAX's."""
         name = _SHORT.get(self.dtype.name, self.dtype.name) if short_dtypes else self.dtype.name
         return f"{name}[{','.join(map(str, self.shape))}]"
 
@@ -201,7 +202,7 @@ class EvalTrace(Trace):
         for a in args:
             if isinstance(a, Tracer):
                 raise UnexpectedTracerError(
-                    f"Encountered an unexpected tracer ({a.aval.str_short()}) outside the "
+                    f"Encountered an unexpected tracer ({a.aval.str_short(True)}) outside the "
                     f"transformation that created it, while evaluating '{primitive.name}'. "
                     "A traced value leaked out of a jit, grad or vmap scope."
                 )
@@ -377,7 +378,7 @@ class Var:
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"Var({self.aval.str_short()})"
+        return f"Var({self.aval.str_short(True)})"
 
 
 class Literal:
@@ -562,7 +563,7 @@ def _pp_atom(x: Atom, names: _Names) -> str:
             text = str(bool(v))
         else:
             text = str(int(v))
-        return f"{text}:{x.aval.str_short()}"
+        return f"{text}:{x.aval.str_short(True)}"
     return names(x)
 
 
@@ -588,14 +589,14 @@ _HIDDEN_PARAMS = frozenset({"linear", "_split_transpose", "jvp_jaxpr_fun", "num_
 
 def _pp_jaxpr(jaxpr: Jaxpr, names: _Names, indent: int) -> str:
     pad = " " * (indent + 4)
-    consts = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.constvars)
-    ins = " ".join(f"{names(v)}:{v.aval.str_short()}" for v in jaxpr.invars)
+    consts = " ".join(f"{names(v)}:{v.aval.str_short(True)}" for v in jaxpr.constvars)
+    ins = " ".join(f"{names(v)}:{v.aval.str_short(True)}" for v in jaxpr.invars)
     lines = []
     for eqn in jaxpr.eqns:
         lhs = " ".join(
-            f"{names(v)}:{v.aval.str_short()}"
+            f"{names(v)}:{v.aval.str_short(True)}"
             if not isinstance(v, _DropVar)
-            else f"_:{v.aval.str_short()}"
+            else f"_:{v.aval.str_short(True)}"
             for v in eqn.outvars
         )
         params = sorted(eqn.params.items(), key=lambda kv: (kv[0] != "name", kv[0]))

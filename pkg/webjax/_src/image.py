@@ -152,7 +152,9 @@ def _weights(m: int, n: int, scale: Any, translation: Any, kernel: Any, antialia
                             lax.broadcast_in_dim(taps, (e, n), (0,))))  # fmt: skip
         w = kernel(lax.div(d, kscale))
     if edge_padding:
-        clamped = lax.clamp(0, lax.convert_element_type(taps, dtypes.int32), m - 1)
+        i32 = dtypes.int32
+        clamped = lax.clamp(lax.full((), 0, i32), lax.convert_element_type(taps, i32),
+                            lax.full((), m - 1, i32))  # fmt: skip
         onehot = lax.convert_element_type(
             lax.eq(lax.broadcast_in_dim(clamped, (m, e), (1,)),
                    lax.broadcasted_iota(dtypes.int32, (m, e), 0)), dt)  # fmt: skip

@@ -10,6 +10,7 @@ subtract a stop-gradient maximum first, so they never overflow.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -38,10 +39,21 @@ def _inexact(x: Any) -> Any:
     return x
 
 
+def _inexact_lit(x: Any) -> Any:
+    """`x` as a float array the way JAX's formulas built on Python float literals make it:
+    integers and bools meet a weak float literal, so they become the weak default float."""
+    x = _array(x)
+    av = util.aval(x)
+    if av.dtype.kind != "f":
+        x = util.convert(x, dtypes.default_float(), True)
+    return x
+
+
 def _c(v: Any, like: Any) -> Any:
-    """A scalar of `like`'s dtype, broadcast to its shape (a view, never a kernel)."""
+    """A scalar of `like`'s dtype and weak type (a Python literal in JAX's formulas), broadcast
+    to its shape (a view, never a kernel)."""
     av = core.get_aval(like)
-    return lax.full(av.shape, v, av.dtype)
+    return lax.full(av.shape, v, av.dtype, weak_type=av.weak_type)
 
 
 def _where(pred: Any, x: Any, y: Any) -> Any:
@@ -86,13 +98,13 @@ _relu6.defjvps(
 
 def relu6(x: Any) -> Any:
     """min(max(x, 0), 6), with gradient 0 at both kinks (as JAX)."""
-    return _relu6(_inexact(x))
+    return _relu6(_inexact_lit(x))
 
 
 @jit
 def leaky_relu(x: Any, negative_slope: Any = 0.01) -> Any:
     """x where x >= 0, else negative_slope * x."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     return _where(lax.ge(x, _c(0, x)), x, lax.mul(_c(negative_slope, x), x))
 
 
@@ -107,14 +119,14 @@ def hard_tanh(x: Any) -> Any:
 @jit
 def hard_sigmoid(x: Any) -> Any:
     """relu6(x + 3) / 6."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     return lax.div(relu6(lax.add(x, _c(3.0, x))), _c(6.0, x))
 
 
 @jit
 def hard_silu(x: Any) -> Any:
     """x * hard_sigmoid(x)."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     return lax.mul(x, hard_sigmoid(x))
 
 
@@ -176,8 +188,8 @@ def soft_sign(x: Any) -> Any:
 
 @jit
 def silu(x: Any) -> Any:
-    """x * sigmoid(x)."""
-    x = _inexact(x)
+    """x * sigmoid(x) (integer inputs are a TypeError, as in JAX)."""
+    x = _array(x)
     return lax.mul(x, lax.logistic(x))
 
 
@@ -191,7 +203,7 @@ def tanh(x: Any) -> Any:
 @jit
 def elu(x: Any, alpha: Any = 1.0) -> Any:
     """x where x > 0, else alpha * expm1(x) (expm1 of a safe 0 on the other branch)."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     pos = lax.gt(x, _c(0, x))
     return _where(pos, x, lax.mul(_c(alpha, x), lax.expm1(_where(pos, _c(0, x), x))))
 
@@ -203,22 +215,21 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 @jit
 def selu(x: Any) -> Any:
     """scale * elu(x, alpha) with the self-normalizing constants."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     return lax.mul(_c(_SELU_SCALE, x), elu(x, _SELU_ALPHA))
 
 
 @jit
 def celu(x: Any, alpha: Any = 1.0) -> Any:
     """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     a = _c(alpha, x)
     neg = lax.expm1(lax.div(lax.min(x, _c(0, x)), a))
     return lax.add(lax.max(x, _c(0, x)), lax.mul(a, neg))
 
 
 @eager_jit(static_argnames=("approximate",))
-def gelu(x: Any, approximate: bool = True) -> Any:
-    """x * Phi(x); approximate=True uses JAX's tanh formula."""
+def _gelu(x: Any, approximate: bool = True) -> Any:
     x = _inexact(x)
     if approximate:
         inner = lax.add(x, lax.mul(_c(0.044715, x), lax.integer_pow(x, 3)))
@@ -227,6 +238,14 @@ def gelu(x: Any, approximate: bool = True) -> Any:
         return lax.mul(x, cdf)
     half_x = lax.mul(_c(0.5, x), x)
     return lax.mul(half_x, lax.erfc(lax.mul(lax.neg(x), _c(math.sqrt(0.5), x))))
+
+
+def gelu(x: Any, approximate: bool = True) -> Any:
+    """x * Phi(x); approximate=True uses JAX's tanh formula. JAX's constants here are NumPy
+    values, so the result is never weakly typed."""
+    out = _gelu(x, approximate)
+    av = util.aval(out)
+    return lax.convert_element_type(out, av.dtype, weak_type=False) if av.weak_type else out
 
 
 @eager_jit(static_argnames=("axis",))
@@ -327,12 +346,15 @@ def standardize(
     x = _inexact(x)
     shape = core.get_aval(x).shape
     axes = _axes(axis, len(shape))
-    if where is not None:
-        raise NotImplementedError("standardize(where=...) is not supported yet")
-    n = _c(float(math.prod(shape[a] for a in axes)), lax.reduce_sum(x, axes))
+    mask = _mask(where, shape)
+    if mask is None:
+        n = _c(float(math.prod(shape[a] for a in axes)), lax.reduce_sum(x, axes))
+    else:  # the statistics count the selected entries only (the output covers all of x)
+        sel = lax.convert_element_type(mask, core.get_aval(x).dtype)
+        n = lax.reduce_sum(sel, axes)
 
     def mean_of(v: Any) -> Any:
-        return _keep(lax.div(lax.reduce_sum(v, axes), n), shape, axes)
+        return _keep(lax.div(_masked_sum(v, axes, mask), n), shape, axes)
 
     m = mean_of(x) if mean is None else util.broadcast_to(_inexact(mean), shape)
     if variance is None:
@@ -353,7 +375,9 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     """A one at index x along a new `axis` of size num_classes (zeros when out of range)."""
     x = _array(x)
     av = core.get_aval(x)
-    num_classes = int(num_classes)
+    num_classes = core.concrete_or_error(
+        operator.index, num_classes, "The error arose in jax.nn.one_hot argument `num_classes`."
+    )
     out_axis = util.canonical_axis(axis, av.ndim + 1)
     dt = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype))
     shape = list(av.shape)

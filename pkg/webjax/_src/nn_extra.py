@@ -14,7 +14,7 @@ from . import core, dtypes
 from .custom_derivatives import custom_jvp
 from .jit import eager_jit
 from .lax import lax
-from .nn import _array, _c, _inexact, softmax, softplus
+from .nn import _array, _c, _inexact, _inexact_lit, softmax, softplus
 from .numpy import util
 
 Axis = int | Sequence[int] | None
@@ -46,7 +46,7 @@ def squareplus(x: Any, b: Any = 4) -> Any:
 @eager_jit
 def sparse_plus(x: Any) -> Any:
     """0 for x <= -1, (x + 1)^2 / 4 on (-1, 1), x for x >= 1."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     mid = lax.div(lax.integer_pow(lax.add(x, _c(1.0, x)), 2), _c(4.0, x))
     inner = lax.select(lax.ge(x, _c(1.0, x)), x, mid)
     return lax.select(lax.le(x, _c(-1.0, x)), _c(0.0, x), inner)
@@ -55,7 +55,7 @@ def sparse_plus(x: Any) -> Any:
 @eager_jit
 def sparse_sigmoid(x: Any) -> Any:
     """clip((x + 1) / 2, 0, 1): the derivative of sparse_plus."""
-    x = _inexact(x)
+    x = _inexact_lit(x)
     clipped = lax.min(lax.max(lax.add(x, _c(1.0, x)), _c(0.0, x)), _c(2.0, x))
     return lax.mul(_c(0.5, x), clipped)
 
@@ -235,9 +235,10 @@ def dot_product_attention(
     (K key/value heads shared by N / K query heads each: MHA, GQA, MQA)."""
     if implementation not in (None, "xla"):
         if implementation == "cudnn":
-            raise NotImplementedError(
-                "dot_product_attention(implementation='cudnn') needs cuDNN; webjax has the "
-                "'xla' implementation only"
+            # JAX on a host without cuDNN raises RuntimeError; webjax never has it
+            raise RuntimeError(
+                "cuDNN is not detected: dot_product_attention(implementation='cudnn') needs "
+                "cuDNN; webjax has the 'xla' implementation only"
             )
         raise ValueError(f"Unsupported implementation option: {implementation}")
     out_shape = util.aval(util.ensure_array(query)).shape

@@ -99,6 +99,8 @@ def _compute_fans(shape: tuple[int, ...], in_axis: AxisSpec = -2, out_axis: Axis
 
 # 1 / stddev of a standard normal truncated to (-2, 2)
 _TRUNC_STD = 0.87962566103423978
+# the normalizing constant JAX divides complex truncated-normal samples by
+_TRUNC_STD_COMPLEX = 0.95311164380491208
 
 
 def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: AxisSpec = -2,
@@ -113,7 +115,7 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: AxisSpec
     def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
         shape = core.canonicalize_shape(shape)
         dt = _dtype(dtype)
-        if dt.kind != "f":
+        if dt.kind not in "fc":
             raise NotImplementedError(f"variance_scaling for dtype {dt.name}")
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         denominator = {
@@ -123,6 +125,8 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: AxisSpec
             "fan_geo_avg": (fan_in * fan_out) ** 0.5,
         }[mode]
         variance = _scalar(scale / denominator, dt)  # rounded to dt first, as JAX
+        if dt.kind == "c":
+            return _complex_variance_scaling(key, shape, dt, variance, distribution)
         if distribution == "truncated_normal":
             stddev = lax.div(lax.sqrt(variance), _scalar(_TRUNC_STD, dt))
             return _scaled(jrandom.truncated_normal(key, -2, 2, shape, dt), stddev)
@@ -132,6 +136,39 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: AxisSpec
         return _scaled(jrandom.uniform(key, shape, dt, -1), factor)
 
     return init
+
+
+def _polar_sample(key: Any, shape: tuple[int, ...], dt: DType, radius: Any) -> Any:
+    """radius(u1) * e^(i 2 pi u2) for independent uniforms u1, u2 (keys split in that order),
+    computed in the complex dtype as JAX does, so samples agree bit for bit."""
+    key_r, key_theta = jrandom.split(key)
+    rdt = dtypes.component(dt)
+    r = lax.convert_element_type(radius(jrandom.uniform(key_r, shape, rdt)), dt)
+    u2 = lax.convert_element_type(jrandom.uniform(key_theta, shape, rdt), dt)
+    theta = lax.mul(_scalar(2 * math.pi, dt), u2)
+    return lax.mul(r, lax.exp(lax.mul(_scalar(1j, dt), theta)))
+
+
+def _complex_variance_scaling(key: Any, shape: tuple[int, ...], dt: DType, variance: Any,
+                              distribution: str) -> Any:  # fmt: skip
+    """Complex samples with E|z|^2 = variance: a complex normal, a disc-uniform modulus and
+    phase, or a modulus whose square is an exponential truncated at 4, with a uniform phase."""
+    rdt = dtypes.component(dt)
+    if distribution == "normal":
+        return _scaled(jrandom.normal(key, shape, dt), lax.sqrt(variance))
+    if distribution == "uniform":
+        two = _scalar(2, rdt)
+        z = _polar_sample(key, shape, dt, lambda u: lax.sqrt(lax.mul(two, u)))
+        return _scaled(z, lax.sqrt(variance))
+    stddev = lax.div(lax.sqrt(variance), _scalar(_TRUNC_STD_COMPLEX, dt))
+    # |z|^2 ~ Exp(1) truncated to [0, upper^2] (upper = 2) by inverse-CDF sampling
+    mass = lax.sub(_scalar(1, dt), lax.exp(_scalar(-4.0, dt)))
+
+    def radius(u: Any) -> Any:
+        t = lax.mul(mass, lax.convert_element_type(u, dt))
+        return lax.sqrt(lax.neg(lax.log(lax.sub(_scalar(1, dt), t))))
+
+    return _scaled(_polar_sample(key, shape, dt, radius), stddev)
 
 
 def _preset(scale: float, mode: str, distribution: str, name: str) -> Callable[..., Initializer]:

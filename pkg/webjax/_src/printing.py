@@ -167,7 +167,15 @@ def _nonfinite(v: float) -> str:
     return "inf" if v > 0 else "-inf"
 
 
+def _bfloat16_text(v: float) -> str:
+    """ml_dtypes' bfloat16 scalar text (C's %g: six significant digits, unpadded), which
+    NumPy uses for each element of a bfloat16 array: '-8', '0.100098', '9.99922e+09'."""
+    return format(float(v), "g")
+
+
 def _formatter(values: list[Any], dtype: DType) -> Any:
+    if dtype.name == "bfloat16":
+        return _bfloat16_text
     if dtype.kind == "f":
         return _FloatFormat(values, dtype)
     if dtype.kind == "c":
@@ -292,6 +300,8 @@ def scalar_str(value: Any, dtype: DType) -> str:
         return f"({text(z.real, False)}{text(z.imag, True)}j)"
     if dtype.kind != "f":
         return str(value)
+    if dtype.name == "bfloat16":
+        return _bfloat16_text(value)
     if not math.isfinite(value):
         return _nonfinite(value)
     return _scalar_parts(value, dtype, False)

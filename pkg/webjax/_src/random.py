@@ -600,8 +600,9 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
     # As JAX: 8- and 16-bit integers are drawn as int32 (less modulo bias), then cast.
     tlo, thi = _int_range(dt)
     i32 = dtypes.int32
-    lo = lax.clamp(tlo, lax.convert_element_type(lo, i32), thi)
-    hi = lax.clamp(tlo, lax.convert_element_type(hi, i32), thi + 1)
+    c = lambda v: lax.full((), v, i32)
+    lo = lax.clamp(c(tlo), lax.convert_element_type(lo, i32), c(thi))
+    hi = lax.clamp(c(tlo), lax.convert_element_type(hi, i32), c(thi + 1))
     return lax.convert_element_type(_randint_jit(data, shape, lo, hi, i32), dt)
 
 

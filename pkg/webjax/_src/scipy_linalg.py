@@ -72,8 +72,15 @@ def _solve_triangular(a: Any, b: Any, trans: int, lower: bool, unit_diagonal: bo
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
              check_finite: bool = True) -> Any:  # fmt: skip
-    """The Cholesky factor: upper (a = U^T U) unless lower=True."""
-    return np_linalg.cholesky(a, upper=not lower)
+    """The Cholesky factor: upper (a = U^H U) unless lower=True. As scipy (and JAX), only one
+    triangle of `a` is read (the lower one when lower=True, else the upper one): the input is
+    not symmetrized, so gradients flow to that triangle only."""
+    (a,) = np_linalg._inexact(a)
+    if lower:
+        return np_linalg.cholesky(a, symmetrize_input=False)
+    # the upper triangle of a is the lower one of a^H; U = L^H
+    at = lax.conj(_mT(a)) if dtypes.is_complex(util.aval(a).dtype) else _mT(a)
+    return np_linalg.cholesky(at, upper=True, symmetrize_input=False)
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -165,10 +172,8 @@ def _lu(a: Any, permute_l: bool) -> Any:
 def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
        pivoting: bool = False, check_finite: bool = True) -> Any:  # fmt: skip
     """QR decomposition; mode 'full' (q m x m), 'economic' (q m x k) or 'r' (a 1-tuple (r,))."""
-    if mode not in ("full", "r", "economic", "raw"):
+    if mode not in ("full", "r", "economic"):  # JAX has no 'raw' mode either
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    if mode == "raw":
-        raise NotImplementedError("scipy.linalg.qr(mode='raw') is not supported by webjax")
     if pivoting:
         raise NotImplementedError("scipy.linalg.qr with pivoting=True is not supported by webjax")
     return _qr(a, mode)

@@ -21,7 +21,7 @@ def _float(x: Any) -> Any:
 
 
 def _c(v: float, like: Any) -> Any:
-    return lax.full((), v, util.aval(like).dtype)
+    return util.lax_const(v, like)
 
 
 def erf(x: Any) -> Any:
@@ -63,9 +63,9 @@ def logit(x: Any) -> Any:
 
 def _x_times(name: str, log_fn: Any, x: Any, y: Any) -> Any:
     """x * log_fn(y), 0 where x == 0 unless y is NaN (JAX's and scipy's convention)."""
-    shape, dt = util.aval(x).shape, util.aval(x).dtype
+    av = util.aval(x)
     ok = lax.bitwise_or(lax.ne(x, _c(0.0, x)), lax.ne(y, y))
-    return lax.select(ok, lax.mul(x, log_fn(y)), lax.full(shape, 0.0, dt))
+    return lax.select(ok, lax.mul(x, log_fn(y)), lax.full(av.shape, 0.0, av.dtype, av.weak_type))
 
 
 @custom_jvp
@@ -120,25 +120,118 @@ _xlogx.defjvps(lambda t, _, x: lax.mul(t, lax.add(lax.log(x), _c(1.0, x))))
 def entr(x: Any) -> Any:
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (derivative -(log x + 1), as JAX)."""
     x = _float(x)
-    shape, dt = util.aval(x).shape, util.aval(x).dtype
-    return lax.select(lax.lt(x, _c(0.0, x)), lax.full(shape, -math.inf, dt),
+    av = util.aval(x)
+    return lax.select(lax.lt(x, _c(0.0, x)), lax.full(av.shape, -math.inf, av.dtype, av.weak_type),
                       lax.neg(_xlogx(x)))  # fmt: skip
 
 
+def _ndtr_arg(x: Any, name: str = "ndtr") -> Any:
+    """JAX's ndtr family take float32/float64 only (a Python float becomes a strong array)."""
+    x = util.ensure_array(x)
+    dt = util.aval(x).dtype
+    if dt not in (dtypes.float32, dtypes.float64):
+        extra = "" if name == "log_ndtr" else ", see docstring for supported types"
+        raise TypeError(f"x.dtype={dt.name} is not supported{extra}.")
+    return util.convert(x, dt, False)
+
+
 def ndtr(x: Any) -> Any:
-    x = _float(x)
+    x = _ndtr_arg(x)
     return lax.mul(_c(0.5, x), lax.erfc(lax.mul(x, _c(-1.0 / math.sqrt(2.0), x))))
 
 
+def _log_ndtr_value(x: Any) -> Any:
+    """log Phi(x) in three pieces: log1p(-Phi(-x)) above 5 (Phi near 1), log Phi(x) between,
+    and below -5 log(1/2) - x^2/2 + log erfcx(-x / sqrt 2), with Phi(x) = erfc(-x / sqrt 2) / 2
+    = e^(-x^2/2) erfcx(-x / sqrt 2) / 2, which never underflows."""
+    from .scipy_special_extra import _erfcx_value
+
+    lo, hi = _c(-5.0, x), _c(5.0, x)
+    mid_x = lax.clamp(lo, x, hi)
+    mid = lax.log(ndtr(mid_x))
+    up_x = lax.max(x, hi)
+    upper = lax.log1p(lax.neg(ndtr(lax.neg(up_x))))
+    low_x = lax.min(x, lo)
+    scaled = _erfcx_value(lax.mul(low_x, _c(-1.0 / math.sqrt(2.0), x)))
+    lower = lax.add(lax.sub(_c(math.log(0.5), x), lax.mul(_c(0.5, x), lax.mul(low_x, low_x))),
+                    lax.log(scaled))  # fmt: skip
+    return lax.select(lax.lt(x, lo), lower, lax.select(lax.gt(x, hi), upper, mid))
+
+
+@custom_jvp
+def _log_ndtr(x: Any) -> Any:
+    return _log_ndtr_value(x)
+
+
+def _log_ndtr_jvp(t: Any, y: Any, x: Any) -> Any:
+    """d/dx log Phi(x) = phi(x) / Phi(x): exp(log phi(x) - log Phi(x)), and below -5, where that
+    difference cancels, sqrt(2 / pi) / erfcx(-x / sqrt 2)."""
+    from .scipy_special_extra import _erfcx_value
+
+    log_pdf = lax.sub(lax.mul(_c(-0.5, x), lax.mul(x, x)), _c(0.5 * math.log(2 * math.pi), x))
+    direct = lax.exp(lax.sub(log_pdf, y))
+    lo = _c(-5.0, x)
+    scaled = _erfcx_value(lax.mul(lax.min(x, lo), _c(-1.0 / math.sqrt(2.0), x)))
+    tail = lax.div(_c(math.sqrt(2.0 / math.pi), x), scaled)
+    return lax.mul(t, lax.select(lax.lt(x, lo), tail, direct))
+
+
+_log_ndtr.defjvps(_log_ndtr_jvp)
+
+
 def log_ndtr(x: Any) -> Any:
-    """log of the normal CDF; the tail uses log(erfc) directly (fine to about x = -25)."""
-    x = _float(x)
-    return lax.log(ndtr(x))
+    """log of the normal CDF, accurate in both tails (x = -100 gives about -5005.5)."""
+    return _log_ndtr(_ndtr_arg(x, "log_ndtr"))
+
+
+def _fill(v: float, like: Any) -> Any:
+    av = util.aval(like)
+    return lax.full(av.shape, v, av.dtype, av.weak_type)
+
+
+def _ndtri_value(p: Any) -> Any:
+    """Phi^-1(p) from the lower tail q = min(p, 1 - p): sqrt(2) erfinv(2q - 1) (or, for tiny q,
+    where 2q - 1 rounds to -1, the asymptotic -sqrt(t - log t - log 2 pi), t = -2 log q),
+    refined by Newton steps on log Phi(x) = log q, which keep full relative accuracy in q."""
+    one, half = _c(1.0, p), _c(0.5, p)
+    upper = lax.gt(p, half)
+    q = lax.select(upper, lax.sub(one, p), p)
+    zero = _c(0.0, q)
+    safe_q = lax.select(lax.gt(q, zero), q, _fill(0.25, q))  # q == 0 gives -inf below
+    log_q = lax.log(safe_q)
+    central = lax.mul(_c(math.sqrt(2.0), q), lax.erf_inv(lax.sub(lax.add(safe_q, safe_q), one)))
+    t = lax.mul(_c(-2.0, q), log_q)
+    tail = lax.neg(lax.sqrt(lax.sub(lax.sub(t, lax.log(t)), _c(math.log(2 * math.pi), q))))
+    x = lax.select(lax.lt(safe_q, _c(1e-5, q)), tail, central)
+    tiny = lax.lt(safe_q, _c(0.02, q))  # where 2q - 1 loses digits: refine
+    for _ in range(4):
+        log_cdf = lax.log(lax.mul(half, lax.erfc(lax.mul(x, _c(-1.0 / math.sqrt(2.0), x)))))
+        log_pdf = lax.sub(lax.mul(_c(-0.5, x), lax.mul(x, x)), _c(0.5 * math.log(2 * math.pi), x))
+        step = lax.mul(lax.sub(log_cdf, log_q), lax.exp(lax.sub(log_cdf, log_pdf)))
+        x = lax.select(tiny, lax.sub(x, step), x)
+    x = lax.select(lax.eq(q, zero), _fill(-math.inf, q), x)
+    x = lax.select(upper, lax.neg(x), x)
+    bad = lax.bitwise_or(lax.bitwise_or(lax.lt(p, zero), lax.gt(p, one)), lax.ne(p, p))
+    return lax.select(bad, _fill(math.nan, p), x)
+
+
+@custom_jvp
+def _ndtri(p: Any) -> Any:
+    return _ndtri_value(p)
+
+
+def _ndtri_jvp(t: Any, x: Any, p: Any) -> Any:
+    """dx/dp = 1 / phi(x) = sqrt(2 pi) exp(x^2 / 2); 0 at p = 0 and 1 (infinite x), as JAX."""
+    d = lax.mul(_c(math.sqrt(2 * math.pi), x), lax.exp(lax.mul(_c(0.5, x), lax.mul(x, x))))
+    return lax.mul(t, lax.select(lax.is_finite(x), d, _fill(0.0, x)))
+
+
+_ndtri.defjvps(_ndtri_jvp)
 
 
 def ndtri(p: Any) -> Any:
-    p = _float(p)
-    return lax.mul(_c(math.sqrt(2.0), p), lax.erf_inv(lax.sub(lax.mul(_c(2.0, p), p), _c(1.0, p))))
+    """The inverse of the standard normal CDF (NaN outside [0, 1])."""
+    return _ndtri(_ndtr_arg(p, "ndtri"))
 
 
 @eager_jit(static_argnames=("axis", "keepdims", "return_sign"))
@@ -167,7 +260,8 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         e = lax.mul(e, bb)
     s = lax.reduce_sum(e, axes) if axes else e
     sign = lax.sign(s)
-    out = lax.add(lax.log(lax.abs(s) if b is not None else s), amax)
+    # with b, a negative sum has no real log: NaN, unless the sign is asked for
+    out = lax.add(lax.log(lax.abs(s) if return_sign else s), amax)
     if keepdims:
         shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
         out = lax.reshape(out, shape)

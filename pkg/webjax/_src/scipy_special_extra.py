@@ -23,12 +23,18 @@ def _inexact(name: str, *args: Any) -> list[Any]:
 
 
 def _c(v: float, like: Any) -> Any:
-    return lax.full((), v, util.aval(like).dtype)
+    return util.lax_const(v, like)
 
 
 def _full(v: float, like: Any) -> Any:
     av = util.aval(like)
-    return lax.full(av.shape, v, av.dtype)
+    return lax.full(av.shape, v, av.dtype, weak_type=av.weak_type)
+
+
+def _with_weak(out: Any, weak: bool) -> Any:
+    """`out` with the given weak type (JAX's results here are weak exactly when stated)."""
+    av = util.aval(out)
+    return out if av.weak_type == weak else lax.convert_element_type(out, av.dtype, weak_type=weak)
 
 
 # ---- gamma family -------------------------------------------------------------------------------
@@ -43,14 +49,14 @@ def gammasgn(x: Any) -> Any:
     minus = lax.bitwise_or(lax.bitwise_and(neg, odd),
                            lax.bitwise_and(lax.eq(x, _c(0.0, x)), u.signbit(x)))  # fmt: skip
     out = lax.select(minus, _full(-1.0, x), _full(1.0, x))
-    return lax.select(nan_case, _full(math.nan, x), out)
+    return _with_weak(lax.select(nan_case, _full(math.nan, x), out), False)
 
 
 @eager_jit
 def gamma(x: Any) -> Any:
     """The gamma function, sign(Gamma(x)) exp(lgamma(x))."""
     (x,) = _inexact("gamma", x)
-    return lax.mul(gammasgn(x), lax.exp(lax.lgamma(x)))
+    return lax.mul(gammasgn(x), _with_weak(lax.exp(lax.lgamma(x)), False))
 
 
 @eager_jit
@@ -88,7 +94,8 @@ def betaln(a: Any, b: Any) -> Any:
     v = lax.mul(a, lax.sub(lax.log(safe_b), _c(1.0, a)))
     diff = lax.select(lax.le(uu, v), lax.sub(lax.sub(w, v), uu), lax.sub(lax.sub(w, uu), v))
     large = lax.add(lax.lgamma(a), diff)
-    return lax.select(lax.lt(b, _c(8.0, b)), small, large)
+    out = lax.select(lax.lt(b, _c(8.0, b)), small, large)
+    return _with_weak(out, util.aval(a).weak_type and util.aval(b).weak_type)
 
 
 @eager_jit
@@ -104,7 +111,8 @@ def factorial(n: Any, exact: bool = False) -> Any:
     if exact:
         raise NotImplementedError("factorial with exact=True")
     (n,) = _inexact("factorial", n)
-    return u.where(lax.lt(n, _c(0.0, n)), 0, lax.exp(lax.lgamma(lax.add(n, _c(1.0, n)))))
+    out = u.where(lax.lt(n, _c(0.0, n)), 0, lax.exp(lax.lgamma(lax.add(n, _c(1.0, n)))))
+    return _with_weak(out, util.aval(n).weak_type)
 
 
 def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
@@ -122,7 +130,7 @@ def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
     one = _c(1.0, sn)
     res = lax.exp(lax.sub(lax.sub(lax.lgamma(lax.add(sn, one)), lax.lgamma(lax.add(sk, one))),
                           lax.lgamma(lax.sub(lax.add(sn, one), sk))))  # fmt: skip
-    return u.where(ok, res, 0.0)
+    return _with_weak(u.where(ok, res, 0.0), util.aval(N).weak_type and util.aval(k).weak_type)
 
 
 @custom_jvp
@@ -139,7 +147,7 @@ _poch.defjvps(
 
 def poch(z: Any, m: Any) -> Any:
     """Rising factorial Gamma(z + m) / Gamma(z) (1 when m == 0)."""
-    return _poch(*_inexact("poch", z, m))
+    return _with_weak(_poch(*_inexact("poch", z, m)), False)
 
 
 @eager_jit(static_argnames=("d",))
@@ -218,7 +226,8 @@ def zeta(x: Any, q: Any = None) -> Any:
             "Riemann zeta function not implemented; pass q != None to compute the Hurwitz Zeta "
             "function."
         )
-    return _zeta(*_inexact("zeta", x, q))
+    x, q = _inexact("zeta", x, q)
+    return _with_weak(_zeta(x, q), util.aval(x).weak_type)
 
 
 def polygamma(n: Any, x: Any) -> Any:
@@ -242,14 +251,16 @@ def rel_entr(p: Any, q: Any) -> Any:
     sp = lax.select(both, p, _full(1.0, p))
     sq = lax.select(both, q, _full(1.0, q))
     val = lax.sub(_xlogx(sp), xlogy(sp, sq))
-    return lax.select(both, val, lax.select(one_zero, _full(0.0, p), _full(math.inf, p)))
+    out = lax.select(both, val, lax.select(one_zero, _full(0.0, p), _full(math.inf, p)))
+    return _with_weak(out, util.aval(_c(0.0, out)).weak_type)
 
 
 @eager_jit
 def kl_div(p: Any, q: Any) -> Any:
     """p log(p / q) - p + q (elementwise Kullback-Leibler divergence)."""
     p, q = _inexact("kl_div", p, q)
-    return lax.add(lax.sub(rel_entr(p, q), p), q)
+    out = lax.add(lax.sub(rel_entr(p, q), p), q)
+    return _with_weak(out, util.aval(_c(0.0, out)).weak_type)
 
 
 # ---- softmax ------------------------------------------------------------------------------------
@@ -305,7 +316,7 @@ _erfcx.defjvps(
 
 def erfcx(x: Any) -> Any:
     """exp(x^2) erfc(x), without overflow for large x."""
-    return _erfcx(*_inexact("erfcx", x))
+    return _with_weak(_erfcx(*_inexact("erfcx", x)), False)
 
 
 def boxcox(x: Any, lmbda: Any) -> Any:
@@ -507,3 +518,70 @@ __all__ = [
     "log_softmax", "loggamma", "multigammaln", "poch", "polygamma", "rel_entr", "softmax",
     "zeta",
 ]  # fmt: skip
+
+
+# ---- spherical harmonics ------------------------------------------------------------------------
+def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
+               n_max: int | None = None) -> Any:  # fmt: skip
+    """Y_n^m(theta, phi) (theta polar, phi azimuthal; Condon-Shortley phase), complex.
+
+    The associated Legendre factor comes from the recurrence on the normalized functions
+    Pbar_l^|m| (which never overflow), run up to degree n_max (by default the largest n, which
+    then must be concrete)."""
+    if diff_n is not None:
+        raise NotImplementedError(
+            "The 'diff_n' argument to jax.scipy.special.sph_harm_y is not supported."
+        )
+    n, m = util.ensure_array(n), util.ensure_array(m)
+    theta, phi = util.promote_dtypes_inexact(theta, phi)
+    dt = util.aval(theta).dtype
+    if dt.kind != "f" or dt.bits < 32:
+        raise TypeError(
+            f"complex does not accept dtype {dt.name} at position 0. Accepted dtypes at position "
+            "0 are subtypes of float32, float64."
+        )
+    if n_max is None:
+        n_max = core.concrete_or_error(
+            lambda v: int(util.ensure_array(v).max()) if util.aval(v).size else 0, n,
+            "The n_max argument of jax.scipy.special.sph_harm_y must be concrete.",
+        )  # fmt: skip
+    shape = util.broadcast_shapes(*(util.aval(v).shape for v in (n, m, theta, phi)))
+    n, m, theta, phi = (util.broadcast_to(v, shape) for v in (n, m, theta, phi))
+    nf = lax.convert_element_type(n, dt)
+    ma = lax.abs(lax.convert_element_type(m, dt))
+    x = lax.cos(theta)
+    s = lax.sqrt(lax.max(lax.sub(_c(1.0, x), lax.mul(x, x)), _c(0.0, x)))
+    # Pbar_m^m = (-1)^m sqrt((2m + 1) / 4 pi) sqrt((2m)!) / (2^m m!) s^m
+    half_lg_2m = lax.mul(_c(0.5, ma), lax.lgamma(lax.add(lax.add(ma, ma), _c(1.0, ma))))
+    log_diag = lax.sub(lax.sub(half_lg_2m, lax.mul(ma, _c(math.log(2.0), ma))),
+                       lax.lgamma(lax.add(ma, _c(1.0, ma))))  # fmt: skip
+    odd = lax.ne(lax.rem(ma, _c(2.0, ma)), _c(0.0, ma))
+    sign = lax.select(odd, _full(-1.0, ma), _full(1.0, ma))
+    norm0 = lax.sqrt(lax.div(lax.add(lax.add(ma, ma), _c(1.0, ma)), _c(4 * math.pi, ma)))
+    s_pow = lax.select(lax.eq(ma, _c(0.0, ma)), _full(1.0, s), lax.pow(s, ma))
+    diag = lax.mul(lax.mul(sign, norm0), lax.mul(lax.exp(log_diag), s_pow))
+
+    def a(l: Any) -> Any:  # sqrt((4 l^2 - 1) / (l^2 - m^2)) for l > |m| (finite elsewhere, so
+        # the masked-out branches pass zero cotangents, not NaN, in reverse mode)
+        num = lax.max(lax.sub(lax.mul(_c(4.0, l), lax.mul(l, l)), _c(1.0, l)), _c(1.0, l))
+        den = lax.max(lax.sub(lax.mul(l, l), lax.mul(ma, ma)), _c(1.0, l))
+        return lax.sqrt(lax.div(num, den))
+
+    zero = _full(0.0, x)
+    p_prev2, p_prev, out = zero, zero, zero
+    for deg in range(int(n_max) + 1):
+        lv = _full(float(deg), x)
+        start = lax.eq(lv, ma)
+        second = lax.eq(lv, lax.add(ma, _c(1.0, ma)))
+        rec = lax.mul(a(lv), lax.sub(lax.mul(x, p_prev),
+                                     lax.div(p_prev2, a(lax.sub(lv, _c(1.0, lv))))))  # fmt: skip
+        nxt = lax.mul(lax.mul(x, lax.sqrt(lax.add(lax.add(ma, ma), _c(3.0, ma)))), p_prev)
+        p = lax.select(start, diag, lax.select(second, nxt, lax.select(lax.gt(lv, ma), rec, zero)))
+        out = lax.select(lax.eq(nf, lv), p, out)
+        p_prev2, p_prev = p_prev, p
+    ang = lax.mul(ma, phi)
+    y = lax.complex(lax.mul(out, lax.cos(ang)), lax.mul(out, lax.sin(ang)))
+    # Y_n^-m = (-1)^m conj(Y_n^m)
+    neg = lax.lt(m, lax.full((), 0, util.aval(m).dtype))
+    y_neg = lax.mul(lax.conj(y), lax.convert_element_type(sign, util.aval(y).dtype))
+    return lax.select(neg, y_neg, y)

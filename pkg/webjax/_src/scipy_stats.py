@@ -21,7 +21,22 @@ _inexact = u._promote_inexact
 
 
 def _c(v: float, like: Any) -> Any:
-    return lax.full((), v, util.aval(like).dtype)
+    return util.lax_const(v, like)
+
+
+def _weak(out: Any, weak: bool) -> Any:
+    """`out` with the weak type JAX's formula gives it."""
+    av = util.aval(out)
+    return out if av.weak_type == weak else lax.convert_element_type(out, av.dtype, weak_type=weak)
+
+
+def _weak_of(*xs: Any) -> bool:
+    return all(util.aval(x).weak_type for x in xs)
+
+
+def _const_weak(x: Any) -> bool:
+    """Whether JAX's constants built from `x` are weak (Python scalars: a weak 0-d x)."""
+    return util.aval(util.lax_const(0, x)).weak_type
 
 
 def _where(pred: Any, x: Any, y: Any) -> Any:
@@ -89,7 +104,7 @@ def uniform_cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     inside = lax.bitwise_and(lax.ge(x, loc), lax.le(x, hi))
     out = _where(inside, lax.div(lax.sub(x, loc), scale), 0.0)
     out = _where(lax.gt(x, hi), 1.0, out)
-    return _where(lax.lt(x, loc), 0.0, out)
+    return _weak(_where(lax.lt(x, loc), 0.0, out), False)
 
 
 def uniform_ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -128,7 +143,7 @@ def bernoulli_ppf(q: Any, p: Any) -> Any:
     bad_q = lax.bitwise_or(lax.lt(q, zero), lax.gt(q, one))
     nan = lax.bitwise_or(lax.ne(q, q), lax.ne(p, p))
     bad = lax.bitwise_or(nan, lax.bitwise_or(bad_p, bad_q))
-    return _where(bad, math.nan, _where(lax.le(q, lax.sub(one, p)), 0.0, 1.0))
+    return _where(bad, math.nan, _where(lax.le(q, lax.sub(one, p)), zero, one))
 
 
 # ---- beta ---------------------------------------------------------------------------------------
@@ -422,7 +437,8 @@ def pareto_logcdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 def pareto_logsf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, b, loc, scale = _inexact("pareto.logsf", x, b, loc, scale)
     sx = lax.div(lax.sub(x, loc), scale)
-    return _where(lax.lt(x, lax.add(loc, scale)), 0.0, lax.neg(lax.mul(b, lax.log(sx))))
+    out = _where(lax.lt(x, lax.add(loc, scale)), 0.0, lax.neg(lax.mul(b, lax.log(sx))))
+    return _weak(out, _const_weak(x))
 
 
 def pareto_sf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -443,7 +459,7 @@ def poisson_logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
     x = lax.sub(k, loc)
     log_probs = lax.sub(lax.sub(xlogy(x, mu), lax.lgamma(lax.add(x, _c(1.0, x)))), mu)
     bad = lax.bitwise_or(lax.lt(x, _c(0.0, x)), lax.ne(u.round(k), k))
-    return _where(bad, -math.inf, log_probs)
+    return _weak(_where(bad, -math.inf, log_probs), _weak_of(k, mu, loc))
 
 
 def poisson_pmf(k: Any, mu: Any, loc: Any = 0) -> Any:
@@ -479,7 +495,7 @@ def binom_logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     zero_case = lax.bitwise_or(lax.bitwise_and(lax.eq(y, zero), lax.eq(n, zero)), lax.eq(lin, zero))
     log_probs = _where(zero_case, 0.0, log_probs)
     inside = lax.bitwise_and(lax.ge(k, loc), lax.lt(k, lax.add(lax.add(loc, n), one)))
-    return _where(inside, log_probs, -math.inf)
+    return _weak(_where(inside, log_probs, -math.inf), _weak_of(k, n, p, loc))
 
 
 def binom_pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -523,3 +539,100 @@ def multivariate_normal_logpdf(x: Any, mean: Any, cov: Any, allow_singular: None
 
 def multivariate_normal_pdf(x: Any, mean: Any, cov: Any) -> Any:
     return lax.exp(multivariate_normal_logpdf(x, mean, cov))
+
+
+# ---- dirichlet ----------------------------------------------------------------------------------
+def _dirichlet_logpdf(x: Any, alpha: Any) -> Any:
+    from .numpy import reductions as r
+    from .scipy_special import gammaln
+
+    x, alpha = util.promote_dtypes_inexact(x, alpha)
+    xa, aa = util.aval(x), util.aval(alpha)
+    if aa.ndim != 1:
+        raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={aa.shape}")
+    k = aa.shape[0]
+    if xa.ndim == 0 or xa.shape[0] not in (k, k - 1):
+        raise ValueError(
+            "`x` must have either the same number of entries as `alpha` or one entry fewer; "
+            f"got x.shape={xa.shape}, alpha.shape={aa.shape}"
+        )
+    if xa.shape[0] == k - 1:  # the last coordinate is implied: 1 - sum of the others
+        last = lax.sub(_c(1.0, x), r.sum(x, axis=0, keepdims=True))
+        x = lax.concatenate([x, last], 0)
+    a = lax.broadcast_in_dim(alpha, util.aval(x).shape, (0,))
+    log_norm = lax.sub(r.sum(gammaln(alpha)), gammaln(r.sum(alpha)))
+    log_p = lax.sub(r.sum(xlogy(lax.sub(a, _c(1.0, a)), x), axis=0), log_norm)
+    # on the open simplex: every coordinate positive, coordinates summing to 1 (within 1e-6)
+    on_simplex = lax.bitwise_and(
+        lax.gt(r.min(x, axis=0), _c(0.0, x)),
+        lax.lt(lax.abs(lax.sub(r.sum(x, axis=0), _c(1.0, x))), _c(1e-6, x)),
+    )
+    return _where(on_simplex, log_p, -math.inf)
+
+
+def dirichlet_logpdf(x: Any, alpha: Any) -> Any:
+    """log density of Dirichlet(alpha) at x (x's first axis indexes the k categories, or k - 1
+    of them with the last implied); -inf off the open simplex."""
+    return _dirichlet_logpdf(x, alpha)
+
+
+def dirichlet_pdf(x: Any, alpha: Any) -> Any:
+    return lax.exp(_dirichlet_logpdf(x, alpha))
+
+
+# ---- truncnorm ----------------------------------------------------------------------------------
+def _log_sub_exp(x: Any, y: Any) -> Any:
+    """log(exp(x) - exp(y)) for x >= y."""
+    return lax.add(x, lax.log1p(lax.neg(lax.exp(lax.sub(y, x)))))
+
+
+def _log_gauss_mass(a: Any, b: Any) -> Any:
+    """log(Phi(b) - Phi(a)) for a <= b, from whichever tail keeps the difference accurate."""
+    a, b = util.promote_args("truncnorm", a, b)
+    zero = _c(0.0, a)
+    left = lax.le(b, zero)  # both in the left tail
+    right = lax.gt(a, zero)  # both in the right tail: mirror into the left one
+    lt = _log_sub_exp(log_ndtr(b), log_ndtr(a))
+    rt = _log_sub_exp(log_ndtr(lax.neg(a)), log_ndtr(lax.neg(b)))
+    mid = lax.log1p(lax.sub(lax.neg(ndtr(a)), ndtr(lax.neg(b))))
+    return _where(left, lt, _where(right, rt, mid))
+
+
+def _truncnorm_args(name: str, *args: Any) -> list[Any]:
+    x, a, b, loc, scale = _inexact(name, *args)
+    return [lax.div(lax.sub(x, loc), scale), a, b, loc, scale]
+
+
+def truncnorm_logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, a, b, _, scale = _truncnorm_args("truncnorm.logpdf", x, a, b, loc, scale)
+    val = lax.sub(lax.sub(norm_logpdf(z), _log_gauss_mass(a, b)), lax.log(scale))
+    outside = lax.bitwise_or(lax.lt(z, a), lax.gt(z, b))
+    return _where(outside, -math.inf, val)
+
+
+def truncnorm_pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(truncnorm_logpdf(x, a, b, loc, scale))
+
+
+def truncnorm_logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, a, b, _, _ = _truncnorm_args("truncnorm.logcdf", x, a, b, loc, scale)
+    zc = u.clip(z, a, b)
+    val = lax.sub(_log_gauss_mass(a, zc), _log_gauss_mass(a, b))
+    val = _where(lax.ge(z, b), 0.0, val)
+    return _where(lax.le(z, a), -math.inf, val)
+
+
+def truncnorm_cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(truncnorm_logcdf(x, a, b, loc, scale))
+
+
+def truncnorm_logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, a, b, _, _ = _truncnorm_args("truncnorm.logsf", x, a, b, loc, scale)
+    zc = u.clip(z, a, b)
+    val = lax.sub(_log_gauss_mass(zc, b), _log_gauss_mass(a, b))
+    val = _where(lax.le(z, a), 0.0, val)
+    return _where(lax.ge(z, b), -math.inf, val)
+
+
+def truncnorm_sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(truncnorm_logsf(x, a, b, loc, scale))

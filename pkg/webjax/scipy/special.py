@@ -45,6 +45,7 @@ from webjax._src.scipy_special_extra import (
     polygamma,
     rel_entr,
     softmax,
+    sph_harm_y,
     zeta,
 )
 
@@ -91,5 +92,6 @@ __all__ = [
     "polygamma",
     "rel_entr",
     "softmax",
+    "sph_harm_y",
     "zeta",
 ]

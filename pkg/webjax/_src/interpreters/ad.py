@@ -68,7 +68,7 @@ class JVPTracer(Tracer):
         t = self.tangent
         if isinstance(t, pe.JaxprTracer) and t._trace.partial:
             # a tangent staged by linearize: JAX shows reverse-mode tracers as GradTracer
-            return f"GradTracer(primal={primal}, typeof(tangent)={t.aval.str_short()})"
+            return f"GradTracer(primal={primal}, typeof(tangent)={t.aval.str_short(True)})"
         tangent = repr(t) if isinstance(t, Tracer) else str(t)
         return f"JVPTracer(primal={primal}, tangent={tangent})"
 
@@ -169,7 +169,7 @@ class UndefinedPrimal:
         self.aval = aval
 
     def __repr__(self) -> str:
-        return f"UndefinedPrimal({self.aval.str_short()})"
+        return f"UndefinedPrimal({self.aval.str_short(True)})"
 
 
 def is_undefined(x: Any) -> bool:

@@ -142,11 +142,13 @@ defjvp_unary("cbrt", lambda x, y: lax.div(_scalar(1.0 / 3.0, x), lax.mul(y, y)))
 
 
 def _abs_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
-    """|x|' t = sign(x) t; for complex x, Re(conj(x) t) / |x| (0 where x = 0), as JAX."""
+    """|x|' t = t where x >= 0 else -t (so 1 at 0 and -1 at NaN, as JAX); for complex x,
+    Re(conj(x) t) / |x| (0 where x = 0), as JAX."""
     (x,), (t,) = primals, tangents
     y = lax.abs(x)
     if _aval(x).dtype.kind != "c":
-        return y, lax.mul(ad.instantiate(t), lax.sign(x))
+        t = ad.instantiate(t)
+        return y, lax.select(lax.ge(x, _scalar(0.0, x)), t, lax.neg(t))
     ya = _aval(y)
     safe = lax.select(lax.eq(y, _scalar(0.0, y)), lax.full(ya.shape, 1.0, ya.dtype), y)
     d = lax.div(lax.conj(x), lax.complex(safe, _zeros(ya)))

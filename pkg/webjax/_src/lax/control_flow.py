@@ -48,7 +48,7 @@ def _avals(xs: Sequence[Any]) -> list[ShapedArray]:
 
 
 def _types_str(avals: Sequence[ShapedArray]) -> str:
-    return "[" + ", ".join(a.str_short() for a in avals) + "]"
+    return "[" + ", ".join(a.str_short(True) for a in avals) + "]"
 
 
 def _leaf_paths(tree: Any) -> list[str]:
@@ -980,9 +980,8 @@ def scan(
     lengths = {core.get_aval(x).shape[0] for x in xs_flat if core.get_aval(x).shape}
     for x in xs_flat:
         if not core.get_aval(x).shape:
-            raise ValueError(
-                f"scan got value with no leading axis to scan over: {core.get_aval(x).str_short()}"
-            )
+            short = core.get_aval(x).str_short(True)
+            raise ValueError(f"scan got value with no leading axis to scan over: {short}")
     if length is not None:
         length = int(length)
         if lengths and lengths != {length}:

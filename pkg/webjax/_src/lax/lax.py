@@ -181,7 +181,7 @@ def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
         if c.dtype is not cases[0].dtype or c.shape != cases[0].shape:
             raise TypeError(
                 "select_n cases must have the same shapes and dtypes, got "
-                f"{[c.str_short() for c in cases]}"
+                f"{[c.str_short(True) for c in cases]}"
             )
     if which.shape and which.shape != cases[0].shape:
         raise TypeError(
@@ -757,13 +757,16 @@ def _clamp_abstract(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedA
                 f"Clamp with non-scalar {name} requires {name} and operand shapes to match, got "
                 f"{b.shape} and {x.shape}"
             )
-    return x
+    return x.update(weak_type=lo.weak_type and x.weak_type and hi.weak_type)
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:
-    """Elementwise min(max(x, min), max) (JAX's argument order)."""
-    lo, xx, hi = _coerce_scalars(min, x, max)
-    return clamp_p.bind(lo, xx, hi)
+    """Elementwise min(max(x, min), max) (JAX's argument order). As in JAX, Python scalars
+    are not coerced to the array's dtype: each takes its own default dtype (weakly typed), so
+    `clamp(0, float_array, 1)` is a dtype mismatch (TypeError)."""
+    args = [full((), a, dtypes.python_scalar_dtype(a), weak_type=type(a) is not builtins.bool)
+            if _is_python_scalar(a) else to_array(a) for a in (min, x, max)]  # fmt: skip
+    return clamp_p.bind(*args)
 
 
 # ---- contractions ------------------------------------------------------------------------------

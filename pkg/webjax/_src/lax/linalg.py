@@ -341,9 +341,10 @@ def _cholesky_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     L = cholesky_p.bind(x)
     if isinstance(t, Zero):
         return L, Zero(ad.tangent_aval(core.get_aval(L)))
-    # dL = L phi(L^-1 dA L^-T), phi: the lower triangle with the diagonal halved
-    sym = _symmetrize(ad.instantiate(t))
-    tmp = triangular_solve(L, sym, left_side=False, lower=True, transpose_a=True)
+    # dL = L phi(L^-1 dA L^-T), phi: the lower triangle with the diagonal halved. dA is used as
+    # given, not symmetrized (as JAX): cholesky(symmetrize_input=True) symmetrizes before the
+    # primitive, and scipy's cholesky, which reads one triangle, gets JAX's gradients.
+    tmp = triangular_solve(L, ad.instantiate(t), left_side=False, lower=True, transpose_a=True)
     X = triangular_solve(L, tmp, left_side=True, lower=True)
     s = _shape(X)
     nd = len(s)
@@ -649,7 +650,7 @@ def _p2p_abstract(pivots: ShapedArray, *, permutation_size: int) -> ShapedArray:
     if pivots.ndim < 1 or pivots.dtype is not dtypes.int32:
         raise TypeError(
             f"lu_pivots_to_permutation requires an int32 array of rank >= 1, got "
-            f"{pivots.str_short()}"
+            f"{pivots.str_short(True)}"
         )
     if permutation_size < pivots.shape[-1]:
         raise ValueError(

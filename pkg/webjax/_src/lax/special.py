@@ -66,6 +66,15 @@ def _operands(name: str, *args: Any) -> list[Any]:
     return [x if core.get_aval(x).shape == shape else lax.broadcast(x, shape) for x in xs]
 
 
+def _call(jitted: Any, name: str, *args: Any) -> Any:
+    """`jitted` on the operands; weak when every operand is (JAX's weak-type rule)."""
+    xs = _operands(name, *args)
+    out = jitted(*xs)
+    if all(core.get_aval(x).weak_type for x in xs) and not core.get_aval(out).weak_type:
+        out = lax.convert_element_type(out, core.get_aval(out).dtype, weak_type=True)
+    return out
+
+
 def _upcast(fn: Any) -> Any:
     """Compute 16-bit floats in float32 (as JAX), then round back."""
 
@@ -298,22 +307,22 @@ def _random_gamma_grad_jit(a: Any, x: Any) -> Any:
 
 def igamma(a: Any, x: Any) -> Any:
     """Regularized lower incomplete gamma function P(a, x)."""
-    return _igamma_jit(*_operands("igamma", a, x))
+    return _call(_igamma_jit, "igamma", a, x)
 
 
 def igammac(a: Any, x: Any) -> Any:
     """Regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return _igammac_jit(*_operands("igammac", a, x))
+    return _call(_igammac_jit, "igammac", a, x)
 
 
 def igamma_grad_a(a: Any, x: Any) -> Any:
     """d/da of igamma(a, x)."""
-    return _igamma_grad_a_jit(*_operands("igamma_grad_a", a, x))
+    return _call(_igamma_grad_a_jit, "igamma_grad_a", a, x)
 
 
 def random_gamma_grad(a: Any, x: Any) -> Any:
     """The derivative in `a` of a Gamma(a, 1) sample `x` (implicit reparameterization)."""
-    return _random_gamma_grad_jit(*_operands("random_gamma_grad", a, x))
+    return _call(_random_gamma_grad_jit, "random_gamma_grad", a, x)
 
 
 # ---- incomplete beta ----------------------------------------------------------------------------
@@ -406,7 +415,7 @@ def _betainc_jit(a: Any, b: Any, x: Any) -> Any:
 
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """Regularized incomplete beta function I_x(a, b)."""
-    return _betainc_jit(*_operands("betainc", a, b, x))
+    return _call(_betainc_jit, "betainc", a, b, x)
 
 
 # ---- Hurwitz zeta and polygamma -----------------------------------------------------------------
@@ -500,7 +509,7 @@ def _zeta_jit(x: Any, q: Any) -> Any:
 
 def zeta(x: Any, q: Any) -> Any:
     """Hurwitz zeta function sum_n (n + q)^-x."""
-    return _zeta_jit(*_operands("zeta", x, q))
+    return _call(_zeta_jit, "zeta", x, q)
 
 
 def _polygamma_value(m: Any, x: Any) -> Any:
@@ -537,7 +546,7 @@ def _polygamma_jit(m: Any, x: Any) -> Any:
 
 def polygamma(m: Any, x: Any) -> Any:
     """The m-th derivative of digamma (m a non-negative integer value; NaN otherwise)."""
-    return _polygamma_jit(*_operands("polygamma", m, x))
+    return _call(_polygamma_jit, "polygamma", m, x)
 
 
 # ---- exponentially scaled Bessel functions ------------------------------------------------------
@@ -618,12 +627,12 @@ def _i1e_jit(x: Any) -> Any:
 
 def bessel_i0e(x: Any) -> Any:
     """exp(-|x|) I0(x), the exponentially scaled modified Bessel function of order 0."""
-    return _i0e_jit(*_operands("bessel_i0e", x))
+    return _call(_i0e_jit, "bessel_i0e", x)
 
 
 def bessel_i1e(x: Any) -> Any:
     """exp(-|x|) I1(x), the exponentially scaled modified Bessel function of order 1."""
-    return _i1e_jit(*_operands("bessel_i1e", x))
+    return _call(_i1e_jit, "bessel_i1e", x)
 
 
 lgamma = lax.lgamma

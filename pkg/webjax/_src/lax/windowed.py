@@ -338,8 +338,8 @@ def _sga_abstract(
 ) -> ShapedArray:
     if t.shape != x.shape or t.dtype is not x.dtype:
         raise TypeError(
-            f"select_and_gather_add: tangents {t.str_short()} and operand "
-            f"{x.str_short()} must have the same shape and dtype"
+            f"select_and_gather_add: tangents {t.str_short(True)} and operand "
+            f"{x.str_short(True)} must have the same shape and dtype"
         )
     return t.update(shape=_window_shape(x.shape, name="select_and_gather_add", **window))
 
@@ -351,8 +351,8 @@ def _ssa_abstract(
     expected = _window_shape(x.shape, name="select_and_scatter_add", **window)
     if s.shape != expected or s.dtype is not x.dtype:
         raise TypeError(
-            f"select_and_scatter_add: source {s.str_short()} must have the window "
-            f"output shape {expected} and the dtype of operand {x.str_short()}"
+            f"select_and_scatter_add: source {s.str_short(True)} must have the window "
+            f"output shape {expected} and the dtype of operand {x.str_short(True)}"
         )
     return s.update(shape=x.shape)
 

@@ -44,7 +44,8 @@ def _from_numpy(obj: Any, dtype: DType | None) -> Array:
         raise TypeError(f"JAX does not support NumPy arrays of dtype {a.dtype}")
     dt = dtypes.canonicalize(dtype or src)
     if dt.name == "bfloat16":
-        return from_flat([float(v) for v in a.ravel().tolist()], a.shape, dt, default_device())
+        values = [scalar.normalize(dt, float(v)) for v in a.ravel().tolist()]  # rounded, as JAX
+        return from_flat(values, a.shape, dt, default_device())
     shape = tuple(a.shape)  # ascontiguousarray would make 0-d arrays 1-d
     data = np.ascontiguousarray(a.astype(dt.name, copy=False)).tobytes()
     return from_host_bytes(data, shape, dt, default_device())

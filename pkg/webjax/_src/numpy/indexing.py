@@ -101,8 +101,57 @@ def _static_int(i: Any) -> int | None:
         return None
 
 
+def _scalar_bool(i: Any) -> bool:
+    """A scalar boolean index: a Python or NumPy bool, or a 0-d bool array."""
+    if isinstance(i, bool):
+        return True
+    av = _maybe_aval(i) if not isinstance(i, (list, tuple, slice)) and i is not None else None
+    return av is not None and av.dtype is dtypes.bool_ and av.ndim == 0
+
+
+def _lower_scalar_bools(idx: Any, ndim: int) -> tuple[Any, int | None]:
+    """Scalar boolean indices, as in JAX (and NumPy): together they add one new axis, of
+    length 1 when all are True and 0 otherwise. Returns the index with the first of them as
+    None (the others removed) and, when the new axis is empty, its position in the result."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    where = [k for k, i in enumerate(items) if _scalar_bool(i)]
+    if not where:
+        return idx, None
+    values = []
+    for k in where:
+        v = items[k] if isinstance(items[k], bool) else core.to_concrete(items[k])
+        if v is None or isinstance(v, core.Tracer):
+            raise core.NonConcreteBooleanIndexError(
+                f"Array boolean indices must be concrete; got {util.aval(items[k]).str_short(True)}"
+            )
+        values.append(bool(v))
+    rest = [i for k, i in enumerate(items) if k not in where]
+    if any(_is_advanced(i) for i in rest):  # a 0-d mask broadcast against index arrays
+        if not all(values):
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together")
+        return tuple(rest), None
+    first = where[0]
+    out = tuple(
+        None if k == first else i for k, i in enumerate(items) if k == first or k not in where
+    )
+    if all(values):
+        return out, None
+    # the position of the new axis among the result's axes
+    n_real = sum(1 for i in out if i is not None and i is not Ellipsis)
+    pos = 0
+    for i in out[:first]:
+        if i is Ellipsis:
+            pos += ndim - n_real
+        elif i is None or isinstance(i, slice):
+            pos += 1
+    return out, pos
+
+
 def getitem(x: Any, idx: Any) -> Any:
     x = util.ensure_array(x)
+    idx, empty_axis = _lower_scalar_bools(idx, util.aval(x).ndim)
+    if empty_axis is not None:
+        return util.slice_axis(getitem(x, idx), empty_axis, 0, 0)
     idx = _lower_bool_masks(idx, util.aval(x).shape)
     if _has_advanced(idx):
         return _advanced_getitem(x, idx)
@@ -210,7 +259,7 @@ def _lower_bool_masks(idx: Any, shape: tuple[int, ...]) -> Any:
         mval = core.to_concrete(i) if not isinstance(i, list) else i
         if mval is None or isinstance(mval, core.Tracer):
             raise core.NonConcreteBooleanIndexError(
-                f"Array boolean indices must be concrete; got {util.aval(i).str_short()}. Use "
+                f"Array boolean indices must be concrete; got {util.aval(i).str_short(True)}. Use "
                 "jnp.where(mask, x, fill) or the size= argument of jnp.nonzero instead."
             )
         mask = asarray(mval)
@@ -450,6 +499,9 @@ def _update(x: Any, idx: Any, values: Any, combine: Any, kind: str, mode: Any = 
             "position 0 are subtypes of integer, floating, complexfloating."
         )
     values = _scatter_values(values, x)
+    idx, empty_axis = _lower_scalar_bools(idx, len(shape))
+    if empty_axis is not None:  # a False scalar index selects nothing
+        return x
     idx = _lower_bool_masks(idx, shape)
     if not _is_basic(idx, len(shape)):
         return _scatter_update(x, idx, values, kind, mode)

@@ -921,10 +921,13 @@ def cond(x: Any, p: Any = None) -> Any:
     s = _shape(x)
     if len(s) < 2:
         raise ValueError(f"cond requires an array of at least two dimensions, got shape {s}")
+    if s[-1] == 0 or s[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got arr.shape={s}")
     if p is None or (not isinstance(p, str) and p == 2):
+        # s_max / s_min as is (0 / 0 = NaN for a zero matrix, as JAX: no NaN -> inf here)
         sv = svd(x, compute_uv=False)
-        r = ufuncs.divide(lax.index_in_dim(sv, 0, -1, False),
-                          lax.index_in_dim(sv, _shape(sv)[-1] - 1, -1, False))  # fmt: skip
+        return ufuncs.divide(lax.index_in_dim(sv, 0, -1, False),
+                             lax.index_in_dim(sv, _shape(sv)[-1] - 1, -1, False))  # fmt: skip
     else:
         _check_square(x, "cond")
         r = ufuncs.multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))

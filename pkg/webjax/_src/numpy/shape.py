@@ -348,9 +348,13 @@ def _split(ary: Any, indices_or_sections: Any, axis: int, exact: bool) -> list[A
     ax = util.canonical_axis(axis, util.aval(ary).ndim)
     n = util.aval(ary).shape[ax]
     points = _split_points(n, indices_or_sections, exact)
-    bounds = [0, *(builtins.min(builtins.max(p if p >= 0 else p + n, 0), n) for p in points), n]
-    pairs = itertools.pairwise(bounds)
-    return [_take_range(ary, ax, lo, builtins.max(lo, hi)) for lo, hi in pairs]
+    # As JAX (unlike NumPy), split points are taken literally: negative ones are not counted
+    # from the end, and points out of order or past the end are an error.
+    bounds = [0, *points, n]
+    sizes = [hi - lo for lo, hi in itertools.pairwise(bounds)]
+    if builtins.any(sz < 0 for sz in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
+    return [_take_range(ary, ax, lo, hi) for lo, hi in itertools.pairwise(bounds)]
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:

@@ -135,7 +135,7 @@ def power(x: Any, y: Any, /) -> Any:
         x = util.convert(x, dt, weak)
         if dt.kind in "iu" and e < 0:
             raise TypeError(f"Integers cannot be raised to negative powers, got "
-                            f"integer_pow({util.aval(x).str_short()}, {e})")  # fmt: skip
+                            f"integer_pow({util.aval(x).str_short(True)}, {e})")  # fmt: skip
         return lax.integer_pow(x, e)
     (xd, xw), (yd, yw) = util.result_type(x), util.result_type(y)
     x, y = util.promote_args("power", x, y)

@@ -150,6 +150,18 @@ def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return (canonical_axis(axis, ndim),)
 
 
+def lax_const(v: Any, like: Any) -> Any:
+    """A 0-d constant of like's dtype, as JAX's library code makes them: weak only when `like`
+    is a weak 0-d value of the dtype Python scalars of its kind take (then the constant is a
+    Python scalar there), so weak scalars keep giving weak results and arrays strong ones."""
+    av = aval(like)
+    default = {"f": dtypes.default_float, "c": dtypes.default_complex, "i": dtypes.default_int}
+    kind_default = default.get(av.dtype.kind)
+    weak = (av.weak_type and av.ndim == 0 and kind_default is not None
+            and av.dtype is kind_default())  # fmt: skip
+    return lax.full((), v, av.dtype, weak_type=weak)
+
+
 def with_weak_type_of(out: Any, x: Any) -> Any:
     """`out` carrying x's weak_type (selects against fresh constants lose it otherwise)."""
     w = aval(x).weak_type

@@ -6,6 +6,7 @@ from webjax.scipy.stats import (
     binom,
     cauchy,
     chi2,
+    dirichlet,
     expon,
     gamma,
     geom,
@@ -16,6 +17,7 @@ from webjax.scipy.stats import (
     pareto,
     poisson,
     t,
+    truncnorm,
     uniform,
 )
 
@@ -25,6 +27,7 @@ __all__ = [
     "binom",
     "cauchy",
     "chi2",
+    "dirichlet",
     "expon",
     "gamma",
     "geom",
@@ -35,5 +38,6 @@ __all__ = [
     "pareto",
     "poisson",
     "t",
+    "truncnorm",
     "uniform",
 ]
