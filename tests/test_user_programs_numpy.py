@@ -7,11 +7,11 @@ the results (arrays, or nested tuples/lists of them, or Python values) must agre
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pytest
 
+import jax_compare
 import webjax
 import webjax.numpy as wjnp
 from webjax import lax as wlax
@@ -25,86 +25,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
 WJ = (wjnp, wlax, webjax)
 JX = (rjnp, rlax, jax)
 
-CASES: dict[str, object] = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
-
-
-def _is_array(x) -> bool:
-    return hasattr(x, "aval") or type(x).__name__ in ("ArrayImpl", "Array")
-
-
-def _flatten(out, path="out"):
-    if isinstance(out, (tuple, list)):
-        items = [(f"{path}:{type(out).__name__}", len(out))]
-        for i, o in enumerate(out):
-            items += _flatten(o, f"{path}[{i}]")
-        return items
-    return [(path, out)]
-
-
-def _assert_same(got, want, rtol=2e-5, atol=2e-6):
-    g, w = _flatten(got), _flatten(want)
-    assert [p for p, _ in g] == [p for p, _ in w], (g, w)
-    for (path, a), (_, b) in zip(g, w):
-        if _is_array(b):
-            assert _is_array(a), (path, type(a))
-            a_np, b_np = np.asarray(a), np.asarray(b)
-            assert a_np.shape == b_np.shape, (path, a_np.shape, b_np.shape)
-            assert str(a.dtype) == str(b.dtype), (path, a.dtype, b.dtype)
-            assert a.weak_type == b.weak_type, (path, "weak_type", a.weak_type, b.weak_type)
-            if b_np.dtype.kind in "fc":
-                np.testing.assert_allclose(a_np, b_np, rtol=rtol, atol=atol, equal_nan=True,
-                                           err_msg=path)  # fmt: skip
-            else:
-                np.testing.assert_array_equal(a_np, b_np, err_msg=path)
-        elif isinstance(b, float):
-            assert isinstance(a, float) and np.isclose(a, b, rtol=rtol, equal_nan=True), (
-                path,
-                a,
-                b,
-            )
-        else:
-            assert type(a) is type(b) and a == b, (path, a, b)
-
-
-def _run(fn, mods):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = fn(*mods)
-        except Exception as e:  # the exception type is what is compared
-            out = e
-    kinds = sorted({w.category.__name__ for w in caught if w.category is not DeprecationWarning})
-    return out, kinds
-
-
-@pytest.fixture(scope="module")
-def reference():
-    cache: dict[str, object] = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = _run(CASES[name], JX)
-        return cache[name]
-
-    return get
-
-
-def check(name, device, reference):
-    want, want_warn = reference(name)
-    got, got_warn = _run(CASES[name], WJ)
-    if isinstance(want, Exception):
-        assert isinstance(got, Exception), (name, "expected", type(want).__name__, got)
-        assert type(got).__name__ == type(want).__name__, (name, got, want)
-        return
-    if isinstance(got, Exception):
-        raise got
-    _assert_same(got, want)
-    assert got_warn == want_warn, (name, got_warn, want_warn)
+SUITE = jax_compare.Cases(WJ, JX, rtol=2e-5, atol=2e-6, warnings_too=True)
+case = SUITE.case
 
 
 # ---- quantiles ---------------------------------------------------------------------------------
@@ -492,9 +414,9 @@ def test_dtypes_interoperate_with_numpy():
 
 
 # ---- the differential test (keep last: it parametrizes over every case above) ---------------
-@pytest.mark.parametrize("name", list(CASES))
-def test_matches_jax(device, reference, name):
-    check(name, device, reference)
+@pytest.mark.parametrize("name", list(SUITE.fns))
+def test_matches_jax(device, name):
+    SUITE.check(name)
 
 
 TAKE_X = np.random.RandomState(5).randn(3, 7, 5).astype(np.float32)

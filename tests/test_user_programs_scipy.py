@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import jax_compare
 import webjax
 import webjax.core
 import webjax.nn.initializers
@@ -38,89 +38,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
 WJ = (wjnp, wlax, webjax)
 JX = (rjnp, rlax, jax)
 
-CASES: dict[str, object] = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
-
-
-def _is_array(x) -> bool:
-    return hasattr(x, "aval") or type(x).__name__ in ("ArrayImpl", "Array")
-
-
-def _flatten(out, path="out"):
-    if isinstance(out, (tuple, list)):
-        items = [(f"{path}:{type(out).__name__}", len(out))]
-        for i, o in enumerate(out):
-            items += _flatten(o, f"{path}[{i}]")
-        return items
-    return [(path, out)]
-
-
-def _assert_same(got, want, rtol=1e-4, atol=1e-5):
-    g, w = _flatten(got), _flatten(want)
-    assert [p for p, _ in g] == [p for p, _ in w], (g, w)
-    for (path, a), (_, b) in zip(g, w):
-        if _is_array(b):
-            assert _is_array(a), (path, type(a))
-            a_np, b_np = np.asarray(a), np.asarray(b)
-            assert a_np.shape == b_np.shape, (path, a_np.shape, b_np.shape)
-            assert str(a.dtype) == str(b.dtype), (path, a.dtype, b.dtype)
-            assert a.weak_type == b.weak_type, (path, "weak_type", a.weak_type, b.weak_type)
-            if b_np.dtype.kind in "fc" or str(b.dtype) == "bfloat16":
-                np.testing.assert_allclose(
-                    a_np.astype(b_np.dtype),
-                    b_np,
-                    rtol=rtol,
-                    atol=atol,
-                    equal_nan=True,
-                    err_msg=path,
-                )
-            else:
-                np.testing.assert_array_equal(a_np, b_np, err_msg=path)
-        elif isinstance(b, float):
-            assert isinstance(a, float) and np.isclose(a, b, rtol=rtol, equal_nan=True), (
-                path,
-                a,
-                b,
-            )
-        else:
-            assert type(a) is type(b) and a == b, (path, a, b)
-
-
-def _run(fn, mods):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*mods)
-        except Exception as e:  # the exception type is what is compared
-            return e
-
-
-@pytest.fixture(scope="module")
-def reference():
-    cache: dict[str, object] = {}
-
-    def get(name):
-        if name not in cache:
-            cache[name] = _run(CASES[name], JX)
-        return cache[name]
-
-    return get
-
-
-def check(name, device, reference):
-    want = reference(name)
-    got = _run(CASES[name], WJ)
-    if isinstance(want, Exception):
-        assert isinstance(got, Exception), (name, "expected", type(want).__name__, got)
-        assert type(got).__name__ == type(want).__name__, (name, got, want)
-        return
-    if isinstance(got, Exception):
-        raise got
-    _assert_same(got, want)
+SUITE = jax_compare.Cases(WJ, JX, rtol=1e-4, atol=1e-5, warnings_too=False)
+case = SUITE.case
 
 
 def sp(jx):
@@ -772,9 +691,9 @@ def bfloat16_from_numpy_rounds_to_nearest(jnp, lax, jx):
 
 
 # ---- the differential test (keep last: it parametrizes over every case above) ---------------
-@pytest.mark.parametrize("name", list(CASES))
-def test_matches_jax(device, reference, name):
-    check(name, device, reference)
+@pytest.mark.parametrize("name", list(SUITE.fns))
+def test_matches_jax(device, name):
+    SUITE.check(name)
 
 
 BF16_VALUES = [
