@@ -472,3 +472,12 @@ def test_array_equiv_as_jax(shapes):
             wjnp.array_equiv(a, b)
         return
     assert bool(wjnp.array_equiv(a, b)) == want
+
+
+def test_numpy_view_of_bfloat16_is_ml_dtypes_bfloat16(device):
+    # np.asarray of a bfloat16 array is ml_dtypes' bfloat16 (bit for bit JAX's), not float32
+    vals = [1.5, -2.25, 3.1416, 1e30, -0.0, float("nan"), 7.992]
+    got = np.asarray(wjnp.asarray(vals, wjnp.bfloat16))
+    want = np.asarray(rjnp.asarray(vals, rjnp.bfloat16))
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    assert np.asarray(wjnp.ones((2, 0), wjnp.bfloat16)).dtype == want.dtype

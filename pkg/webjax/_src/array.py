@@ -211,16 +211,27 @@ class Array:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np  # optional interop: only reached when a caller has NumPy
 
-        np_dtype = np.dtype(self.dtype.name) if self.dtype.name != "bfloat16" else np.float32
+        np_dtype = self._numpy_dtype(np)
         lb = self._buffer()
         if lb is None:
             out = np.zeros(self.shape, np_dtype)
-        elif self.dtype.name == "bfloat16":
+        elif np_dtype is np.float32 and self.dtype.name == "bfloat16":  # no ml_dtypes
             out = np.array(self._flat_values(), np.float32).reshape(self.shape)
         else:
             data = lazy.read_bytes(lb)
             out = np.frombuffer(data, np_dtype, count=self.size).reshape(self.shape).copy()
         return out if dtype is None else out.astype(dtype)
+
+    def _numpy_dtype(self, np: Any) -> Any:
+        """NumPy's dtype for this array: bfloat16 is ml_dtypes' (as JAX gives) where that is
+        installed, else float32."""
+        if self.dtype.name != "bfloat16":
+            return np.dtype(self.dtype.name)
+        try:
+            import ml_dtypes
+        except ImportError:
+            return np.float32
+        return np.dtype(ml_dtypes.bfloat16)
 
     def __repr__(self) -> str:
         if self._deleted:
