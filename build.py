@@ -545,6 +545,12 @@ def main(argv: list[str]) -> int:
         "--no-isolation", action="store_true", help="leave out the COOP/COEP headers"
     )
     sub.add_parser("lint", help="run the quality gates only")
+    layers_parser = sub.add_parser(
+        "layers", help="report files, import cycles and upward imports per layer"
+    )
+    layers_parser.add_argument(
+        "--write-docs", action="store_true", help="rewrite the size table in docs/ARCHITECTURE.md"
+    )
     test_parser = sub.add_parser(
         "test", help="set up, build, run the gates and pytest", allow_abbrev=False
     )
@@ -561,6 +567,9 @@ def main(argv: list[str]) -> int:
         elif args.command == "lint":
             results = gates(ensure_venv())
             return 0 if all(passed for _, passed in results) else 1
+        elif args.command == "layers":
+            report = [str(sys.executable), str(ROOT / "tests" / "import_graph.py")]
+            return subprocess.run(report + ["--write-docs"] * args.write_docs, cwd=ROOT).returncode
         elif args.command == "test":
             return test(rest, run_gates=not args.no_gates)
         elif args.command == "bench":

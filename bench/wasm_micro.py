@@ -44,7 +44,7 @@ def best(fn: Any, reps: int, min_time: float = 0.2) -> float:
 
 def simd_limit(relaxed: bool, accs: int = 12, iters: int = 2_000_000) -> float | None:
     """GFLOP/s of a kernel of `accs` independent f32x4 multiply-adds (the per-thread limit)."""
-    from webjax._src.codegen.wasm_asm import I32, V128, Func, module
+    from webjax._src.codegen.wasm.asm import I32, V128, Func, module
     from webjax._src.runtime.wasm import WasmBackend
 
     be = WasmBackend()
@@ -112,7 +112,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.generic:
-        from webjax._src.codegen import wasm_reduce
+        from webjax._src.codegen.wasm import reduce as wasm_reduce
 
         wasm_reduce.ENABLED = False
     dev = webjax.devices("wasm")[0]

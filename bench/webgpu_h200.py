@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
 from webjax._src import dtypes as dt
-from webjax._src.codegen import wgsl_matmul
+from webjax._src.codegen.wgsl import matmul as wgsl_matmul
 from webjax._src.ir import exp as E
 from webjax._src.ir.kernel import make_kernel
 from webjax._src.ir.ops import Op

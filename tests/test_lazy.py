@@ -67,7 +67,7 @@ def test_jit_fuses_elementwise_program(device):
 
 
 def test_jit_program_compiles_once(device, monkeypatch):
-    from webjax._src import lowering
+    from webjax._src.dispatch import lowering
 
     calls = []
     original = lowering.apply_primitive
@@ -95,7 +95,7 @@ def test_jit_with_value_dependent_control_flow_runs_eagerly(device):
 def test_training_loop_does_not_leak(device):
     import gc
 
-    from webjax._src import lazy
+    from webjax._src.dispatch import lazy
 
     w = jnp.ones((8, 4)) * 0.1
     x = jnp.arange(16.0).reshape(2, 8) / 16.0

@@ -177,7 +177,7 @@ def test_initializers() -> None:
 def test_library_composites_compile_eagerly_and_inline_when_traced() -> None:
     """softmax/log_softmax/logsumexp/gelu called eagerly run as one cached program; traced,
     their primitives appear inline, as in JAX's jaxprs."""
-    from webjax._src import program
+    from webjax._src.dispatch import program
 
     x = jnp.arange(12.0).reshape(3, 4)
     fresh = jnp.arange(39.0).reshape(3, 13) / 7  # a shape no other test compiles these for

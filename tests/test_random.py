@@ -135,7 +135,7 @@ def test_bits_on_every_backend(device: object) -> None:
 
 def test_threefry2x32_primitive(device: object) -> None:
     """The Random123 known-answer vectors, the primitive in jaxprs, and vmap against a loop."""
-    from webjax._src import prng
+    from webjax._src.random import threefry as prng
 
     def u32(*v: int) -> object:
         return jnp.asarray(np.array(v, dtype=np.uint32))

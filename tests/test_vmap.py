@@ -28,7 +28,7 @@ _U32_23 = np.arange(6, dtype=np.uint32).reshape(2, 3) * 977
 
 
 def _tf(k: Any, x: Any) -> Any:
-    from webjax._src import prng
+    from webjax._src.random import threefry as prng
 
     y0, y1 = prng.threefry2x32(k, k, x, x)
     return lax.bitwise_xor(y0, y1)

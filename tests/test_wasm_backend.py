@@ -26,7 +26,7 @@ import itertools
 
 from webjax._src import dtypes as dt
 from webjax._src.codegen import pyref
-from webjax._src.codegen import wasm as wasm_codegen
+from webjax._src.codegen.wasm import kernel as wasm_codegen
 from webjax._src.ir import exp as E
 from webjax._src.ir import scalar
 from webjax._src.ir.exp import Exp

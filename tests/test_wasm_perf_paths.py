@@ -20,8 +20,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
 from webjax._src import dtypes as dt
-from webjax._src.codegen import wasm as wasm_codegen
-from webjax._src.codegen import wasm_reduce
+from webjax._src.codegen.wasm import kernel as wasm_codegen
+from webjax._src.codegen.wasm import reduce as wasm_reduce
 from webjax._src.ir import exp as E
 from webjax._src.ir import scalar
 from webjax._src.ir.kernel import Kernel

@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
 from webjax._src import dtypes as dt
-from webjax._src.codegen import wgsl
+from webjax._src.codegen.wgsl import kernel as wgsl
 from webjax._src.ir import exp as E
 from webjax._src.ir import scalar
 from webjax._src.ir.kernel import Kernel, make_kernel

@@ -21,7 +21,8 @@ import pytest
 
 from test_webgpu_backend import GPU, SKIP, Buf, check, pack, pairs, unpack, values
 from webjax._src import dtypes as dt
-from webjax._src.codegen import wgsl, wgsl_matmul
+from webjax._src.codegen.wgsl import kernel as wgsl
+from webjax._src.codegen.wgsl import matmul as wgsl_matmul
 from webjax._src.ir import exp as E
 from webjax._src.ir.kernel import make_kernel
 from webjax._src.ir.ops import Op

@@ -28,7 +28,7 @@ from test_webgpu_backend import (
     values,
 )
 from webjax._src import dtypes as dt
-from webjax._src.codegen import wgsl
+from webjax._src.codegen.wgsl import kernel as wgsl
 from webjax._src.ir import exp as E
 from webjax._src.ir.kernel import make_kernel
 from webjax._src.ir.ops import Op

@@ -58,12 +58,12 @@ from webjax._src.api_extra import (
     numpy_rank_promotion,
     typeof,
 )
-from webjax._src.array import Array
 from webjax._src.callback import pure_callback
 from webjax._src.checkpoint import checkpoint, remat
 from webjax._src.config import config
 from webjax._src.core import ShapedArray
 from webjax._src.custom_derivatives import custom_jvp, custom_vjp
+from webjax._src.dispatch.array import Array
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
 from webjax._src.pmap import pmap, process_count, process_index

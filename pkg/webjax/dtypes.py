@@ -26,7 +26,7 @@ class prng_key(extended):
 
 
 def _is_key_dtype(x: Any) -> bool:
-    from webjax._src.random import KeyDType
+    from webjax._src.random.samplers import KeyDType
 
     return isinstance(x, KeyDType) or x == "key<fry>"
 

@@ -1,6 +1,30 @@
 """webjax.random: the jax.random API (threefry2x32 keys, bit-exact with JAX)."""
 
-from webjax._src.random import (
+from webjax._src.random.distributions import (
+    ball,
+    binomial,
+    cauchy,
+    chisquare,
+    clone,
+    double_sided_maxwell,
+    f,
+    generalized_normal,
+    geometric,
+    key_dtype,
+    lognormal,
+    maxwell,
+    multinomial,
+    multivariate_normal,
+    orthogonal,
+    pareto,
+    rademacher,
+    rayleigh,
+    t,
+    triangular,
+    wald,
+    weibull_min,
+)
+from webjax._src.random.samplers import (
     PRNGKey,
     PRNGKeyArray,
     bernoulli,
@@ -27,30 +51,6 @@ from webjax._src.random import (
     truncated_normal,
     uniform,
     wrap_key_data,
-)
-from webjax._src.random_dists import (
-    ball,
-    binomial,
-    cauchy,
-    chisquare,
-    clone,
-    double_sided_maxwell,
-    f,
-    generalized_normal,
-    geometric,
-    key_dtype,
-    lognormal,
-    maxwell,
-    multinomial,
-    multivariate_normal,
-    orthogonal,
-    pareto,
-    rademacher,
-    rayleigh,
-    t,
-    triangular,
-    wald,
-    weibull_min,
 )
 
 __all__ = [

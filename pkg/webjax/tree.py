@@ -1,15 +1,15 @@
 """webjax.tree: the `jax.tree` short names."""
 
-from webjax._src.tree_public import tree_all as all
-from webjax._src.tree_public import tree_flatten as flatten
-from webjax._src.tree_public import tree_flatten_with_path as flatten_with_path
-from webjax._src.tree_public import tree_leaves as leaves
-from webjax._src.tree_public import tree_leaves_with_path as leaves_with_path
-from webjax._src.tree_public import tree_map as map
-from webjax._src.tree_public import tree_map_with_path as map_with_path
-from webjax._src.tree_public import tree_reduce as reduce
-from webjax._src.tree_public import tree_structure as structure
-from webjax._src.tree_public import tree_transpose as transpose
+from webjax._src.tree import tree_all as all
+from webjax._src.tree import tree_flatten as flatten
+from webjax._src.tree import tree_flatten_with_path as flatten_with_path
+from webjax._src.tree import tree_leaves as leaves
+from webjax._src.tree import tree_leaves_with_path as leaves_with_path
+from webjax._src.tree import tree_map as map
+from webjax._src.tree import tree_map_with_path as map_with_path
+from webjax._src.tree import tree_reduce as reduce
+from webjax._src.tree import tree_structure as structure
+from webjax._src.tree import tree_transpose as transpose
 from webjax._src.tree_util import tree_unflatten as unflatten
 
 __all__ = [

@@ -1,6 +1,6 @@
 """webjax.tree_util: JAX's pytree utilities."""
 
-from webjax._src.tree_public import (
+from webjax._src.tree import (
     all_leaves,
     tree_all,
     tree_flatten,

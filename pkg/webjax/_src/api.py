@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import backends  # noqa: F401  (registers the backends)
 from . import checkpoint as _checkpoint  # noqa: F401  (remat)
 from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
 from . import debugging as _debugging  # noqa: F401  (jax.debug)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
+from .dispatch.lowering import default_device as _current_default_device
+from .dispatch.lowering import using_device
 from .lax import (
     ad_rules,  # noqa: F401  (registers derivative rules)
     batching_rules,  # noqa: F401  (registers vmap rules)
@@ -17,9 +18,8 @@ from .lax import (
     convolution,  # noqa: F401  (conv_general_dilated and its rules)
     windowed,  # noqa: F401  (reduce_window, select_and_*, cumulative reductions)
 )
-from .lowering import default_device as _current_default_device
-from .lowering import using_device
 from .runtime import backend as rt
+from .runtime import backends  # noqa: F401  (registers the backends)
 from .runtime.backend import Device
 
 
@@ -58,9 +58,9 @@ def default_device(device: Device | str | None) -> using_device:
 def device_put(
     x: Any, device: Device | str | None = None, *, donate: bool = False, may_alias: Any = None
 ) -> Any:
-    from . import array as array_mod
-    from .array import Array
-    from .lowering import transfer
+    from .dispatch import array as array_mod
+    from .dispatch.array import Array
+    from .dispatch.lowering import transfer
     from .numpy.creation import asarray
     from .tree_util import tree_map
 
@@ -98,7 +98,7 @@ async def init_webgpu_async() -> list[Device]:
 async def read_async(x: Any) -> Any:
     """The values of every array in the pytree `x` as nested Python lists, without blocking
     the page (the async twin of `tolist()`)."""
-    from .array import Array
+    from .dispatch.array import Array
     from .tree_util import tree_flatten, tree_unflatten
 
     leaves, tree = tree_flatten(x)

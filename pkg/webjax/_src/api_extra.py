@@ -88,7 +88,7 @@ def experimental_disable_x64() -> Iterator[None]:
 def device_get(x: Any) -> Any:
     """The values of every array in the pytree `x` on the host (NumPy arrays where NumPy is
     available, nested lists otherwise); other leaves pass through."""
-    from .array import Array
+    from .dispatch.array import Array
 
     try:
         import numpy as np
@@ -115,7 +115,7 @@ def typeof(x: Any) -> Any:
 
 def live_arrays(platform: str | None = None) -> list[Any]:
     """Every Array not yet deleted (optionally only those on `platform`)."""
-    from .array import Array
+    from .dispatch.array import Array
 
     out = [o for o in gc.get_objects() if isinstance(o, Array) and not o._deleted]
     if platform is not None:
@@ -134,7 +134,7 @@ def effects_barrier() -> None:
 
 def clear_caches() -> None:
     """Drop every jit trace cache and compiled program (they are rebuilt on the next call)."""
-    from . import program
+    from .dispatch import program
     from .jit import Jitted
 
     program._CACHE.clear()

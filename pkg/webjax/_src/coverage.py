@@ -12,9 +12,9 @@ from . import (
     custom_derivatives,
     debugging,
     jit,
-    lowering,
 )
 from .core import Primitive
+from .dispatch import lowering
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .lax import ad_rules, control_flow

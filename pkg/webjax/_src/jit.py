@@ -31,7 +31,7 @@ def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) 
 
 @jit_p.def_impl
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[Any]:
-    from . import program
+    from .dispatch import program
 
     outs = program.run_jaxpr(jaxpr, list(args))
     if outs is None:  # the program needs values while running: evaluate it eagerly
@@ -488,7 +488,7 @@ def _hoist_tracers(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
 def _run_donating(closed: ClosedJaxpr, flat: list[Any], donated: tuple[int, ...]) -> list[Any]:
     """Evaluate at top level, letting the program write results into donated buffers; the
     donated arrays are deleted afterwards, as in JAX."""
-    from . import program
+    from .dispatch import program
 
     outs = program.run_jaxpr(closed, list(flat), donate=donated)
     if outs is None:
@@ -507,7 +507,7 @@ def _plain_key(args: tuple[Any, ...]) -> Any:
     """The fast cache key of a call whose arguments are all live concrete arrays (else None):
     their avals, the context (device, x64) and the bound named axes, as `_trace`'s key has."""
     if not _ARRAY:
-        from .array import Array
+        from .dispatch.array import Array
 
         _ARRAY.append(Array)
     array = _ARRAY[0]
@@ -523,7 +523,7 @@ def _context_key() -> Any:
     """What a trace depends on besides the arguments: the default device and x64 (a trace
     under `enable_x64` makes 64-bit constants and defaults)."""
     from .config import x64_enabled
-    from .lowering import default_device
+    from .dispatch.lowering import default_device
 
     return default_device(), x64_enabled()
 

@@ -1,6 +1,16 @@
 """webjax.nn: the jax.nn API (activations, softmax family, one_hot, initializers)."""
 
-from webjax._src.nn import (
+from webjax._src.nn.attention import (
+    dot_product_attention,
+    identity,
+    log1mexp,
+    logmeanexp,
+    mish,
+    sparse_plus,
+    sparse_sigmoid,
+    squareplus,
+)
+from webjax._src.nn.functions import (
     celu,
     elu,
     gelu,
@@ -25,16 +35,6 @@ from webjax._src.nn import (
     standardize,
     swish,
     tanh,
-)
-from webjax._src.nn_extra import (
-    dot_product_attention,
-    identity,
-    log1mexp,
-    logmeanexp,
-    mish,
-    sparse_plus,
-    sparse_sigmoid,
-    squareplus,
 )
 from webjax.nn import initializers
 

@@ -1,7 +1,7 @@
 """webjax.nn.initializers: the jax.nn.initializers API."""
 
-from webjax._src.nn_extra import delta_orthogonal, orthogonal
-from webjax._src.nn_initializers import (
+from webjax._src.nn.attention import delta_orthogonal, orthogonal
+from webjax._src.nn.initializers import (
     Initializer,
     constant,
     glorot_normal,

@@ -1,5 +1,5 @@
 """webjax.scipy.integrate: `jax.scipy.integrate`."""
 
-from webjax._src.scipy_integrate import trapezoid
+from webjax._src.scipy.integrate import trapezoid
 
 __all__ = ["trapezoid"]

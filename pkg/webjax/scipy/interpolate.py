@@ -1,5 +1,5 @@
 """webjax.scipy.interpolate: `jax.scipy.interpolate`."""
 
-from webjax._src.scipy_interpolate import RegularGridInterpolator
+from webjax._src.scipy.interpolate import RegularGridInterpolator
 
 __all__ = ["RegularGridInterpolator"]

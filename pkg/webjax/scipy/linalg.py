@@ -1,4 +1,4 @@
 """webjax.scipy.linalg: `jax.scipy.linalg`."""
 
-from webjax._src.scipy_linalg import *  # noqa: F403
-from webjax._src.scipy_linalg import __all__ as __all__
+from webjax._src.scipy.linalg import *  # noqa: F403
+from webjax._src.scipy.linalg import __all__ as __all__

@@ -1,5 +1,5 @@
 """webjax.scipy.optimize: `jax.scipy.optimize`."""
 
-from webjax._src.scipy_optimize import OptimizeResults, minimize
+from webjax._src.scipy.optimize import OptimizeResults, minimize
 
 __all__ = ["OptimizeResults", "minimize"]

@@ -1,6 +1,6 @@
 """webjax.scipy.signal: `jax.scipy.signal`."""
 
-from webjax._src.scipy_signal import (
+from webjax._src.scipy.signal import (
     convolve,
     convolve2d,
     correlate,

@@ -1,6 +1,6 @@
 """webjax.scipy.special: `jax.scipy.special`."""
 
-from webjax._src.scipy_special import (
+from webjax._src.scipy.special import (
     digamma,
     entr,
     erf,
@@ -16,7 +16,7 @@ from webjax._src.scipy_special import (
     xlog1py,
     xlogy,
 )
-from webjax._src.scipy_special_extra import (
+from webjax._src.scipy.special_functions import (
     bernoulli,
     beta,
     betainc,

@@ -258,7 +258,7 @@ def _transpose(m: Matrix) -> Matrix:
 @eig_p.def_impl
 def _eig_impl(x: Any, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
               use_magma: Any = None) -> list[Any]:  # fmt: skip
-    from ..array import from_flat
+    from ..dispatch.array import from_flat
 
     aval = core.get_aval(x)
     outs_avals = _eig_abstract(

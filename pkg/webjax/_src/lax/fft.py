@@ -34,10 +34,11 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from .. import array as array_mod
-from .. import core, dtypes, lazy, lowering
+from .. import core, dtypes
 from ..config import config
 from ..core import ShapedArray
+from ..dispatch import array as array_mod
+from ..dispatch import lazy, lowering
 from ..interpreters import batching
 from ..interpreters.ad import Zero
 from ..ir import exp as E

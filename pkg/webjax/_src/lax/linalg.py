@@ -221,7 +221,7 @@ _barrier_p.def_abstract_eval(lambda x: x)
 
 @_barrier_p.def_impl
 def _barrier_impl(x: Any) -> Any:
-    from ..array import Array
+    from ..dispatch.array import Array
 
     if isinstance(x, Array) and x._exp is not None:
         x._buffer()

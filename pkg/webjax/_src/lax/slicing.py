@@ -14,8 +14,9 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .. import core, dtypes, lowering
+from .. import core, dtypes
 from ..core import ShapedArray
+from ..dispatch import lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..ir import exp as E
@@ -435,8 +436,8 @@ def _scatter_winner(
 
 
 def _scatter_impl(operand: Any, indices: Any, updates: Any, **params: Any) -> Any:
-    from .. import array as array_mod
-    from ..array import Array
+    from ..dispatch import array as array_mod
+    from ..dispatch.array import Array
 
     avals = [core.get_aval(x) for x in (operand, indices, updates)]
     out = avals[0]
@@ -470,7 +471,7 @@ SORTED_SCATTER_MIN_WORK = 1 << 22
 
 def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device: Any,
                     dimension_numbers: Any, mode: Any) -> Exp:  # fmt: skip
-    from .. import lazy
+    from ..dispatch import lazy
     from .sorting import _bitonic_first, _bitonic_source
 
     op_aval, _, upd_aval = avals
@@ -520,8 +521,8 @@ def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device
 
 def _scatter_any_impl(name: str) -> Any:
     def impl(operand: Any, indices: Any, updates: Any, **params: Any) -> Any:
-        from .. import array as array_mod
-        from .. import lazy
+        from ..dispatch import array as array_mod
+        from ..dispatch import lazy
 
         avals = [core.get_aval(x) for x in (operand, indices, updates)]
         out, n = avals[0], avals[2].size

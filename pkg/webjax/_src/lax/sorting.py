@@ -12,9 +12,10 @@ import functools
 import math
 from typing import Any
 
-from .. import array as array_mod
-from .. import core, dtypes, lazy, lowering
+from .. import core, dtypes
 from ..core import ShapedArray
+from ..dispatch import array as array_mod
+from ..dispatch import lazy, lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero
 from ..ir import exp as E

@@ -27,8 +27,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import core, dtypes, lowering
+from .. import core, dtypes
 from ..core import Primitive, ShapedArray
+from ..dispatch import lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.batching import not_mapped

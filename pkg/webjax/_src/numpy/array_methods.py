@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import core
-from ..array import Array
+from ..dispatch.array import Array
 from . import contractions, creation, indexing, matrices, reductions, shape, ufuncs, util
 
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import core, dtypes
-from ..array import Array, from_flat, from_host_bytes
+from ..dispatch.array import Array, from_flat, from_host_bytes
+from ..dispatch.lowering import default_device
 from ..dtypes import DType
 from ..ir import scalar
 from ..lax import lax
-from ..lowering import default_device
 from . import util
 
 
@@ -56,7 +56,7 @@ def asarray(
 ) -> Any:
     dt = None if dtype is None else dtypes.canonicalize_user(dtype, "asarray")
     if device is not None:
-        from ..lowering import using_device
+        from ..dispatch.lowering import using_device
 
         with using_device(device):
             return asarray(a, dtype)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..codegen import wasm as wasm_codegen
+from ..codegen.wasm import kernel as wasm_codegen
 from ..dtypes import DType
 from ..ir.kernel import Kernel
 from .backend import Backend, BackendUnavailable, register_backend

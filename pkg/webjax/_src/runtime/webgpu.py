@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from .. import profiler
-from ..codegen import wgsl
+from ..codegen.wgsl import kernel as wgsl
 from ..dtypes import DType
 from ..hosts import in_browser
 from ..ir.kernel import Kernel

@@ -1,5 +1,5 @@
 """webjax.scipy.spatial.transform: `jax.scipy.spatial.transform`."""
 
-from webjax._src.scipy_spatial import Rotation, Slerp
+from webjax._src.scipy.spatial import Rotation, Slerp
 
 __all__ = ["Rotation", "Slerp"]

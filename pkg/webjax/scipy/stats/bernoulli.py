@@ -1,6 +1,6 @@
 """webjax.scipy.stats.bernoulli: `jax.scipy.stats.bernoulli`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.bernoulli_cdf
 logpmf = _impl.bernoulli_logpmf

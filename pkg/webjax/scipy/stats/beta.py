@@ -1,6 +1,6 @@
 """webjax.scipy.stats.beta: `jax.scipy.stats.beta`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.beta_cdf
 logcdf = _impl.beta_logcdf

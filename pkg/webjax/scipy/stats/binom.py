@@ -1,6 +1,6 @@
 """webjax.scipy.stats.binom: `jax.scipy.stats.binom`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 logpmf = _impl.binom_logpmf
 pmf = _impl.binom_pmf

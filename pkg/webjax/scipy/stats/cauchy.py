@@ -1,6 +1,6 @@
 """webjax.scipy.stats.cauchy: `jax.scipy.stats.cauchy`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.cauchy_cdf
 isf = _impl.cauchy_isf

@@ -1,6 +1,6 @@
 """webjax.scipy.stats.chi2: `jax.scipy.stats.chi2`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.chi2_cdf
 logcdf = _impl.chi2_logcdf

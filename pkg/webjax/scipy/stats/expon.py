@@ -1,6 +1,6 @@
 """webjax.scipy.stats.expon: `jax.scipy.stats.expon`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.expon_cdf
 logcdf = _impl.expon_logcdf

@@ -1,6 +1,6 @@
 """webjax.scipy.stats.gamma: `jax.scipy.stats.gamma`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.gamma_cdf
 logcdf = _impl.gamma_logcdf

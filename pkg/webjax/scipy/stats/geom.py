@@ -1,6 +1,6 @@
 """webjax.scipy.stats.geom: `jax.scipy.stats.geom`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 logpmf = _impl.geom_logpmf
 pmf = _impl.geom_pmf

@@ -1,6 +1,6 @@
 """webjax.scipy.stats.laplace: `jax.scipy.stats.laplace`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.laplace_cdf
 logpdf = _impl.laplace_logpdf

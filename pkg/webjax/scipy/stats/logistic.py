@@ -1,6 +1,6 @@
 """webjax.scipy.stats.logistic: `jax.scipy.stats.logistic`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.logistic_cdf
 isf = _impl.logistic_isf

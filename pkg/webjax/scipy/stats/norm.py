@@ -1,6 +1,6 @@
 """webjax.scipy.stats.norm: `jax.scipy.stats.norm`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.norm_cdf
 isf = _impl.norm_isf

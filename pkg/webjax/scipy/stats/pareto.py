@@ -1,6 +1,6 @@
 """webjax.scipy.stats.pareto: `jax.scipy.stats.pareto`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.pareto_cdf
 logcdf = _impl.pareto_logcdf

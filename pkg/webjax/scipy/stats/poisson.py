@@ -1,6 +1,6 @@
 """webjax.scipy.stats.poisson: `jax.scipy.stats.poisson`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.poisson_cdf
 logpmf = _impl.poisson_logpmf

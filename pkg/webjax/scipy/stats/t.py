@@ -1,6 +1,6 @@
 """webjax.scipy.stats.t: `jax.scipy.stats.t`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 logpdf = _impl.t_logpdf
 pdf = _impl.t_pdf

@@ -1,6 +1,6 @@
 """webjax.scipy.stats.truncnorm: `jax.scipy.stats.truncnorm`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.truncnorm_cdf
 logcdf = _impl.truncnorm_logcdf

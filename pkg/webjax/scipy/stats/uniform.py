@@ -1,6 +1,6 @@
 """webjax.scipy.stats.uniform: `jax.scipy.stats.uniform`."""
 
-from webjax._src import scipy_stats as _impl
+from webjax._src.scipy import stats as _impl
 
 cdf = _impl.uniform_cdf
 logpdf = _impl.uniform_logpdf

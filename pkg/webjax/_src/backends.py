@@ -1,7 +1,0 @@
-"""The backends webjax knows, registered in priority order (each checks its host lazily)."""
-
-from .runtime import (
-    cpu,  # noqa: F401  (reference executor, always available)
-    wasm,  # noqa: F401  (WebAssembly: browser engine or wasmtime)
-    webgpu,  # noqa: F401  (WGSL: navigator.gpu or wgpu-py)
-)

@@ -1,0 +1,774 @@
+"""Workgroup-tiled matrix products for the webgpu codegen.
+
+`match(kernel)` recognises a (batched) matrix product in a kernel:
+
+    out[i] = epilogue(i, REDUCE(ADD, MUL(LOAD(a, ia), LOAD(b, ib)), K))
+
+where, after writing the flat output index i in a mixed radix of "digits" (the cuts that the
+kernel's own `//` and `%` by constants make), both load indices are affine in the digits and in
+the reduction index r. Digits that only `a` reads are rows (M), digits that only `b` reads are
+columns (N), the rest are batch dimensions; the strides are arbitrary (transposed operands and
+outputs included). `render(kernel, plan, limits)` then emits one shader: each workgroup computes
+a TM x TN output tile, staging BK-deep slices of both operands in `var<workgroup>` memory (k-major,
+as vec4 rows), each invocation accumulating a (4*GM) x (4*GN) register tile of vec4 FMAs; the
+next slice is prefetched into registers while the current one is used. When the tile divides
+the problem and the operands are aligned, global loads and output stores are vec4 and unguarded;
+otherwise every load and store is guarded. The epilogue (bias, activation, casts) runs at store.
+
+Each output sums its products in k order, as the reference does, but with fused multiply-adds:
+results differ from the sequential reference by float rounding only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ... import dtypes as dt
+from ...ir.exp import Exp
+from ...ir.kernel import Kernel
+from ...ir.ops import Op
+
+# Products smaller than this many multiply-adds keep the generic (bit-exact) kernels.
+MIN_MACS = 1 << 18
+MIN_DIM = 16  # ... as do products with fewer rows or columns than this (matvec: grouped path)
+MAX_GROUPS = 65535
+
+
+@dataclass(frozen=True)
+class Tile:
+    tm: int  # output rows per workgroup
+    tn: int  # output columns per workgroup
+    bk: int  # k depth of one shared-memory slice
+    ty: int  # invocations along rows
+    tx: int  # invocations along columns
+
+    @property
+    def gm(self) -> int:
+        return self.tm // (4 * self.ty)
+
+    @property
+    def gn(self) -> int:
+        return self.tn // (4 * self.tx)
+
+    @property
+    def threads(self) -> int:
+        return self.tx * self.ty
+
+    @property
+    def smem(self) -> int:
+        return 4 * self.bk * (self.tm + self.tn)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.tm}x{self.tn} tile, k-slice {self.bk}, {self.threads} invocations of "
+            f"{4 * self.gm}x{4 * self.gn} outputs, {self.smem} B shared"
+        )
+
+
+# Largest first; `choose_tile` takes the first that the limits and the problem allow. On an
+# H200 (NVIDIA Vulkan) 128x128x8 ran 0.70x cuBLAS SGEMM, 128x128x16 0.64x, 128x128x32 0.67x.
+TILES = (
+    Tile(128, 128, 8, 16, 16),
+    Tile(128, 128, 16, 16, 16),
+    Tile(64, 64, 16, 16, 16),
+    Tile(64, 64, 8, 8, 8),
+    Tile(32, 32, 8, 8, 8),
+)
+# Set (or WEBJAX_WGSL_MATMUL_TILE="tm,tn,bk,ty,tx") to force one tile (benchmarks, tests).
+FORCE_TILE: Tile | None = None
+
+
+@dataclass(frozen=True)
+class RegTile:
+    """The shared-memory-free product for CPU implementations of WebGPU (SwiftShader,
+    lavapipe), where workgroup barriers cost far more than re-reading operands from cache:
+    each invocation accumulates rm x rn outputs in registers from vec4 loads."""
+
+    rm: int  # output rows per invocation
+    rn: int  # output columns per invocation (a multiple of 4)
+    wy: int  # invocations per workgroup along rows
+    wx: int  # ... along columns
+
+    def __str__(self) -> str:
+        return (
+            f"{self.rm}x{self.rn} outputs per invocation, {self.wy}x{self.wx} invocations, "
+            "no shared memory"
+        )
+
+
+# Largest first; `choose_regs` takes the first that leaves enough invocations. On SwiftShader
+# (2 cores) at 1024^3, 16x16 per invocation ran 1.9x the 128x128x8 shared-memory tile, 8x8 1.3x.
+REG_TILES = (RegTile(16, 16, 4, 4), RegTile(8, 8, 4, 4), RegTile(4, 4, 4, 4))
+MIN_REG_INVOCATIONS = 64
+# Set (or WEBJAX_WGSL_MATMUL_REGS="rm,rn,wy,wx") to force one register tile.
+FORCE_REGS: RegTile | None = None
+
+
+def _env_tile() -> Tile | None:
+    spec = os.environ.get("WEBJAX_WGSL_MATMUL_TILE", "")
+    if not spec:
+        return None
+    tm, tn, bk, ty, tx = (int(v) for v in spec.split(","))
+    return Tile(tm, tn, bk, ty, tx)
+
+
+def valid_tile(t: Tile) -> bool:
+    return (
+        t.tm % (4 * t.ty) == 0
+        and t.tn % (4 * t.tx) == 0
+        and t.bk % 4 == 0
+        and (t.tm * t.bk) % (4 * t.threads) == 0
+        and (t.tn * t.bk) % (4 * t.threads) == 0
+    )
+
+
+def choose_regs(m: int, n: int) -> RegTile:
+    forced = FORCE_REGS
+    spec = os.environ.get("WEBJAX_WGSL_MATMUL_REGS", "")
+    if forced is None and spec:
+        rm, rn, wy, wx = (int(v) for v in spec.split(","))
+        forced = RegTile(rm, rn, wy, wx)
+    if forced is not None:
+        assert forced.rn % 4 == 0 and forced.rm % 4 == 0, forced
+        return forced
+    for t in REG_TILES:
+        if -(-m // t.rm) * -(-n // t.rn) >= MIN_REG_INVOCATIONS:
+            return t
+    return REG_TILES[-1]
+
+
+def choose_tile(m: int, n: int, limits: dict[str, int]) -> Tile:
+    forced = FORCE_TILE or _env_tile()
+    if forced is not None:
+        assert valid_tile(forced), forced
+        return forced
+    smem = limits.get("max_workgroup_storage", 16384)
+    inv = limits.get("max_invocations", 256)
+    fits = [t for t in TILES if t.smem <= smem and t.threads <= inv]
+    small = min(m, n)
+    for t in fits:
+        if small >= 4 * max(t.tm, t.tn):  # enough tiles to fill a GPU with the big ones
+            return t
+    return fits[-1] if fits else TILES[-1]
+
+
+# ---- recognition ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Operand:
+    slot: int
+    base: int
+    s_mn: int  # stride along its free dim (rows for a, columns for b)
+    s_k: int
+    s_batch: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    m: int
+    n: int
+    k: int
+    batch: tuple[int, ...]  # batch digit ranges (least significant first)
+    a: Operand
+    b: Operand
+    so_m: int
+    so_n: int
+    so_batch: tuple[int, ...]
+
+
+_R = -1  # the reduction index's symbol; digits are 0..nd-1; None keys the constant
+Aff = dict[Any, int]
+
+
+def _rng(f: Aff, ranges: list[int], rsize: int) -> tuple[int, int]:
+    lo = hi = f.get(None, 0)
+    for s, c in f.items():
+        if s is None:
+            continue
+        top = (rsize if s == _R else ranges[s]) - 1
+        lo += min(0, c * top)
+        hi += max(0, c * top)
+    return lo, hi
+
+
+def _affine(e: Exp, idx_form: Aff, ranges: list[int], rsize: int, memo: dict[int, Any]) -> Any:
+    """e as {symbol: coefficient} (exactly, for every value of the symbols), or None."""
+    if id(e) in memo:
+        return memo[id(e)]
+    out: Aff | None = None
+    op = e.op
+    if e.dtype is not dt.int32:
+        out = None
+    elif op is Op.CONST:
+        out = {None: int(e.arg)}
+    elif op is Op.IDX:
+        out = dict(idx_form)
+    elif op is Op.RIDX:
+        out = {_R: 1}
+    elif op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MOD):
+        a = _affine(e.src[0], idx_form, ranges, rsize, memo)
+        b = _affine(e.src[1], idx_form, ranges, rsize, memo)
+        if a is not None and b is not None:
+            out = _combine(op, a, b, ranges, rsize)
+    memo[id(e)] = out
+    return out
+
+
+def _combine(op: Op, a: Aff, b: Aff, ranges: list[int], rsize: int) -> Aff | None:
+    if op in (Op.ADD, Op.SUB):
+        sign = 1 if op is Op.ADD else -1
+        out = dict(a)
+        for s, c in b.items():
+            out[s] = out.get(s, 0) + sign * c
+        return {s: c for s, c in out.items() if c}
+    bconst = set(b) <= {None}
+    if op is Op.MUL:
+        if not bconst:
+            if set(a) <= {None}:
+                a, b = b, a
+            else:
+                return None
+        v = b.get(None, 0)
+        return {s: c * v for s, c in a.items() if c * v}
+    if not bconst:
+        return None
+    k = b.get(None, 0)
+    if k <= 0 or _rng(a, ranges, rsize)[0] < 0:
+        return None  # C-style division of possibly negative values: not affine
+    q0, r0 = divmod(a.get(None, 0), k)
+    whole = {s: c // k for s, c in a.items() if s is not None and c % k == 0}
+    rest = {s: c for s, c in a.items() if s is not None and c % k != 0}
+    whole[None], rest[None] = q0, r0
+    lo, hi = _rng(rest, ranges, rsize)
+    if lo < 0 or hi >= k:
+        return None
+    res = whole if op is Op.DIV else rest
+    return {s: c for s, c in res.items() if c}
+
+
+def _chains(consts: list[int], size: int) -> list[list[int]]:
+    """Candidate digit cuts: chains of divisors of `size`, each dividing the next, longest first."""
+    pool = set(consts) | {a * b for a, b in itertools.combinations(consts, 2)}
+    cands = sorted(c for c in pool if 1 < c < size and size % c == 0)
+    out: list[list[int]] = []
+    for n in range(min(len(cands), 6), -1, -1):
+        for sub in itertools.combinations(cands, n):
+            if all(sub[j + 1] % sub[j] == 0 for j in range(len(sub) - 1)):
+                out.append(list(sub))
+            if len(out) > 64:
+                return out
+    return out
+
+
+def _merge(digits: list[int], coef: dict[int, int], ostride: list[int], ranges: list[int]) -> Any:
+    """Several digits that behave as one (row-major) dimension: (extent, own stride, out stride)."""
+    if not digits:
+        return (1, 0, 0)
+    ds = sorted(digits, key=lambda d: ostride[d])
+    for lo, hi in itertools.pairwise(ds):
+        if ostride[hi] != ostride[lo] * ranges[lo] or coef[hi] != coef[lo] * ranges[lo]:
+            return None
+    ext = 1
+    for d in ds:
+        ext *= ranges[d]
+    return (ext, coef[ds[0]], ostride[ds[0]])
+
+
+def match(kernel: Kernel, force: bool = False) -> Plan | None:
+    """A Plan when the kernel is a float32 matrix product worth tiling, else None."""
+    red = kernel.reduction
+    if red is None or red.arg[0] is not Op.ADD or red.dtype is not dt.float32:
+        return None
+    if kernel.out_dtype.itemsize != 4:
+        return None
+    body = red.src[0]
+    if body.op is not Op.MUL or any(
+        s.op is not Op.LOAD or s.dtype is not dt.float32 for s in body.src
+    ):
+        return None
+    rsize = red.arg[1]
+    size = kernel.size
+    la, lb = body.src
+    if la is lb:
+        return None  # a sum of squares, not a product of two matrices
+    consts: list[int] = []
+    nodes = kernel.exp.toposort()
+    has_idx: dict[int, bool] = {}
+    for n in nodes:
+        has_idx[id(n)] = n.op is Op.IDX or any(has_idx[id(s)] for s in n.src)
+        if n.op in (Op.DIV, Op.MOD) and n.src[1].is_const and has_idx[id(n.src[0])]:
+            consts.append(int(n.src[1].arg))
+    for cuts in _chains(consts, size):
+        bounds = [1, *cuts, size]
+        ranges = [bounds[j + 1] // bounds[j] for j in range(len(bounds) - 1)]
+        ostride = bounds[:-1]
+        idx_form: Aff = {j: ostride[j] for j in range(len(ranges))}
+        memo: dict[int, Any] = {}
+        fa = _affine(la.src[0], idx_form, ranges, rsize, memo)
+        fb = _affine(lb.src[0], idx_form, ranges, rsize, memo)
+        if fa is None or fb is None:
+            continue
+        plan = _classify(fa, fb, la.arg, lb.arg, ranges, ostride, rsize)
+        if plan is None or (plan.m == 1 and plan.n == 1):
+            continue
+        if not force and (
+            plan.m < MIN_DIM or plan.n < MIN_DIM or plan.m * plan.n * plan.k < MIN_MACS
+        ):
+            return None
+        return plan
+    return None
+
+
+def _classify(
+    fa: Aff, fb: Aff, sa: int, sb: int, ranges: list[int], ostride: list[int], rsize: int
+) -> Plan | None:
+    rows, cols, batch = [], [], []
+    for d in range(len(ranges)):
+        if ranges[d] == 1:
+            continue
+        ca, cb = fa.get(d, 0), fb.get(d, 0)
+        if ca and not cb:
+            rows.append(d)
+        elif cb and not ca:
+            cols.append(d)
+        else:
+            batch.append(d)
+    mr = _merge(rows, fa, ostride, ranges)
+    mc = _merge(cols, fb, ostride, ranges)
+    if mr is None or mc is None:
+        return None
+    a = Operand(sa, fa.get(None, 0), mr[1], fa.get(_R, 0), tuple(fa.get(d, 0) for d in batch))
+    b = Operand(sb, fb.get(None, 0), mc[1], fb.get(_R, 0), tuple(fb.get(d, 0) for d in batch))
+    return Plan(
+        mr[0], mc[0], rsize, tuple(ranges[d] for d in batch), a, b, mr[2], mc[2],
+        tuple(ostride[d] for d in batch),
+    )  # fmt: skip
+
+
+# ---- rendering ---------------------------------------------------------------------------------
+def _vec_mode(op: Operand, ext: int, k: int, fast: bool) -> str:
+    """'k': vec4 loads along k; 'mn': along the free dim; 's': scalar loads."""
+    aligned = op.base % 4 == 0 and all(s % 4 == 0 for s in op.s_batch)
+    if fast and aligned and op.s_k == 1 and op.s_mn % 4 == 0 and k % 4 == 0:
+        return "k"
+    if fast and aligned and op.s_mn == 1 and op.s_k % 4 == 0 and ext % 4 == 0:
+        return "mn"
+    return "s"
+
+
+def render(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
+    """(WgslProgram, tile) or None: the register-tiled product on CPU implementations
+    (limits["cpu"]), else the shared-memory tiles (or when a Tile is forced)."""
+    if limits.get("cpu") and FORCE_TILE is None and not _env_tile():
+        return _render_regs(kernel, plan, choose_regs(plan.m, plan.n), limits)
+    return _render_smem(kernel, plan, limits)
+
+
+def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
+    from . import kernel as wgsl  # (wgsl imports this module lazily)
+
+    t = choose_tile(plan.m, plan.n, limits)
+    tiles_m = -(-plan.m // t.tm)
+    tiles_n = -(-plan.n // t.tn)
+    nbatch = 1
+    for r in plan.batch:
+        nbatch *= r
+    if tiles_n > MAX_GROUPS or tiles_m * nbatch > MAX_GROUPS:
+        return None
+    fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
+    red = kernel.reduction
+    assert red is not None
+    pre = _prelude(limits)
+    value = wgsl._value_fn(kernel, red, pre)
+    modes = {
+        "a": _vec_mode(plan.a, plan.m, plan.k, fast),
+        "b": _vec_mode(plan.b, plan.n, plan.k, fast),
+    }
+    # Slots read as vec4 must not also be read elementwise (a vec4 binding hides a ragged tail).
+    epi_slots = {
+        n.arg for n in kernel.exp.toposort() if n.op is Op.LOAD and n is not red.src[0].src[0]
+        and n is not red.src[0].src[1]
+    }  # fmt: skip
+    for name, op, other in (("a", plan.a, plan.b), ("b", plan.b, plan.a)):
+        oname = "b" if name == "a" else "a"
+        if modes[name] != "s" and (
+            op.slot in epi_slots or (other.slot == op.slot and modes[oname] == "s")
+        ):
+            modes[name] = "s"
+    vec_slots = {op.slot for name, op in (("a", plan.a), ("b", plan.b)) if modes[name] != "s"}
+    out_vec = (
+        fast
+        and plan.so_n == 1
+        and plan.so_m % 4 == 0
+        and all(s % 4 == 0 for s in plan.so_batch)
+        and t.tn % 4 == 0
+    )
+    # bindings and loaders
+    lines: list[str] = []
+    loads: list[str] = []
+    for s, d in enumerate(kernel.arg_dtypes):
+        if s in vec_slots:
+            lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<vec4<f32>>;")
+            loads.append(f"fn ld{s}(k: i32) -> f32 {{ return in{s}[u32(k) >> 2u][u32(k) & 3u]; }}")
+        else:
+            ty = wgsl.elem_type(d, pre)
+            lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<{ty}>;")
+            loads.append(wgsl._load_fn(s, d, pre))
+    ot = "vec4<u32>" if out_vec else "u32"
+    lines.append(f"@group(0) @binding({kernel.nargs}) var<storage, read_write> out: array<{ot}>;")
+    main = _main(kernel, plan, t, modes, out_vec, tiles_m, pre)
+    src = "\n".join([*pre.header(), *lines, "", pre.source(), *loads, "", *value, "", *main])
+    src += "\n"
+    p = wgsl.WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
+    return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
+
+
+def _prelude(limits: dict[str, int]) -> Any:
+    """The helpers' collector: epilogue loads of float16 read f16 bindings where the device
+    has them (limits["f16"]); the product's operands and output are 32-bit."""
+    from . import kernel as wgsl
+
+    return wgsl._Prelude({"f16": limits.get("f16", 0)})
+
+
+def _batch_offsets(plan: Any, tiles_m: int) -> list[str]:
+    """WGSL lines that split workgroup row `wid.y / tiles_m` into the batch indices and set
+    the operand and output offsets (`a_off`, `b_off`, `o_off`) of this batch element."""
+    lines = [
+        f"  var bz = wid.y / {tiles_m}u;",
+        f"  var a_off: i32 = {plan.a.base};",
+        f"  var b_off: i32 = {plan.b.base};",
+        "  var o_off: i32 = 0;",
+    ]
+    for j, r in enumerate(plan.batch):
+        lines += [
+            f"  {{ let d = i32(bz % {r}u); bz = bz / {r}u;",
+            f"    a_off += d * {plan.a.s_batch[j]}; b_off += d * {plan.b.s_batch[j]};"
+            f" o_off += d * {plan.so_batch[j]}; }}",
+        ]
+    return lines
+
+
+def _operand_loads(
+    name: str, op: Operand, mode: str, ext: int, k: int, tile: int, t: Tile, fast: bool, org: str
+) -> tuple[list[str], list[str], list[str]]:
+    """(register declarations, loads of slice `k0` into them, stores into shared memory)."""
+    reg = f"p{name}"
+    sh = f"{name.upper()}s"
+    q = tile // 4  # vec4s per k row of the shared tile
+    decl: list[str] = []
+    load: list[str] = []
+    store: list[str] = []
+    T = t.threads
+    base = f"{name}_off"
+    if mode in ("k", "mn"):
+        nv = tile * t.bk // (4 * T)
+        for j in range(nv):
+            v = f"(lid + {j * T}u)"
+            decl.append(f"  var {reg}{j}: vec4<f32>;")
+            if mode == "k":
+                mm, kq = f"({v} / {t.bk // 4}u)", f"({v} % {t.bk // 4}u)"
+                addr = f"{base} + i32({org} + {mm}) * {op.s_mn} + i32(k0 + 4u * {kq})"
+                load.append(f"    {reg}{j} = in{op.slot}[u32({addr}) >> 2u];")
+                for c in range(4):
+                    store.append(
+                        f"    {sh}[(4u * ({kq}) + {c}u) * {q}u + ({mm}) / 4u][({mm}) % 4u]"
+                        f" = {reg}{j}[{c}];"
+                    )
+            else:
+                mq, kk = f"({v} % {q}u)", f"({v} / {q}u)"
+                addr = f"{base} + i32({org} + 4u * {mq}) + i32(k0 + {kk}) * {op.s_k}"
+                load.append(f"    {reg}{j} = in{op.slot}[u32({addr}) >> 2u];")
+                store.append(f"    {sh}[({kk}) * {q}u + {mq}] = {reg}{j};")
+        return decl, load, store
+    ne = tile * t.bk // T
+    k_fast = abs(op.s_k) <= abs(op.s_mn) if op.s_mn else True
+    for j in range(ne):
+        e = f"(lid + {j * T}u)"
+        if k_fast:
+            mm, kk = f"({e} / {t.bk}u)", f"({e} % {t.bk}u)"
+        else:
+            mm, kk = f"({e} % {tile}u)", f"({e} / {tile}u)"
+        decl.append(f"  var {reg}{j}: f32;")
+        addr = f"{base} + i32({org} + {mm}) * {op.s_mn} + i32(k0 + {kk}) * {op.s_k}"
+        val = f"ld{op.slot}({addr})"
+        if not fast:
+            val = f"select(0.0f, {val}, {org} + {mm} < {ext}u && k0 + {kk} < {k}u)"
+        load.append(f"    {reg}{j} = {val};")
+        store.append(f"    {sh}[({kk}) * {q}u + ({mm}) / 4u][({mm}) % 4u] = {reg}{j};")
+    return decl, load, store
+
+
+def _main(
+    kernel: Kernel, plan: Plan, t: Tile, modes: dict[str, str], out_vec: bool, tiles_m: int,
+    pre: Any,
+) -> list[str]:  # fmt: skip
+    from . import kernel as wgsl
+
+    fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
+    nk = -(-plan.k // t.bk)
+    L = [
+        f"var<workgroup> As: array<vec4<f32>, {t.bk * t.tm // 4}>;",
+        f"var<workgroup> Bs: array<vec4<f32>, {t.bk * t.tn // 4}>;",
+        "",
+        f"@compute @workgroup_size({t.threads})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        *wgsl._opq_init(pre),
+        f"  let tx = lid % {t.tx}u;",
+        f"  let ty = lid / {t.tx}u;",
+        f"  let m0 = (wid.y % {tiles_m}u) * {t.tm}u;",
+        f"  let n0 = wid.x * {t.tn}u;",
+        *_batch_offsets(plan, tiles_m),
+    ]
+    da, la, sa = _operand_loads("a", plan.a, modes["a"], plan.m, plan.k, t.tm, t, fast, "m0")
+    db, lb, sb = _operand_loads("b", plan.b, modes["b"], plan.n, plan.k, t.tn, t, fast, "n0")
+    gm, gn = t.gm, t.gn
+    acc = [[[f"c{g}_{j}_{h}" for h in range(gn)] for j in range(4)] for g in range(gm)]
+    for g in range(gm):
+        for j in range(4):
+            for h in range(gn):
+                L.append(f"  var {acc[g][j][h]} = vec4<f32>(0.0f);")
+    L += da + db
+    L += ["  {", "    let k0 = 0u;", *la, *lb, "  }"]
+    L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{", *sa, *sb, "    workgroupBarrier();"]
+    L += [f"    if (kt + 1u < {nk}u) {{", f"      let k0 = (kt + 1u) * {t.bk}u;"]
+    L += ["  " + x for x in la + lb]
+    L += ["    }"]
+    qa, qb = t.tm // 4, t.tn // 4
+    for kk in range(t.bk):
+        L.append("    {")
+        for g in range(gm):
+            L.append(f"      let a{g} = As[{kk * qa}u + ty + {g * t.ty}u];")
+        for h in range(gn):
+            L.append(f"      let b{h} = Bs[{kk * qb}u + tx + {h * t.tx}u];")
+        for g in range(gm):
+            for j in range(4):
+                for h in range(gn):
+                    c = acc[g][j][h]
+                    L.append(f"      {c} = fma(vec4<f32>(a{g}[{j}]), b{h}, {c});")
+        L.append("    }")
+    L += ["    workgroupBarrier();", "  }"]
+    # epilogue and stores
+    d = kernel.out_dtype
+    for g in range(gm):
+        for j in range(4):
+            m = f"m0 + {g * 4 * t.ty}u + ty * 4u + {j}u"
+            for h in range(gn):
+                n = f"n0 + {h * 4 * t.tx}u + tx * 4u"
+                c = acc[g][j][h]
+                L.append("  {")
+                L.append(f"    let m = {m};")
+                L.append(f"    let n = {n};")
+                L.append(f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};")
+                if out_vec:
+                    vals = [wgsl.to_bits(d, f"value(i + {cc}, {c}[{cc}])", pre) for cc in range(4)]
+                    L.append(f"    out[u32(i) >> 2u] = vec4<u32>({', '.join(vals)});")
+                else:
+                    for cc in range(4):
+                        ii = f"i + {cc * plan.so_n}"
+                        v = wgsl.to_bits(d, f"value({ii}, {c}[{cc}])", pre)
+                        st = f"out[u32({ii})] = {v};"
+                        if not fast:
+                            st = f"if (m < {plan.m}u && n + {cc}u < {plan.n}u) {{ {st} }}"
+                        L.append(f"    {st}")
+                L.append("  }")
+    L.append("}")
+    return L
+
+
+# ---- register tiles (no shared memory) ---------------------------------------------------------
+def _reg_mode(op: Operand, ext: int, k: int, r: int) -> str:
+    """'k': vec4 loads along k; 'mn': along the free dim; 's': scalar loads."""
+    aligned = op.base % 4 == 0 and all(s % 4 == 0 for s in op.s_batch)
+    if aligned and op.s_k == 1 and op.s_mn % 4 == 0 and k % 4 == 0:
+        return "k"
+    if aligned and op.s_mn == 1 and op.s_k % 4 == 0 and ext % 4 == 0 and r % 4 == 0:
+        return "mn"
+    return "s"
+
+
+def _render_regs(kernel: Kernel, plan: Plan, t: RegTile, limits: dict[str, int]) -> Any:
+    from . import kernel as wgsl
+
+    m_, n_, k_ = plan.m, plan.n, plan.k
+    tiles_m = -(-m_ // (t.rm * t.wy))
+    tiles_n = -(-n_ // (t.rn * t.wx))
+    nbatch = 1
+    for r in plan.batch:
+        nbatch *= r
+    if tiles_n > MAX_GROUPS or tiles_m * nbatch > MAX_GROUPS:
+        return None
+    red = kernel.reduction
+    assert red is not None
+    pre = _prelude(limits)
+    value = wgsl._value_fn(kernel, red, pre)
+    ma = _reg_mode(plan.a, m_, k_, t.rm)
+    mb = _reg_mode(plan.b, n_, k_, t.rn)
+    vec_slots = {op.slot for op, mode in ((plan.a, ma), (plan.b, mb)) if mode != "s"}
+    out_vec = (
+        plan.so_n == 1
+        and plan.so_m % 4 == 0
+        and all(s % 4 == 0 for s in plan.so_batch)
+        and n_ % 4 == 0
+    )
+    lines: list[str] = []
+    loads: list[str] = []
+    for s, d in enumerate(kernel.arg_dtypes):
+        ty = "vec4<f32>" if s in vec_slots else wgsl.elem_type(d, pre)
+        lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<{ty}>;")
+        if s in vec_slots:
+            loads.append(f"fn ld{s}(k: i32) -> f32 {{ return in{s}[u32(k) >> 2u][u32(k) & 3u]; }}")
+        else:
+            loads.append(wgsl._load_fn(s, d, pre))
+    ot = "vec4<u32>" if out_vec else "u32"
+    lines.append(f"@group(0) @binding({kernel.nargs}) var<storage, read_write> out: array<{ot}>;")
+    main = _main_regs(kernel, plan, t, ma, mb, out_vec, tiles_m, pre)
+    src = "\n".join([*pre.header(), *lines, "", pre.source(), *loads, "", *value, "", *main])
+    src += "\n"
+    p = wgsl.WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
+    return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
+
+
+def _main_regs(
+    kernel: Kernel, plan: Plan, t: RegTile, ma: str, mb: str, out_vec: bool, tiles_m: int,
+    pre: Any,
+) -> list[str]:  # fmt: skip
+    from . import kernel as wgsl
+
+    m_, n_, k_ = plan.m, plan.n, plan.k
+    rm, rn, nq = t.rm, t.rn, t.rn // 4
+    k4 = k_ - k_ % 4
+    L = [
+        f"@compute @workgroup_size({t.wx}, {t.wy})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
+        "        @builtin(local_invocation_id) lid: vec3<u32>) {",
+        f"  let n0 = (wid.x * {t.wx}u + lid.x) * {rn}u;",
+        f"  let m0 = ((wid.y % {tiles_m}u) * {t.wy}u + lid.y) * {rm}u;",
+        f"  if (m0 >= {m_}u || n0 >= {n_}u) {{ return; }}",
+        *wgsl._opq_init(pre),
+        *_batch_offsets(plan, tiles_m),
+    ]
+
+    # operand rows (a) and columns (b) this invocation reads, clamped into the matrix: the
+    # values past its edge are never stored
+    def idx(name: str, org: str, count: int, step: int, ext: int) -> None:
+        for q in range(count):
+            v = f"{org} + {q * step}u"
+            if ext % (count * step):  # a partial tile at the edge
+                v = f"min({v}, {ext - step}u)"
+            L.append(f"  let {name}{q} = i32({v});")
+
+    idx("ar", "m0", rm, 1, m_)
+    idx("bc", "n0", rn, 1, n_)
+    if ma == "mn":
+        idx("aq", "m0", rm // 4, 4, m_)
+    if mb == "mn":
+        idx("bq", "n0", nq, 4, n_)
+    for i in range(rm):
+        for jq in range(nq):
+            L.append(f"  var c{i}_{jq} = vec4<f32>(0.0f);")
+    a, b = plan.a, plan.b
+
+    def a_val(i: int, kk: int) -> str:
+        if ma == "k":
+            return f"va{i}[{kk}]"
+        if ma == "mn":
+            return f"va{kk}_{i // 4}[{i % 4}]"
+        return f"a{i}_{kk}"
+
+    def b_vec(jq: int, kk: int) -> str:
+        if mb == "mn":
+            return f"vb{kk}_{jq}"
+        if mb == "k":
+            return f"vec4<f32>({', '.join(f'vb{4 * jq + c}[{kk}]' for c in range(4))})"
+        return f"vec4<f32>({', '.join(f'b{4 * jq + c}_{kk}' for c in range(4))})"
+
+    if k4:
+        L.append(f"  for (var k: i32 = 0; k < {k4}; k = k + 4) {{")
+        for i in range(rm):
+            if ma == "k":
+                L.append(f"    let va{i} = in{a.slot}[u32(a_off + ar{i} * {a.s_mn} + k) >> 2u];")
+        if ma == "mn":
+            for kk in range(4):
+                for q in range(rm // 4):
+                    addr = f"a_off + aq{q} + (k + {kk}) * {a.s_k}"
+                    L.append(f"    let va{kk}_{q} = in{a.slot}[u32({addr}) >> 2u];")
+        if ma == "s":
+            for i in range(rm):
+                for kk in range(4):
+                    addr = f"a_off + ar{i} * {a.s_mn} + (k + {kk}) * {a.s_k}"
+                    L.append(f"    let a{i}_{kk} = ld{a.slot}({addr});")
+        if mb == "k":
+            for j in range(rn):
+                L.append(f"    let vb{j} = in{b.slot}[u32(b_off + bc{j} * {b.s_mn} + k) >> 2u];")
+        if mb == "mn":
+            for kk in range(4):
+                for q in range(nq):
+                    addr = f"b_off + bq{q} + (k + {kk}) * {b.s_k}"
+                    L.append(f"    let vb{kk}_{q} = in{b.slot}[u32({addr}) >> 2u];")
+        if mb == "s":
+            for j in range(rn):
+                for kk in range(4):
+                    addr = f"b_off + bc{j} * {b.s_mn} + (k + {kk}) * {b.s_k}"
+                    L.append(f"    let b{j}_{kk} = ld{b.slot}({addr});")
+        for kk in range(4):
+            for i in range(rm):
+                av = f"vec4<f32>({a_val(i, kk)})"
+                for jq in range(nq):
+                    L.append(f"    c{i}_{jq} = fma({av}, {b_vec(jq, kk)}, c{i}_{jq});")
+        L.append("  }")
+    if k4 < k_:  # the last k % 4 steps, scalar loads
+        L.append(f"  for (var k: i32 = {k4}; k < {k_}; k = k + 1) {{")
+        for i in range(rm):
+            L.append(f"    let a{i} = ld{a.slot}(a_off + ar{i} * {a.s_mn} + k * {a.s_k});")
+        for j in range(rn):
+            L.append(f"    let b{j} = ld{b.slot}(b_off + bc{j} * {b.s_mn} + k * {b.s_k});")
+        for i in range(rm):
+            for jq in range(nq):
+                bv = f"vec4<f32>({', '.join(f'b{4 * jq + c}' for c in range(4))})"
+                L.append(f"    c{i}_{jq} = fma(vec4<f32>(a{i}), {bv}, c{i}_{jq});")
+        L.append("  }")
+    # epilogue and stores
+    d = kernel.out_dtype
+    red = kernel.reduction
+    assert red is not None
+    if not wgsl._straight(lambda p: wgsl._value_fn(kernel, red, p), {}):
+        # an epilogue with branches (tanh, erf, ...): one copy of it in a loop over the
+        # accumulators, not rm * rn inlined copies (SwiftShader's compile time explodes)
+        L.append(f"  var res: array<vec4<f32>, {rm * nq}>;")
+        L += [f"  res[{i * nq + jq}] = c{i}_{jq};" for i in range(rm) for jq in range(nq)]
+        L += [
+            f"  for (var q = 0u; q < {rm * nq * 4}u; q = q + 1u) {{",
+            f"    let m = m0 + q / {nq * 4}u;",
+            f"    let n = n0 + q % {nq * 4}u;",
+            f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};",
+            f"    let v = {wgsl.to_bits(d, 'value(i, res[q / 4u][q % 4u])', pre)};",
+        ]
+        if out_vec:  # the output binding is vec4: store one component
+            L.append(f"    if (m < {m_}u && n < {n_}u) {{ out[u32(i) >> 2u][u32(i) & 3u] = v; }}")
+        else:
+            L.append(f"    if (m < {m_}u && n < {n_}u) {{ out[u32(i)] = v; }}")
+        L += ["  }", "}"]
+        return L
+    for i in range(rm):
+        for jq in range(nq):
+            c = f"c{i}_{jq}"
+            L.append("  {")
+            L.append(f"    let m = m0 + {i}u;")
+            L.append(f"    let n = n0 + {4 * jq}u;")
+            L.append(f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};")
+            if out_vec:
+                vals = [wgsl.to_bits(d, f"value(i + {cc}, {c}[{cc}])", pre) for cc in range(4)]
+                st = f"out[u32(i) >> 2u] = vec4<u32>({', '.join(vals)});"
+                L.append(f"    if (m < {m_}u && n < {n_}u) {{ {st} }}")
+            else:
+                for cc in range(4):
+                    ii = f"i + {cc * plan.so_n}"
+                    v = wgsl.to_bits(d, f"value({ii}, {c}[{cc}])", pre)
+                    L.append(f"    if (m < {m_}u && n + {cc}u < {n_}u) {{ out[u32({ii})] = {v}; }}")
+            L.append("  }")
+    L.append("}")
+    return L

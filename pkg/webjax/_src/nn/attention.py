@@ -1,0 +1,334 @@
+"""More of `jax.nn`: mish, squareplus, log1mexp, logmeanexp, sparse_plus/sigmoid, identity,
+`dot_product_attention` (JAX's XLA implementation: grouped-query heads, bias, boolean mask,
+causal, local window and sequence-length masks, softmax in float32), and the orthogonal
+initializers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .. import core, dtypes
+from ..custom_derivatives import custom_jvp
+from ..jit import eager_jit
+from ..lax import lax
+from ..numpy import util
+from .functions import _array, _c, _inexact, _inexact_lit, softmax, softplus
+
+Axis = int | Sequence[int] | None
+
+
+# ---- activations --------------------------------------------------------------------------------
+def identity(x: Any) -> Any:
+    """Identity activation: x."""
+    return _array(x)
+
+
+@eager_jit
+def mish(x: Any) -> Any:
+    """x * tanh(softplus(x))."""
+    x = _inexact(x)
+    return lax.mul(x, lax.tanh(softplus(x)))
+
+
+@eager_jit
+def squareplus(x: Any, b: Any = 4) -> Any:
+    """(x + sqrt(x^2 + b)) / 2."""
+    from ..numpy import ufuncs
+
+    x = _array(x)
+    y = ufuncs.add(x, ufuncs.sqrt(ufuncs.add(ufuncs.square(x), b)))
+    return ufuncs.divide(y, 2)
+
+
+@eager_jit
+def sparse_plus(x: Any) -> Any:
+    """0 for x <= -1, (x + 1)^2 / 4 on (-1, 1), x for x >= 1."""
+    x = _inexact_lit(x)
+    mid = lax.div(lax.integer_pow(lax.add(x, _c(1.0, x)), 2), _c(4.0, x))
+    inner = lax.select(lax.ge(x, _c(1.0, x)), x, mid)
+    return lax.select(lax.le(x, _c(-1.0, x)), _c(0.0, x), inner)
+
+
+@eager_jit
+def sparse_sigmoid(x: Any) -> Any:
+    """clip((x + 1) / 2, 0, 1): the derivative of sparse_plus."""
+    x = _inexact_lit(x)
+    clipped = lax.min(lax.max(lax.add(x, _c(1.0, x)), _c(0.0, x)), _c(2.0, x))
+    return lax.mul(_c(0.5, x), clipped)
+
+
+@custom_jvp
+def _log1mexp(x: Any) -> Any:
+    c = _c(math.log(2.0), x)
+    small = lax.log(lax.neg(lax.expm1(lax.neg(x))))
+    large = lax.log1p(lax.neg(lax.exp(lax.neg(x))))
+    return lax.select(lax.lt(x, c), small, large)
+
+
+_log1mexp.defjvps(lambda t, _, x: lax.div(t, lax.expm1(x)))
+
+
+def log1mexp(x: Any) -> Any:
+    """log(1 - exp(-x)) accurately (Machler's two branches around log 2)."""
+    return _log1mexp(_inexact(x))
+
+
+@eager_jit(static_argnames=("axis", "keepdims"))
+def logmeanexp(x: Any, axis: Axis = None, where: Any = None, keepdims: bool = False) -> Any:
+    """log(mean(exp(x))) = logsumexp(x) - log(n), n counting only `where` entries if given."""
+    x = _inexact(x)
+    av = util.aval(x)
+    axes = util.canonical_axes(axis, av.ndim)
+    kept = tuple(i for i in range(av.ndim) if i not in axes)
+    if where is None:
+        mask = None
+        count: Any = lax.full((), float(math.prod(av.shape[i] for i in axes)), av.dtype)
+    else:
+        mask = util.broadcast_to(util.ensure_array(where), av.shape)
+        ones = lax.convert_element_type(mask, av.dtype)
+        count = lax.reduce_sum(ones, axes) if axes else ones
+    neg_inf = lax.full(av.shape, -math.inf, av.dtype)
+    masked = x if mask is None else lax.select(mask, x, neg_inf)
+    amax = lax.reduce_max(masked, axes) if axes else masked
+    amax = lax.stop_gradient(
+        lax.select(lax.is_finite(amax), amax, lax.full(util.aval(amax).shape, 0.0, av.dtype))
+    )
+    e = lax.exp(lax.sub(masked, lax.broadcast_in_dim(amax, av.shape, kept)))
+    s = lax.reduce_sum(e, axes) if axes else e
+    out = lax.sub(lax.add(lax.log(s), amax), lax.log(count))
+    if keepdims:
+        out = lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(av.shape)))
+    return out
+
+
+# ---- attention ----------------------------------------------------------------------------------
+def _ensure_4d(t: Any) -> Any:
+    t = util.ensure_array(t)
+    nd = util.aval(t).ndim
+    return lax.reshape(t, (1,) * (4 - nd) + util.aval(t).shape) if nd < 4 else t
+
+
+def _check(t: Any, shape: Sequence[int], dtype: Any, name: str) -> None:
+    if t is None:
+        return
+    av = util.aval(t)
+    if av.ndim != len(shape):
+        raise ValueError(f"{name} ndim should be {len(shape)}, but got {av.ndim}")
+    if dtype is not None and av.dtype is not dtype:
+        raise ValueError(f"{name} dtype should be {dtype.name}, but got {av.dtype.name}")
+    for want, got in zip(shape, av.shape):
+        if want != -1 and got != want:
+            raise ValueError(f"{name} shape should be {tuple(shape)}: but got {av.shape}")
+
+
+def _iota2(t_len: int, s_len: int) -> tuple[Any, Any]:
+    i32 = dtypes.int32
+    return (lax.broadcasted_iota(i32, (t_len, s_len), 0),
+            lax.broadcasted_iota(i32, (t_len, s_len), 1))  # fmt: skip
+
+
+def _attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    bias: Any,
+    mask: Any,
+    is_causal: bool,
+    scale: float,
+    q_len: Any,
+    kv_len: Any,
+    window: Any,
+    residual: bool,
+) -> Any:
+    b, t_len, n, h = util.aval(query).shape
+    _, s_len, k, _ = util.aval(key).shape
+    g = n // k
+    qdt = util.aval(query).dtype
+    logits_dt = dtypes.result_type((qdt, False), (dtypes.float32, False))[0]
+    q5 = lax.reshape(query, (b, t_len, k, g, h))
+    # logits[b, k, t, g, s] = sum_h q[b, t, k, g, h] key[b, s, k, h]
+    logits = lax.dot_general(q5, key, (((4,), (3,)), ((0, 2), (0, 2))),
+                             preferred_element_type=logits_dt)  # fmt: skip
+    logits = lax.transpose(logits, (0, 1, 3, 2, 4))  # b, k, g, t, s
+    logits = lax.reshape(logits, (b, n, t_len, s_len))
+    logits = lax.mul(logits, lax.full((), scale, logits_dt))
+    shape = (b, n, t_len, s_len)
+    if bias is not None:
+        logits = lax.convert_element_type(
+            lax.add(*util.promote_args("dot_product_attention", logits, bias)), logits_dt
+        )
+    keep = None
+    if mask is not None:
+        keep = util.broadcast_to(mask, shape)
+    if is_causal or window is not None:
+        ti, si = _iota2(t_len, s_len)
+        m2 = lax.full((t_len, s_len), True, dtypes.bool_)
+        if is_causal:
+            m2 = lax.bitwise_and(m2, lax.ge(ti, si))
+        if window is not None:
+            left, right = window
+            i32 = dtypes.int32
+            m2 = lax.bitwise_and(m2, lax.le(ti, lax.add(si, lax.full((), left, i32))))
+            m2 = lax.bitwise_and(m2, lax.ge(ti, lax.sub(si, lax.full((), right, i32))))
+        m4 = lax.broadcast_in_dim(m2, shape, (2, 3))
+        keep = m4 if keep is None else lax.bitwise_and(keep, m4)
+    if q_len is not None or kv_len is not None:
+        ti, si = _iota2(t_len, s_len)
+        pm = lax.full((b, t_len, s_len), True, dtypes.bool_)
+        if q_len is not None:
+            ql = lax.broadcast_in_dim(q_len, (b, t_len, s_len), (0,))
+            pm = lax.bitwise_and(pm, lax.lt(lax.broadcast_in_dim(ti, (b, t_len, s_len), (1, 2)),
+                                            ql))  # fmt: skip
+        if kv_len is not None:
+            kl = lax.broadcast_in_dim(kv_len, (b, t_len, s_len), (0,))
+            pm = lax.bitwise_and(pm, lax.lt(lax.broadcast_in_dim(si, (b, t_len, s_len), (1, 2)),
+                                            kl))  # fmt: skip
+        pm4 = lax.broadcast_in_dim(pm, shape, (0, 2, 3))
+        keep = pm4 if keep is None else lax.bitwise_and(keep, pm4)
+    if keep is not None:
+        big = min(_finfo_max(logits_dt), _finfo_max(dtypes.float32))
+        logits = lax.select(keep, logits, lax.full(shape, -0.7 * big, logits_dt))
+    padded = lax.convert_element_type(logits, dtypes.float32)
+    probs = lax.convert_element_type(softmax(padded, axis=-1), util.aval(key).dtype)
+    # encoded[b, k, g, t, h] = sum_s probs[b, k, g, t, s] value[b, s, k, h]
+    p5 = lax.reshape(probs, (b, k, g, t_len, s_len))
+    enc = lax.dot_general(p5, value, (((4,), (1,)), ((0, 1), (0, 2))))  # b, k, g, t, h
+    enc = lax.reshape(lax.transpose(enc, (0, 3, 1, 2, 4)), (b, t_len, n, h))
+    if q_len is not None:
+        ti = lax.broadcasted_iota(dtypes.int32, (b, t_len), 1)
+        qm = lax.lt(ti, lax.broadcast_in_dim(q_len, (b, t_len), (0,)))
+        qm = lax.convert_element_type(lax.broadcast_in_dim(qm, (b, t_len, n, h), (0, 1)),
+                                      util.aval(enc).dtype)  # fmt: skip
+        enc = lax.mul(enc, qm)
+    if not residual:
+        return enc
+    from ..scipy.special import logsumexp
+
+    lse = lax.convert_element_type(logsumexp(padded, axis=-1), util.aval(key).dtype)
+    return enc, lax.stop_gradient(lax.transpose(lse, (0, 2, 1)))
+
+
+def _finfo_max(dt: Any) -> float:
+    return {16: 65504.0 if dt.name == "float16" else 3.3895313892515355e38,
+            32: 3.4028234663852886e38, 64: 1.7976931348623157e308}[dt.bits]  # fmt: skip
+
+
+def dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    bias: Any = None,
+    mask: Any = None,
+    *,
+    scale: float | None = None,
+    is_causal: bool = False,
+    query_seq_lengths: Any = None,
+    key_value_seq_lengths: Any = None,
+    local_window_size: int | tuple[int, int] | None = None,
+    implementation: str | None = None,
+    return_residual: bool = False,
+) -> Any:
+    """softmax(Q K^T * scale + bias, masked) V per head, for query (B)TNH and key/value (B)SKH
+    (K key/value heads shared by N / K query heads each: MHA, GQA, MQA)."""
+    if implementation not in (None, "xla"):
+        if implementation == "cudnn":
+            # JAX on a host without cuDNN raises RuntimeError; webjax never has it
+            raise RuntimeError(
+                "cuDNN is not detected: dot_product_attention(implementation='cudnn') needs "
+                "cuDNN; webjax has the 'xla' implementation only"
+            )
+        raise ValueError(f"Unsupported implementation option: {implementation}")
+    out_shape = util.aval(util.ensure_array(query)).shape
+    q, k, v = _ensure_4d(query), _ensure_4d(key), _ensure_4d(value)
+    b4 = _ensure_4d(bias) if bias is not None else None
+    m4 = _ensure_4d(mask) if mask is not None else None
+    ql = util.ensure_array(query_seq_lengths) if query_seq_lengths is not None else None
+    kl = util.ensure_array(key_value_seq_lengths) if key_value_seq_lengths is not None else None
+    window = (
+        (local_window_size, local_window_size)
+        if isinstance(local_window_size, int)
+        else (tuple(local_window_size) if local_window_size is not None else None)
+    )
+    bb, s_len, kh, h = util.aval(k).shape
+    kdt = util.aval(k).dtype
+    _check(v, [bb, s_len, kh, h], kdt, "value")
+    _check(q, [bb, -1, -1, h], kdt, "query")
+    _check(m4, [-1] * 4, dtypes.bool_, "mask")
+    _check(b4, [-1] * 4, None, "bias")
+    _check(ql, [bb], dtypes.int32, "query_seq_lengths")
+    _check(kl, [bb], dtypes.int32, "key_value_seq_lengths")
+    if util.aval(q).shape[-2] % kh != 0:
+        raise ValueError(
+            "The number of query heads must be a multiple of key/value heads, but got "
+            f"{util.aval(q).shape[-2]} vs {kh}"
+        )
+    scale_val = (1.0 / math.sqrt(h)) if scale is None else float(scale)
+    out = _attention_jit(q, k, v, b4, m4, bool(is_causal), scale_val, ql, kl, window,
+                         bool(return_residual))  # fmt: skip
+    if return_residual:
+        enc, res = out
+        return lax.reshape(enc, out_shape), lax.reshape(res, out_shape[:-1])
+    return lax.reshape(out, out_shape)
+
+
+_attention_jit = eager_jit(_attention, static_argnames=("is_causal", "scale", "window", "residual"))
+
+
+# ---- initializers -------------------------------------------------------------------------------
+def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Any:
+    """Initializer of (semi-)orthogonal matrices: rows or columns orthonormal, reshaped to
+    `shape` with the columns along `column_axis`."""
+    from ..random import distributions as jrandom
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError("orthogonal initializer with out_sharding")
+        dt = dtypes.canonicalize(dtypes.dtype(float if dtype is None else dtype))
+        shape = core.canonicalize_shape(shape)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return lax.full(shape, 0, dt)
+        col = column_axis % len(shape)
+        n_cols = shape[col]
+        n_rows = math.prod(shape) // n_cols
+        q = jrandom.orthogonal(key, n_rows, (), dt, n_cols)
+        rest = tuple(d for i, d in enumerate(shape) if i != col)
+        q = lax.reshape(q, (*rest, n_cols))
+        perm = list(range(len(rest)))
+        perm.insert(col, len(rest))
+        q = lax.transpose(q, perm)
+        return lax.mul(lax.full((), scale, dt), q)
+
+    return init
+
+
+def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Any:
+    """Initializer of 3-5D convolution kernels: zero but an orthogonal matrix at the center
+    tap (Xiao et al. 2018)."""
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError("delta_orthogonal initializer with out_sharding")
+        dt = dtypes.canonicalize(dtypes.dtype(float if dtype is None else dtype))
+        shape = core.canonicalize_shape(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dt)(key, shape[-2:])
+        center = [(k - 1) // 2 for k in shape[:-2]]
+        w = lax.full(shape, 0, dt)
+        upd = lax.reshape(ortho, (1,) * len(center) + shape[-2:])
+        return lax.dynamic_update_slice(w, upd, [*center, 0, 0])
+
+    return init
+
+
+__all__ = [
+    "delta_orthogonal", "dot_product_attention", "identity", "log1mexp", "logmeanexp", "mish",
+    "orthogonal", "sparse_plus", "sparse_sigmoid", "squareplus",
+]  # fmt: skip

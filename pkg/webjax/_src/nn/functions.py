@@ -1,0 +1,396 @@
+"""jax.nn: activations, softmax family and one_hot, with JAX's definitions.
+
+Each function is the expression JAX documents for it, in the same operation order (so values
+match JAX to the rounding of the underlying elementwise ops), and keeps JAX's custom derivatives:
+relu and relu6 have zero gradient at their kinks, softmax has the jvp y * (t - sum(y * t)),
+logaddexp (behind softplus) has the jvp that stays finite at infinities. The row-wise functions
+subtract a stop-gradient maximum first, so they never overflow.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from .. import core, dtypes
+from ..custom_derivatives import custom_jvp
+from ..jit import eager_jit, jit
+from ..lax import lax
+from ..numpy import util
+from ..scipy.special import logsumexp
+
+Axis = int | Sequence[int] | None
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def _array(x: Any) -> Any:
+    return util.convert(x, *util.result_type(x)) if util.is_scalar(x) else util.ensure_array(x)
+
+
+def _inexact(x: Any) -> Any:
+    """`x` as an array of a float dtype (ints and bools promote to the default float)."""
+    x = _array(x)
+    av = util.aval(x)
+    if av.dtype.kind != "f":
+        x = util.convert(x, dtypes.default_float(), av.weak_type)
+    return x
+
+
+def _inexact_lit(x: Any) -> Any:
+    """`x` as a float array the way JAX's formulas built on Python float literals make it:
+    integers and bools meet a weak float literal, so they become the weak default float."""
+    x = _array(x)
+    av = util.aval(x)
+    if av.dtype.kind != "f":
+        x = util.convert(x, dtypes.default_float(), True)
+    return x
+
+
+def _c(v: Any, like: Any) -> Any:
+    """A scalar of `like`'s dtype and weak type (a Python literal in JAX's formulas), broadcast
+    to its shape (a view, never a kernel)."""
+    av = core.get_aval(like)
+    return lax.full(av.shape, v, av.dtype, weak_type=av.weak_type)
+
+
+def _where(pred: Any, x: Any, y: Any) -> Any:
+    return lax.select(pred, x, y)
+
+
+def _axes(axis: Axis, ndim: int) -> tuple[int, ...]:
+    return util.canonical_axes(axis, ndim)
+
+
+def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    """Broadcast a reduction over `axes` back to `shape` (keepdims, then a view)."""
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return lax.broadcast_in_dim(r, shape, kept)
+
+
+# ---- piecewise-linear activations ---------------------------------------------------------------
+@custom_jvp
+def _relu(x: Any) -> Any:
+    return lax.max(x, _c(0, x))
+
+
+_relu.defjvps(lambda g, ans, x: lax.select(lax.gt(x, _c(0, x)), g, _c(0, g)))
+
+
+def relu(x: Any) -> Any:
+    """max(x, 0), with gradient 0 at x == 0 (as JAX)."""
+    return _relu(_array(x))
+
+
+@custom_jvp
+def _relu6(x: Any) -> Any:
+    return lax.min(lax.max(x, _c(0, x)), _c(6.0, x))
+
+
+_relu6.defjvps(
+    lambda g, ans, x: lax.select(
+        lax.bitwise_and(lax.gt(x, _c(0, x)), lax.lt(x, _c(6, x))), g, _c(0, g)
+    )
+)
+
+
+def relu6(x: Any) -> Any:
+    """min(max(x, 0), 6), with gradient 0 at both kinks (as JAX)."""
+    return _relu6(_inexact_lit(x))
+
+
+@jit
+def leaky_relu(x: Any, negative_slope: Any = 0.01) -> Any:
+    """x where x >= 0, else negative_slope * x."""
+    x = _inexact_lit(x)
+    return _where(lax.ge(x, _c(0, x)), x, lax.mul(_c(negative_slope, x), x))
+
+
+@jit
+def hard_tanh(x: Any) -> Any:
+    """x clipped to [-1, 1]."""
+    x = _array(x)
+    inner = _where(lax.lt(x, _c(-1, x)), _c(-1, x), x)
+    return _where(lax.gt(x, _c(1, x)), _c(1, x), inner)
+
+
+@jit
+def hard_sigmoid(x: Any) -> Any:
+    """relu6(x + 3) / 6."""
+    x = _inexact_lit(x)
+    return lax.div(relu6(lax.add(x, _c(3.0, x))), _c(6.0, x))
+
+
+@jit
+def hard_silu(x: Any) -> Any:
+    """x * hard_sigmoid(x)."""
+    x = _inexact_lit(x)
+    return lax.mul(x, hard_sigmoid(x))
+
+
+hard_swish = hard_silu
+
+
+# ---- smooth activations -------------------------------------------------------------------------
+def sigmoid(x: Any) -> Any:
+    """1 / (1 + exp(-x)), as lax.logistic (integer inputs are a TypeError, as in JAX)."""
+    return lax.logistic(_array(x))
+
+
+@custom_jvp
+def _logaddexp(x1: Any, x2: Any) -> Any:
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    # NaNs, or infinities of the same sign, make delta NaN: then x1 + x2 is the answer.
+    return _where(
+        lax.ne(delta, delta),
+        lax.add(x1, x2),
+        lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
+    )
+
+
+def _finite_or_zero(x: Any) -> Any:
+    return _where(lax.eq(x, _c(math.inf, x)), _c(0, x), x)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = _logaddexp(x1, x2)
+    w1 = lax.exp(lax.sub(_finite_or_zero(x1), _finite_or_zero(out)))
+    w2 = lax.exp(lax.sub(_finite_or_zero(x2), _finite_or_zero(out)))
+    return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
+
+
+@jit
+def softplus(x: Any) -> Any:
+    """log(1 + exp(x)), as logaddexp(x, 0)."""
+    x = _inexact(x)
+    return _logaddexp(x, _c(0, x))
+
+
+@jit
+def log_sigmoid(x: Any) -> Any:
+    """log(sigmoid(x)) = -softplus(-x)."""
+    x = _inexact(x)
+    return lax.neg(softplus(lax.neg(x)))
+
+
+@jit
+def soft_sign(x: Any) -> Any:
+    """x / (|x| + 1)."""
+    x = _inexact(x)
+    return lax.div(x, lax.add(lax.abs(x), _c(1, x)))
+
+
+@jit
+def silu(x: Any) -> Any:
+    """x * sigmoid(x) (integer inputs are a TypeError, as in JAX)."""
+    x = _array(x)
+    return lax.mul(x, lax.logistic(x))
+
+
+swish = silu
+
+
+def tanh(x: Any) -> Any:
+    return lax.tanh(_inexact(x))
+
+
+@jit
+def elu(x: Any, alpha: Any = 1.0) -> Any:
+    """x where x > 0, else alpha * expm1(x) (expm1 of a safe 0 on the other branch)."""
+    x = _inexact_lit(x)
+    pos = lax.gt(x, _c(0, x))
+    return _where(pos, x, lax.mul(_c(alpha, x), lax.expm1(_where(pos, _c(0, x), x))))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@jit
+def selu(x: Any) -> Any:
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    x = _inexact_lit(x)
+    return lax.mul(_c(_SELU_SCALE, x), elu(x, _SELU_ALPHA))
+
+
+@jit
+def celu(x: Any, alpha: Any = 1.0) -> Any:
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    x = _inexact_lit(x)
+    a = _c(alpha, x)
+    neg = lax.expm1(lax.div(lax.min(x, _c(0, x)), a))
+    return lax.add(lax.max(x, _c(0, x)), lax.mul(a, neg))
+
+
+@eager_jit(static_argnames=("approximate",))
+def _gelu(x: Any, approximate: bool = True) -> Any:
+    x = _inexact(x)
+    if approximate:
+        inner = lax.add(x, lax.mul(_c(0.044715, x), lax.integer_pow(x, 3)))
+        t = lax.tanh(lax.mul(_c(math.sqrt(2 / math.pi), x), inner))
+        cdf = lax.mul(_c(0.5, x), lax.add(_c(1.0, x), t))
+        return lax.mul(x, cdf)
+    half_x = lax.mul(_c(0.5, x), x)
+    return lax.mul(half_x, lax.erfc(lax.mul(lax.neg(x), _c(math.sqrt(0.5), x))))
+
+
+def gelu(x: Any, approximate: bool = True) -> Any:
+    """x * Phi(x); approximate=True uses JAX's tanh formula. JAX's constants here are NumPy
+    values, so the result is never weakly typed."""
+    out = _gelu(x, approximate)
+    av = util.aval(out)
+    return lax.convert_element_type(out, av.dtype, weak_type=False) if av.weak_type else out
+
+
+@eager_jit(static_argnames=("axis",))
+def glu(x: Any, axis: int = -1) -> Any:
+    """First half of `axis` gated by the sigmoid of the second half."""
+    x = _array(x)
+    av = core.get_aval(x)
+    axis = util.canonical_axis(axis, av.ndim)
+    size = av.shape[axis]
+    if size % 2:
+        raise AssertionError("axis size must be divisible by 2")
+    lo, mid, hi = [0] * av.ndim, list(av.shape), list(av.shape)
+    mid[axis] = size // 2
+    start = [0] * av.ndim
+    start[axis] = size // 2
+    x1, x2 = lax.slice(x, lo, mid), lax.slice(x, start, hi)
+    return lax.mul(x1, sigmoid(x2))
+
+
+# ---- softmax family -----------------------------------------------------------------------------
+def _masked_max(x: Any, axes: tuple[int, ...], where: Any, initial: float) -> Any:
+    xs = x if where is None else _where(where, x, _c(initial, x))
+    m = lax.reduce_max(xs, axes)
+    return lax.max(m, _c(initial, m))
+
+
+def _masked_sum(x: Any, axes: tuple[int, ...], where: Any) -> Any:
+    xs = x if where is None else _where(where, x, _c(0, x))
+    return lax.reduce_sum(xs, axes)
+
+
+def _mask(where: Any, shape: tuple[int, ...]) -> Any:
+    if where is None:
+        return None
+    w = util.ensure_array(where)
+    return util.broadcast_to(lax.convert_element_type(w, dtypes.bool_), shape)
+
+
+def _softmax_impl(x: Any, axes: tuple[int, ...], where: Any, initial: float) -> Any:
+    shape = core.get_aval(x).shape
+    x_max = _keep(_masked_max(x, axes, where, initial), shape, axes)
+    x_safe = x if where is None else _where(where, x, _c(initial, x))
+    unnormalized = lax.exp(lax.sub(x_safe, x_max))
+    total = _keep(_masked_sum(unnormalized, axes, where), shape, axes)
+    result = lax.div(unnormalized, total)
+    return result if where is None else _where(where, result, _c(0, result))
+
+
+@partial(custom_jvp, nondiff_argnums=(1, 2))
+def _softmax(x: Any, axes: tuple[int, ...], where: Any) -> Any:
+    return _softmax_impl(x, axes, where, -math.inf)
+
+
+@_softmax.defjvp
+def _softmax_jvp(axes: tuple[int, ...], where: Any, primals: tuple, tangents: tuple) -> tuple:
+    (x,), (x_dot,) = primals, tangents
+    y = _softmax(x, axes, where)
+    shape = core.get_aval(y).shape
+    s = _keep(_masked_sum(lax.mul(y, x_dot), axes, where), shape, axes)
+    return y, lax.mul(y, lax.sub(x_dot, s))
+
+
+@eager_jit(static_argnames=("axis",))
+def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
+    """exp(x - max) normalized along `axis`; masked-out entries are 0."""
+    x = _inexact(x)
+    shape = core.get_aval(x).shape
+    return _softmax(x, _axes(axis, len(shape)), _mask(where, shape))
+
+
+@eager_jit(static_argnames=("axis",))
+def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
+    """x - max - log(sum(exp(x - max))); masked-out entries are -inf."""
+    x = _inexact(x)
+    shape = core.get_aval(x).shape
+    axes = _axes(axis, len(shape))
+    mask = _mask(where, shape)
+    x_max = _keep(_masked_max(x, axes, mask, -math.inf), shape, axes)
+    x_safe = x if mask is None else _where(mask, x, _c(-math.inf, x))
+    shifted = lax.sub(x_safe, lax.stop_gradient(x_max))
+    lse = lax.log(_masked_sum(lax.exp(shifted), axes, mask))
+    result = lax.sub(shifted, _keep(lse, shape, axes))
+    return result if mask is None else _where(mask, result, _c(-math.inf, result))
+
+
+@eager_jit(static_argnames=("axis", "algorithm"))
+def standardize(
+    x: Any,
+    axis: Axis = -1,
+    mean: Any = None,
+    variance: Any = None,
+    epsilon: Any = 1e-5,
+    where: Any = None,
+    *,
+    algorithm: str = "fast",
+) -> Any:
+    """(x - mean) * rsqrt(variance + epsilon) along `axis`."""
+    x = _inexact(x)
+    shape = core.get_aval(x).shape
+    axes = _axes(axis, len(shape))
+    mask = _mask(where, shape)
+    if mask is None:
+        n = _c(float(math.prod(shape[a] for a in axes)), lax.reduce_sum(x, axes))
+    else:  # the statistics count the selected entries only (the output covers all of x)
+        sel = lax.convert_element_type(mask, core.get_aval(x).dtype)
+        n = lax.reduce_sum(sel, axes)
+
+    def mean_of(v: Any) -> Any:
+        return _keep(lax.div(_masked_sum(v, axes, mask), n), shape, axes)
+
+    m = mean_of(x) if mean is None else util.broadcast_to(_inexact(mean), shape)
+    if variance is None:
+        if algorithm == "stable":
+            d = lax.sub(x, m)
+            variance = mean_of(lax.mul(d, d))
+        elif algorithm == "fast":
+            variance = lax.sub(mean_of(lax.mul(x, x)), lax.mul(m, m))
+            variance = lax.max(variance, _c(0, variance))
+        else:
+            raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
+    else:
+        variance = util.broadcast_to(_inexact(variance), shape)
+    return lax.mul(lax.sub(x, m), lax.rsqrt(lax.add(variance, _c(epsilon, variance))))
+
+
+def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
+    """A one at index x along a new `axis` of size num_classes (zeros when out of range)."""
+    x = _array(x)
+    av = core.get_aval(x)
+    num_classes = core.concrete_or_error(
+        operator.index, num_classes, "The error arose in jax.nn.one_hot argument `num_classes`."
+    )
+    out_axis = util.canonical_axis(axis, av.ndim + 1)
+    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtypes.dtype(dtype))
+    shape = list(av.shape)
+    shape.insert(out_axis, num_classes)
+    lhs = lax.broadcast_in_dim(
+        x, tuple(shape), tuple(i for i in range(len(shape)) if i != out_axis)
+    )
+    rhs = lax.broadcasted_iota(av.dtype, shape, out_axis)
+    return lax.convert_element_type(lax.eq(lhs, rhs), dt)
+
+
+__all__ = [
+    "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu",
+    "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "glu",
+    "soft_sign", "tanh", "softmax", "log_softmax", "logsumexp", "one_hot", "standardize",
+]  # fmt: skip
