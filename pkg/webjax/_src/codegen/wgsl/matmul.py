@@ -30,6 +30,8 @@ from ... import dtypes as dt
 from ...ir.exp import Exp
 from ...ir.kernel import Kernel
 from ...ir.ops import Op
+from .expr import _load_fn, _opq_init, _Prelude, _straight, _value_fn, elem_type, to_bits
+from .program import WgslPass, WgslProgram
 
 # Products smaller than this many multiply-adds keep the generic (bit-exact) kernels.
 MIN_MACS = 1 << 18
@@ -367,8 +369,6 @@ def render(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
 
 
 def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
-    from . import kernel as wgsl  # (wgsl imports this module lazily)
-
     t = choose_tile(plan.m, plan.n, limits)
     tiles_m = -(-plan.m // t.tm)
     tiles_n = -(-plan.n // t.tn)
@@ -381,7 +381,7 @@ def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
     red = kernel.reduction
     assert red is not None
     pre = _prelude(limits)
-    value = wgsl._value_fn(kernel, red, pre)
+    value = _value_fn(kernel, red, pre)
     modes = {
         "a": _vec_mode(plan.a, plan.m, plan.k, fast),
         "b": _vec_mode(plan.b, plan.n, plan.k, fast),
@@ -413,24 +413,22 @@ def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
             lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<vec4<f32>>;")
             loads.append(f"fn ld{s}(k: i32) -> f32 {{ return in{s}[u32(k) >> 2u][u32(k) & 3u]; }}")
         else:
-            ty = wgsl.elem_type(d, pre)
+            ty = elem_type(d, pre)
             lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<{ty}>;")
-            loads.append(wgsl._load_fn(s, d, pre))
+            loads.append(_load_fn(s, d, pre))
     ot = "vec4<u32>" if out_vec else "u32"
     lines.append(f"@group(0) @binding({kernel.nargs}) var<storage, read_write> out: array<{ot}>;")
     main = _main(kernel, plan, t, modes, out_vec, tiles_m, pre)
     src = "\n".join([*pre.header(), *lines, "", pre.source(), *loads, "", *value, "", *main])
     src += "\n"
-    p = wgsl.WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
-    return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
+    p = WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
+    return WgslProgram((p,), kernel.nargs, kernel.size), t
 
 
-def _prelude(limits: dict[str, int]) -> Any:
+def _prelude(limits: dict[str, int]) -> _Prelude:
     """The helpers' collector: epilogue loads of float16 read f16 bindings where the device
     has them (limits["f16"]); the product's operands and output are 32-bit."""
-    from . import kernel as wgsl
-
-    return wgsl._Prelude({"f16": limits.get("f16", 0)})
+    return _Prelude({"f16": limits.get("f16", 0)})
 
 
 def _batch_offsets(plan: Any, tiles_m: int) -> list[str]:
@@ -505,8 +503,6 @@ def _main(
     kernel: Kernel, plan: Plan, t: Tile, modes: dict[str, str], out_vec: bool, tiles_m: int,
     pre: Any,
 ) -> list[str]:  # fmt: skip
-    from . import kernel as wgsl
-
     fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
     nk = -(-plan.k // t.bk)
     L = [
@@ -516,7 +512,7 @@ def _main(
         f"@compute @workgroup_size({t.threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
         "        @builtin(local_invocation_index) lid: u32) {",
-        *wgsl._opq_init(pre),
+        *_opq_init(pre),
         f"  let tx = lid % {t.tx}u;",
         f"  let ty = lid / {t.tx}u;",
         f"  let m0 = (wid.y % {tiles_m}u) * {t.tm}u;",
@@ -564,12 +560,12 @@ def _main(
                 L.append(f"    let n = {n};")
                 L.append(f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};")
                 if out_vec:
-                    vals = [wgsl.to_bits(d, f"value(i + {cc}, {c}[{cc}])", pre) for cc in range(4)]
+                    vals = [to_bits(d, f"value(i + {cc}, {c}[{cc}])", pre) for cc in range(4)]
                     L.append(f"    out[u32(i) >> 2u] = vec4<u32>({', '.join(vals)});")
                 else:
                     for cc in range(4):
                         ii = f"i + {cc * plan.so_n}"
-                        v = wgsl.to_bits(d, f"value({ii}, {c}[{cc}])", pre)
+                        v = to_bits(d, f"value({ii}, {c}[{cc}])", pre)
                         st = f"out[u32({ii})] = {v};"
                         if not fast:
                             st = f"if (m < {plan.m}u && n + {cc}u < {plan.n}u) {{ {st} }}"
@@ -591,8 +587,6 @@ def _reg_mode(op: Operand, ext: int, k: int, r: int) -> str:
 
 
 def _render_regs(kernel: Kernel, plan: Plan, t: RegTile, limits: dict[str, int]) -> Any:
-    from . import kernel as wgsl
-
     m_, n_, k_ = plan.m, plan.n, plan.k
     tiles_m = -(-m_ // (t.rm * t.wy))
     tiles_n = -(-n_ // (t.rn * t.wx))
@@ -604,7 +598,7 @@ def _render_regs(kernel: Kernel, plan: Plan, t: RegTile, limits: dict[str, int])
     red = kernel.reduction
     assert red is not None
     pre = _prelude(limits)
-    value = wgsl._value_fn(kernel, red, pre)
+    value = _value_fn(kernel, red, pre)
     ma = _reg_mode(plan.a, m_, k_, t.rm)
     mb = _reg_mode(plan.b, n_, k_, t.rn)
     vec_slots = {op.slot for op, mode in ((plan.a, ma), (plan.b, mb)) if mode != "s"}
@@ -617,27 +611,25 @@ def _render_regs(kernel: Kernel, plan: Plan, t: RegTile, limits: dict[str, int])
     lines: list[str] = []
     loads: list[str] = []
     for s, d in enumerate(kernel.arg_dtypes):
-        ty = "vec4<f32>" if s in vec_slots else wgsl.elem_type(d, pre)
+        ty = "vec4<f32>" if s in vec_slots else elem_type(d, pre)
         lines.append(f"@group(0) @binding({s}) var<storage, read> in{s}: array<{ty}>;")
         if s in vec_slots:
             loads.append(f"fn ld{s}(k: i32) -> f32 {{ return in{s}[u32(k) >> 2u][u32(k) & 3u]; }}")
         else:
-            loads.append(wgsl._load_fn(s, d, pre))
+            loads.append(_load_fn(s, d, pre))
     ot = "vec4<u32>" if out_vec else "u32"
     lines.append(f"@group(0) @binding({kernel.nargs}) var<storage, read_write> out: array<{ot}>;")
     main = _main_regs(kernel, plan, t, ma, mb, out_vec, tiles_m, pre)
     src = "\n".join([*pre.header(), *lines, "", pre.source(), *loads, "", *value, "", *main])
     src += "\n"
-    p = wgsl.WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
-    return wgsl.WgslProgram((p,), kernel.nargs, kernel.size), t
+    p = WgslPass(src, kernel.nargs + 1, (tiles_n, tiles_m * nbatch))
+    return WgslProgram((p,), kernel.nargs, kernel.size), t
 
 
 def _main_regs(
     kernel: Kernel, plan: Plan, t: RegTile, ma: str, mb: str, out_vec: bool, tiles_m: int,
     pre: Any,
 ) -> list[str]:  # fmt: skip
-    from . import kernel as wgsl
-
     m_, n_, k_ = plan.m, plan.n, plan.k
     rm, rn, nq = t.rm, t.rn, t.rn // 4
     k4 = k_ - k_ % 4
@@ -648,7 +640,7 @@ def _main_regs(
         f"  let n0 = (wid.x * {t.wx}u + lid.x) * {rn}u;",
         f"  let m0 = ((wid.y % {tiles_m}u) * {t.wy}u + lid.y) * {rm}u;",
         f"  if (m0 >= {m_}u || n0 >= {n_}u) {{ return; }}",
-        *wgsl._opq_init(pre),
+        *_opq_init(pre),
         *_batch_offsets(plan, tiles_m),
     ]
 
@@ -735,7 +727,7 @@ def _main_regs(
     d = kernel.out_dtype
     red = kernel.reduction
     assert red is not None
-    if not wgsl._straight(lambda p: wgsl._value_fn(kernel, red, p), {}):
+    if not _straight(lambda p: _value_fn(kernel, red, p), {}):
         # an epilogue with branches (tanh, erf, ...): one copy of it in a loop over the
         # accumulators, not rm * rn inlined copies (SwiftShader's compile time explodes)
         L.append(f"  var res: array<vec4<f32>, {rm * nq}>;")
@@ -745,7 +737,7 @@ def _main_regs(
             f"    let m = m0 + q / {nq * 4}u;",
             f"    let n = n0 + q % {nq * 4}u;",
             f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};",
-            f"    let v = {wgsl.to_bits(d, 'value(i, res[q / 4u][q % 4u])', pre)};",
+            f"    let v = {to_bits(d, 'value(i, res[q / 4u][q % 4u])', pre)};",
         ]
         if out_vec:  # the output binding is vec4: store one component
             L.append(f"    if (m < {m_}u && n < {n_}u) {{ out[u32(i) >> 2u][u32(i) & 3u] = v; }}")
@@ -761,13 +753,13 @@ def _main_regs(
             L.append(f"    let n = n0 + {4 * jq}u;")
             L.append(f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};")
             if out_vec:
-                vals = [wgsl.to_bits(d, f"value(i + {cc}, {c}[{cc}])", pre) for cc in range(4)]
+                vals = [to_bits(d, f"value(i + {cc}, {c}[{cc}])", pre) for cc in range(4)]
                 st = f"out[u32(i) >> 2u] = vec4<u32>({', '.join(vals)});"
                 L.append(f"    if (m < {m_}u && n < {n_}u) {{ {st} }}")
             else:
                 for cc in range(4):
                     ii = f"i + {cc * plan.so_n}"
-                    v = wgsl.to_bits(d, f"value({ii}, {c}[{cc}])", pre)
+                    v = to_bits(d, f"value({ii}, {c}[{cc}])", pre)
                     L.append(f"    if (m < {m_}u && n + {cc}u < {n_}u) {{ out[u32({ii})] = {v}; }}")
             L.append("  }")
     L.append("}")
