@@ -630,9 +630,26 @@ def _main_regs(
     kernel: Kernel, plan: Plan, t: RegTile, ma: str, mb: str, out_vec: bool, tiles_m: int,
     pre: Any,
 ) -> list[str]:  # fmt: skip
-    m_, n_, k_ = plan.m, plan.n, plan.k
+    """main of the register-tiled product: the invocation's tile origin and operand indices,
+    the k loop (four steps at a time, then the last k % 4), then the epilogue and stores."""
+    k4 = plan.k - plan.k % 4
+    L = _regs_head(plan, t, ma, mb, tiles_m, pre)
+    if k4:
+        L += _regs_k_loop(plan, t, ma, mb, k4)
+    if k4 < plan.k:
+        L += _regs_k_tail(plan, t, k4)
+    red = kernel.reduction
+    assert red is not None
+    if not _straight(lambda p: _value_fn(kernel, red, p), {}):
+        return L + _regs_store_loop(kernel, plan, t, out_vec, pre)
+    return L + _regs_stores(kernel, plan, t, out_vec, pre)
+
+
+def _regs_head(plan: Plan, t: RegTile, ma: str, mb: str, tiles_m: int, pre: Any) -> list[str]:
+    """main's opening: the tile origin (m0, n0) of this invocation, the batch offsets, the
+    operand rows (ar*, aq*) and columns (bc*, bq*) it reads, and the zeroed accumulators."""
+    m_, n_ = plan.m, plan.n
     rm, rn, nq = t.rm, t.rn, t.rn // 4
-    k4 = k_ - k_ % 4
     L = [
         f"@compute @workgroup_size({t.wx}, {t.wy})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
@@ -662,6 +679,14 @@ def _main_regs(
     for i in range(rm):
         for jq in range(nq):
             L.append(f"  var c{i}_{jq} = vec4<f32>(0.0f);")
+    return L
+
+
+def _regs_k_loop(plan: Plan, t: RegTile, ma: str, mb: str, k4: int) -> list[str]:
+    """The k loop over [0, k4), four steps per iteration: the operands' values for the four
+    k (vec4 loads along k or along the free dim where the mode allows, else scalar loads),
+    then rm x rn/4 vec4 multiply-adds per step."""
+    rm, rn, nq = t.rm, t.rn, t.rn // 4
     a, b = plan.a, plan.b
 
     def a_val(i: int, kk: int) -> str:
@@ -678,75 +703,91 @@ def _main_regs(
             return f"vec4<f32>({', '.join(f'vb{4 * jq + c}[{kk}]' for c in range(4))})"
         return f"vec4<f32>({', '.join(f'b{4 * jq + c}_{kk}' for c in range(4))})"
 
-    if k4:
-        L.append(f"  for (var k: i32 = 0; k < {k4}; k = k + 4) {{")
-        for i in range(rm):
-            if ma == "k":
-                L.append(f"    let va{i} = in{a.slot}[u32(a_off + ar{i} * {a.s_mn} + k) >> 2u];")
-        if ma == "mn":
-            for kk in range(4):
-                for q in range(rm // 4):
-                    addr = f"a_off + aq{q} + (k + {kk}) * {a.s_k}"
-                    L.append(f"    let va{kk}_{q} = in{a.slot}[u32({addr}) >> 2u];")
-        if ma == "s":
-            for i in range(rm):
-                for kk in range(4):
-                    addr = f"a_off + ar{i} * {a.s_mn} + (k + {kk}) * {a.s_k}"
-                    L.append(f"    let a{i}_{kk} = ld{a.slot}({addr});")
-        if mb == "k":
-            for j in range(rn):
-                L.append(f"    let vb{j} = in{b.slot}[u32(b_off + bc{j} * {b.s_mn} + k) >> 2u];")
-        if mb == "mn":
-            for kk in range(4):
-                for q in range(nq):
-                    addr = f"b_off + bq{q} + (k + {kk}) * {b.s_k}"
-                    L.append(f"    let vb{kk}_{q} = in{b.slot}[u32({addr}) >> 2u];")
-        if mb == "s":
-            for j in range(rn):
-                for kk in range(4):
-                    addr = f"b_off + bc{j} * {b.s_mn} + (k + {kk}) * {b.s_k}"
-                    L.append(f"    let b{j}_{kk} = ld{b.slot}({addr});")
+    L = [f"  for (var k: i32 = 0; k < {k4}; k = k + 4) {{"]
+    for i in range(rm):
+        if ma == "k":
+            L.append(f"    let va{i} = in{a.slot}[u32(a_off + ar{i} * {a.s_mn} + k) >> 2u];")
+    if ma == "mn":
         for kk in range(4):
-            for i in range(rm):
-                av = f"vec4<f32>({a_val(i, kk)})"
-                for jq in range(nq):
-                    L.append(f"    c{i}_{jq} = fma({av}, {b_vec(jq, kk)}, c{i}_{jq});")
-        L.append("  }")
-    if k4 < k_:  # the last k % 4 steps, scalar loads
-        L.append(f"  for (var k: i32 = {k4}; k < {k_}; k = k + 1) {{")
+            for q in range(rm // 4):
+                addr = f"a_off + aq{q} + (k + {kk}) * {a.s_k}"
+                L.append(f"    let va{kk}_{q} = in{a.slot}[u32({addr}) >> 2u];")
+    if ma == "s":
         for i in range(rm):
-            L.append(f"    let a{i} = ld{a.slot}(a_off + ar{i} * {a.s_mn} + k * {a.s_k});")
+            for kk in range(4):
+                addr = f"a_off + ar{i} * {a.s_mn} + (k + {kk}) * {a.s_k}"
+                L.append(f"    let a{i}_{kk} = ld{a.slot}({addr});")
+    if mb == "k":
         for j in range(rn):
-            L.append(f"    let b{j} = ld{b.slot}(b_off + bc{j} * {b.s_mn} + k * {b.s_k});")
+            L.append(f"    let vb{j} = in{b.slot}[u32(b_off + bc{j} * {b.s_mn} + k) >> 2u];")
+    if mb == "mn":
+        for kk in range(4):
+            for q in range(nq):
+                addr = f"b_off + bq{q} + (k + {kk}) * {b.s_k}"
+                L.append(f"    let vb{kk}_{q} = in{b.slot}[u32({addr}) >> 2u];")
+    if mb == "s":
+        for j in range(rn):
+            for kk in range(4):
+                addr = f"b_off + bc{j} * {b.s_mn} + (k + {kk}) * {b.s_k}"
+                L.append(f"    let b{j}_{kk} = ld{b.slot}({addr});")
+    for kk in range(4):
         for i in range(rm):
+            av = f"vec4<f32>({a_val(i, kk)})"
             for jq in range(nq):
-                bv = f"vec4<f32>({', '.join(f'b{4 * jq + c}' for c in range(4))})"
-                L.append(f"    c{i}_{jq} = fma(vec4<f32>(a{i}), {bv}, c{i}_{jq});")
-        L.append("  }")
-    # epilogue and stores
-    d = kernel.out_dtype
-    red = kernel.reduction
-    assert red is not None
-    if not _straight(lambda p: _value_fn(kernel, red, p), {}):
-        # an epilogue with branches (tanh, erf, ...): one copy of it in a loop over the
-        # accumulators, not rm * rn inlined copies (SwiftShader's compile time explodes)
-        L.append(f"  var res: array<vec4<f32>, {rm * nq}>;")
-        L += [f"  res[{i * nq + jq}] = c{i}_{jq};" for i in range(rm) for jq in range(nq)]
-        L += [
-            f"  for (var q = 0u; q < {rm * nq * 4}u; q = q + 1u) {{",
-            f"    let m = m0 + q / {nq * 4}u;",
-            f"    let n = n0 + q % {nq * 4}u;",
-            f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};",
-            f"    let v = {to_bits(d, 'value(i, res[q / 4u][q % 4u])', pre)};",
-        ]
-        if out_vec:  # the output binding is vec4: store one component
-            L.append(f"    if (m < {m_}u && n < {n_}u) {{ out[u32(i) >> 2u][u32(i) & 3u] = v; }}")
-        else:
-            L.append(f"    if (m < {m_}u && n < {n_}u) {{ out[u32(i)] = v; }}")
-        L += ["  }", "}"]
-        return L
+                L.append(f"    c{i}_{jq} = fma({av}, {b_vec(jq, kk)}, c{i}_{jq});")
+    L.append("  }")
+    return L
+
+
+def _regs_k_tail(plan: Plan, t: RegTile, k4: int) -> list[str]:
+    """The last k % 4 steps of the k loop, from scalar loads."""
+    rm, rn, nq = t.rm, t.rn, t.rn // 4
+    a, b = plan.a, plan.b
+    L = [f"  for (var k: i32 = {k4}; k < {plan.k}; k = k + 1) {{"]
+    for i in range(rm):
+        L.append(f"    let a{i} = ld{a.slot}(a_off + ar{i} * {a.s_mn} + k * {a.s_k});")
+    for j in range(rn):
+        L.append(f"    let b{j} = ld{b.slot}(b_off + bc{j} * {b.s_mn} + k * {b.s_k});")
     for i in range(rm):
         for jq in range(nq):
+            bv = f"vec4<f32>({', '.join(f'b{4 * jq + c}' for c in range(4))})"
+            L.append(f"    c{i}_{jq} = fma(vec4<f32>(a{i}), {bv}, c{i}_{jq});")
+    L.append("  }")
+    return L
+
+
+def _regs_store_loop(kernel: Kernel, plan: Plan, t: RegTile, out_vec: bool, pre: Any) -> list[str]:
+    """The stores for an epilogue with branches (tanh, erf, ...): one copy of it in a loop over
+    the accumulators, not rm * rn inlined copies (SwiftShader's compile time explodes)."""
+    d = kernel.out_dtype
+    rm, nq = t.rm, t.rn // 4
+    L = [f"  var res: array<vec4<f32>, {rm * nq}>;"]
+    L += [f"  res[{i * nq + jq}] = c{i}_{jq};" for i in range(rm) for jq in range(nq)]
+    L += [
+        f"  for (var q = 0u; q < {rm * nq * 4}u; q = q + 1u) {{",
+        f"    let m = m0 + q / {nq * 4}u;",
+        f"    let n = n0 + q % {nq * 4}u;",
+        f"    let i = o_off + i32(m) * {plan.so_m} + i32(n) * {plan.so_n};",
+        f"    let v = {to_bits(d, 'value(i, res[q / 4u][q % 4u])', pre)};",
+    ]
+    if out_vec:  # the output binding is vec4: store one component
+        L.append(
+            f"    if (m < {plan.m}u && n < {plan.n}u) {{ out[u32(i) >> 2u][u32(i) & 3u] = v; }}"
+        )
+    else:
+        L.append(f"    if (m < {plan.m}u && n < {plan.n}u) {{ out[u32(i)] = v; }}")
+    L += ["  }", "}"]
+    return L
+
+
+def _regs_stores(kernel: Kernel, plan: Plan, t: RegTile, out_vec: bool, pre: Any) -> list[str]:
+    """The epilogue inlined at each accumulator's store (a vec4 store of four outputs where the
+    output binding is vec4, else four guarded scalar stores), and main's end."""
+    m_, n_ = plan.m, plan.n
+    d = kernel.out_dtype
+    L: list[str] = []
+    for i in range(t.rm):
+        for jq in range(t.rn // 4):
             c = f"c{i}_{jq}"
             L.append("  {")
             L.append(f"    let m = m0 + {i}u;")
