@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ir import scalar
 from ...ir.exp import Exp
 from ...ir.ops import Op
 from . import simd as wasm_simd
@@ -301,8 +302,6 @@ def emit_reduce(gen: Any, p: RPlan, acc: int, scalar_tail: Any) -> None:
 
 
 def _identity(combine: Op, d: Any) -> Any:
-    from ...ir import scalar
-
     return scalar.identity(combine, d)
 
 
@@ -477,52 +476,75 @@ def emit_matmul(gen: Any, p: MPlan) -> None:
     """The tiled pass over the full tiles of the rows in [lo, hi) (run when the bounds check
     passed and lo, hi are cut at tile rows: a multiple of N whose row in its batch is a
     multiple of MR or at least Mfull)."""
-    f = gen.f
-    relaxed = gen.relaxed
-    MR, NV, K, N, M = p.MR, p.NV, p.K, p.N, p.M
-    a_r, a_m, a_b, a_c = (p.lin_a.get(v, 0) for v in ("r", "m", "b", "1"))
-    b_r, b_b, b_c = (p.lin_b.get(v, 0) for v in ("r", "b", "1"))
-    p.ok = bounds_check(gen, [p.a, p.b])
-    p.tiled = f.local(I32)
-    glo, ghi, tmp = f.local(I32), f.local(I32), f.local(I32)  # global rows lo // N, hi // N
-    for g, end in ((glo, gen.lo), (ghi, gen.hi)):
-        f.get(end)
-        f.i32(N)
-        f.op("i32.div_u")
-        f.set(g)
-    f.get(p.ok)
-    for g, end in ((glo, gen.lo), (ghi, gen.hi)):
-        # end % N == 0 and (row % MR == 0 or row >= Mfull), row = (end // N) % M
-        f.get(end)
-        f.i32(N)
-        f.op("i32.rem_u", "i32.eqz", "i32.and")
-        f.get(g)
-        f.i32(M)
-        f.op("i32.rem_u")
-        f.tee(tmp)
-        f.i32(MR)
-        f.op("i32.rem_u", "i32.eqz")
-        f.get(tmp)
-        f.i32(p.Mfull)
-        f.op("i32.ge_u", "i32.or", "i32.and")
-    f.get(gen.lo)
-    f.get(gen.hi)
-    f.op("i32.lt_u", "i32.and")
-    f.tee(p.tiled)
-    f.block("if")
-    bt, m0, n0, k0, kk = (f.local(I32) for _ in range(5))
-    ms, me = f.local(I32), f.local(I32)  # the rows of batch bt in range: [ms, me)
-    nc0, nc_end, kc_end = f.local(I32), f.local(I32), f.local(I32)
-    pa, pb, po = f.local(I32), f.local(I32), f.local(I32)
-    acc = [[f.local(V128) for _ in range(NV)] for _ in range(MR)]
-    bv = [f.local(V128) for _ in range(NV)]
-    av = f.local(V128)
-    NR = 4 * NV
-    KC = min(p.KC, K)
-    NC = p.NC
+    _TiledPass(gen, p).emit()
 
-    def counted_loop(var: int, start: Any, end: Any, step: int, body: Any) -> None:
-        # for var in range(start, end, step) with end > start guaranteed by the caller
+
+class _TiledPass:
+    """Emits the tiled pass: the guard (`p.tiled`), then the loop nest over batches, column
+    blocks of NC, k blocks of KC (packing the block's panel of b into the scratch), tile rows
+    of MR (packing that row tile of a) and tile columns of NR = 4 * NV, whose micro-kernel
+    runs the k block on MR x NV f32x4 accumulators."""
+
+    def __init__(self, gen: Any, p: MPlan) -> None:
+        self.gen, self.p, self.f = gen, p, gen.f
+        self.KC = min(p.KC, p.K)
+        self.NC = p.NC
+        self.NR = 4 * p.NV
+
+    def emit(self) -> None:
+        f, p = self.f, self.p
+        self.guard()
+        # (the locals in this order: their indices are part of the module bytes)
+        self.bt, self.m0, self.n0, self.k0, self.kk = (f.local(I32) for _ in range(5))
+        self.ms, self.me = f.local(I32), f.local(I32)  # the rows of batch bt in range: [ms, me)
+        self.nc0, self.nc_end, self.kc_end = f.local(I32), f.local(I32), f.local(I32)
+        self.pa, self.pb, self.po = f.local(I32), f.local(I32), f.local(I32)
+        self.acc = [[f.local(V128) for _ in range(p.NV)] for _ in range(p.MR)]
+        self.bv = [f.local(V128) for _ in range(p.NV)]
+        self.av = f.local(V128)
+        self.counted_loop(self.bt, self.batch_start, self.batch_end, 1, self.batch)
+        f.end()
+
+    # ---- the guard ---------------------------------------------------------------------------
+    def guard(self) -> None:
+        """p.ok (the bounds check), p.tiled = ok and lo < hi and both cut at tile rows, and the
+        `if` on it that the loop nest runs in; glo, ghi: the global rows lo // N, hi // N."""
+        gen, f, p = self.gen, self.f, self.p
+        N, M, MR = p.N, p.M, p.MR
+        p.ok = bounds_check(gen, [p.a, p.b])
+        p.tiled = f.local(I32)
+        glo, ghi, tmp = f.local(I32), f.local(I32), f.local(I32)
+        self.glo, self.ghi, self.tmp = glo, ghi, tmp
+        for g, end in ((glo, gen.lo), (ghi, gen.hi)):
+            f.get(end)
+            f.i32(N)
+            f.op("i32.div_u")
+            f.set(g)
+        f.get(p.ok)
+        for g, end in ((glo, gen.lo), (ghi, gen.hi)):
+            # end % N == 0 and (row % MR == 0 or row >= Mfull), row = (end // N) % M
+            f.get(end)
+            f.i32(N)
+            f.op("i32.rem_u", "i32.eqz", "i32.and")
+            f.get(g)
+            f.i32(M)
+            f.op("i32.rem_u")
+            f.tee(tmp)
+            f.i32(MR)
+            f.op("i32.rem_u", "i32.eqz")
+            f.get(tmp)
+            f.i32(p.Mfull)
+            f.op("i32.ge_u", "i32.or", "i32.and")
+        f.get(gen.lo)
+        f.get(gen.hi)
+        f.op("i32.lt_u", "i32.and")
+        f.tee(p.tiled)
+        f.block("if")
+
+    # ---- loops -------------------------------------------------------------------------------
+    def counted_loop(self, var: int, start: Any, end: Any, step: int, body: Any) -> None:
+        """for var in range(start, end, step), with end > start guaranteed by the caller."""
+        f = self.f
         start()
         f.set(var)
         f.block("loop")
@@ -536,65 +558,261 @@ def emit_matmul(gen: Any, p: MPlan) -> None:
         f.br_if(0)
         f.end()
 
-    def const(v: int) -> Any:
-        return lambda: f.i32(v)
+    def const(self, v: int) -> Any:
+        return lambda: self.f.i32(v)
 
-    def local(v: int) -> Any:
-        return lambda: f.get(v)
+    def local(self, v: int) -> Any:
+        return lambda: self.f.get(v)
 
-    def micro() -> None:
-        f.get(gen.scratch)
-        f.i32(KC * NC * 4)
-        f.op("i32.add")
-        f.set(pa)
-        # pb = the packed panel of b for columns n0.. (KC x NR, row-major) in the scratch
-        f.get(gen.scratch)
-        f.get(n0)
-        f.get(nc0)
+    def count_down_k_block(self) -> None:
+        """kk = kc_end - k0, and the loop whose body the caller emits next (ended by
+        `next_k`)."""
+        f = self.f
+        f.get(self.kc_end)
+        f.get(self.k0)
         f.op("i32.sub")
-        f.i32(KC * 4)
-        f.op("i32.mul", "i32.add")
-        f.set(pb)
-        # po = out + 4 * (bt*M*N + m0*N + n0)
-        f.get(0)
+        f.set(self.kk)
+        f.block("loop")
+
+    def next_k(self, step_a: int, step_b: int) -> None:
+        """pa += step_a, pb += step_b, and the loop again while --kk."""
+        f = self.f
+        f.get(self.pa)
+        f.i32(step_a)
+        f.op("i32.add")
+        f.set(self.pa)
+        f.get(self.pb)
+        f.i32(step_b)
+        f.op("i32.add")
+        f.set(self.pb)
+        f.get(self.kk)
+        f.i32(1)
+        f.op("i32.sub")
+        f.tee(self.kk)
+        f.br_if(0)
+        f.end()
+
+    def batch_start(self) -> None:
+        f = self.f
+        f.get(self.glo)
+        f.i32(self.p.M)
+        f.op("i32.div_u")
+
+    def batch_end(self) -> None:  # (ghi + M - 1) // M
+        f, M = self.f, self.p.M
+        f.get(self.ghi)
+        f.i32(M - 1)
+        f.op("i32.add")
+        f.i32(M)
+        f.op("i32.div_u")
+
+    def batch(self) -> None:
+        """Batch bt: ms = max(glo - bt*M, 0), me = min(ghi - bt*M, Mfull); the column blocks
+        when ms < me."""
+        f, p = self.f, self.p
+        bt, tmp, ms, me = self.bt, self.tmp, self.ms, self.me
         f.get(bt)
-        f.i32(M * N)
+        f.i32(p.M)
         f.op("i32.mul")
-        f.get(m0)
-        f.i32(N)
+        f.set(tmp)
+        f.get(self.glo)
+        f.get(tmp)
+        f.op("i32.sub")
+        f.i32(0)
+        f.get(self.glo)
+        f.get(tmp)
+        f.op("i32.gt_u", "select")
+        f.set(ms)
+        f.get(self.ghi)
+        f.get(tmp)
+        f.op("i32.sub")
+        f.tee(me)
+        f.i32(p.Mfull)
+        f.get(me)
+        f.i32(p.Mfull)
+        f.op("i32.lt_u", "select")
+        f.tee(me)
+        f.get(ms)
+        f.op("i32.gt_u")
+        f.block("if")
+        self.counted_loop(self.nc0, self.const(0), self.const(p.Nfull), self.NC, self.column_block)
+        f.end()
+
+    def column_block(self) -> None:
+        """Columns [nc0, nc_end = min(nc0 + NC, Nfull)): the k blocks."""
+        f, p, nc_end = self.f, self.p, self.nc_end
+        f.get(self.nc0)
+        f.i32(self.NC)
+        f.op("i32.add")
+        f.set(nc_end)
+        f.i32(p.Nfull)
+        f.get(nc_end)
+        f.get(nc_end)
+        f.i32(p.Nfull)
+        f.op("i32.gt_u", "select")
+        f.set(nc_end)
+        self.counted_loop(self.k0, self.const(0), self.const(p.K), self.KC, self.k_block)
+
+    def k_block(self) -> None:
+        """k in [k0, kc_end = min(k0 + KC, K)): pack the panel of b for each tile column, then
+        the row tiles."""
+        f, K, kc_end = self.f, self.p.K, self.kc_end
+        f.get(self.k0)
+        f.i32(self.KC)
+        f.op("i32.add")
+        f.set(kc_end)
+        f.i32(K)
+        f.get(kc_end)
+        f.get(kc_end)
+        f.i32(K)
+        f.op("i32.gt_u", "select")
+        f.set(kc_end)
+        self.counted_loop(self.n0, self.local(self.nc0), self.local(self.nc_end), self.NR,
+                          self.pack_b_panel)  # fmt: skip
+        self.counted_loop(self.m0, self.local(self.ms), self.local(self.me), self.p.MR,
+                          self.row_tile)  # fmt: skip
+
+    # ---- packing -----------------------------------------------------------------------------
+    def pack_b_panel(self) -> None:
+        """scratch[(n0 - nc0) * KC + (k - k0) * NR + c] = b[k, n0 + c] for k0 <= k < kc_end."""
+        f, p, gen = self.f, self.p, self.gen
+        NV = p.NV
+        b_r, b_b, b_c = (p.lin_b.get(v, 0) for v in ("r", "b", "1"))
+        f.get(1 + p.b.arg)
+        f.get(self.bt)
+        f.i32(b_b)
+        f.op("i32.mul")
+        f.get(self.k0)
+        f.i32(b_r)
         f.op("i32.mul", "i32.add")
-        f.get(n0)
+        f.get(self.n0)
+        f.op("i32.add")
+        f.i32(b_c)
         f.op("i32.add")
         f.i32(2)
         f.op("i32.shl", "i32.add")
-        f.set(po)
-        # accumulators: zero on the first k block, else the partial sums in the output
-        f.get(k0)
+        f.set(self.pa)
+        f.get(gen.scratch)
+        f.get(self.n0)
+        f.get(self.nc0)
+        f.op("i32.sub")
+        f.i32(self.KC * 4)
+        f.op("i32.mul", "i32.add")
+        f.set(self.pb)
+        self.count_down_k_block()
+        for j in range(NV):
+            f.get(self.pb)
+            f.get(self.pa)
+            f.simd_mem("v128.load", offset=16 * j)
+            f.simd_mem("v128.store", offset=16 * j)
+        self.next_k(4 * b_r, 16 * NV)
+
+    def row_tile(self) -> None:
+        """Rows [m0, m0 + MR): pack a's row tile, then the tile columns."""
+        self.pack_a()
+        self.counted_loop(self.n0, self.local(self.nc0), self.local(self.nc_end), self.NR,
+                          self.micro_tile)  # fmt: skip
+
+    def pack_a(self) -> None:
+        """scratch[KC*NC + (k - k0) * MR + m] = a[m0 + m, k] for k0 <= k < kc_end."""
+        f, p, gen = self.f, self.p, self.gen
+        MR = p.MR
+        a_r, a_m, a_b, a_c = (p.lin_a.get(v, 0) for v in ("r", "m", "b", "1"))
+        f.get(1 + p.a.arg)
+        f.get(self.bt)
+        f.i32(a_b)
+        f.op("i32.mul")
+        f.get(self.m0)
+        f.i32(a_m)
+        f.op("i32.mul", "i32.add")
+        f.get(self.k0)
+        f.i32(a_r)
+        f.op("i32.mul", "i32.add")
+        f.i32(a_c)
+        f.op("i32.add")
+        f.i32(2)
+        f.op("i32.shl", "i32.add")
+        f.set(self.pa)
+        f.get(gen.scratch)
+        f.i32(self.KC * self.NC * 4)
+        f.op("i32.add")
+        f.set(self.pb)
+        self.count_down_k_block()
+        for m in range(MR):
+            f.get(self.pb)
+            f.get(self.pa)
+            f.mem("i32.load", offset=4 * m * a_m)
+            f.mem("i32.store", offset=4 * m)
+        self.next_k(4 * a_r, 4 * MR)
+
+    # ---- the micro-kernel --------------------------------------------------------------------
+    def micro_tile(self) -> None:
+        """The MR x NR tile at (m0, n0) over the k block, its sums kept in the output."""
+        self.tile_pointers()
+        self.load_accumulators()
+        self.tile_k_loop()
+        self.store_accumulators()
+
+    def tile_pointers(self) -> None:
+        """pa: the packed row tile of a; pb: the packed panel of b for columns n0.. (KC x NR,
+        row-major) in the scratch; po: out + 4 * (bt*M*N + m0*N + n0)."""
+        f, p, gen = self.f, self.p, self.gen
+        M, N = p.M, p.N
+        f.get(gen.scratch)
+        f.i32(self.KC * self.NC * 4)
+        f.op("i32.add")
+        f.set(self.pa)
+        f.get(gen.scratch)
+        f.get(self.n0)
+        f.get(self.nc0)
+        f.op("i32.sub")
+        f.i32(self.KC * 4)
+        f.op("i32.mul", "i32.add")
+        f.set(self.pb)
+        f.get(0)
+        f.get(self.bt)
+        f.i32(M * N)
+        f.op("i32.mul")
+        f.get(self.m0)
+        f.i32(N)
+        f.op("i32.mul", "i32.add")
+        f.get(self.n0)
+        f.op("i32.add")
+        f.i32(2)
+        f.op("i32.shl", "i32.add")
+        f.set(self.po)
+
+    def load_accumulators(self) -> None:
+        """Zero on the first k block, else the partial sums in the output."""
+        f, N = self.f, self.p.N
+        f.get(self.k0)
         f.op("i32.eqz")
         f.block("if")
-        for row in acc:
+        for row in self.acc:
             for a in row:
                 f.v128_const(bytes(16))
                 f.set(a)
         f.op("else")
-        for m, row in enumerate(acc):
+        for m, row in enumerate(self.acc):
             for j, a in enumerate(row):
-                f.get(po)
+                f.get(self.po)
                 f.simd_mem("v128.load", offset=4 * (m * N) + 16 * j)
                 f.set(a)
         f.end()
-        # kk counts the k block down
-        f.get(kc_end)
-        f.get(k0)
-        f.op("i32.sub")
-        f.set(kk)
-        f.block("loop")
+
+    def tile_k_loop(self) -> None:
+        """Per k: NV row vectors of b, and per row a splat of a into NV multiply-adds
+        (f32x4.relaxed_madd where the engine has relaxed SIMD)."""
+        f, p, relaxed = self.f, self.p, self.gen.relaxed
+        MR, NV = p.MR, p.NV
+        acc, bv, av = self.acc, self.bv, self.av
+        self.count_down_k_block()
         for j in range(NV):
-            f.get(pb)
+            f.get(self.pb)
             f.simd_mem("v128.load", offset=16 * j)
             f.set(bv[j])
         for m in range(MR):
-            f.get(pa)
+            f.get(self.pa)
             f.simd_mem("v128.load32_splat", offset=4 * m)
             f.set(av)
             for j in range(NV):
@@ -609,199 +827,15 @@ def emit_matmul(gen: Any, p: MPlan) -> None:
                     f.get(bv[j])
                     f.op("f32x4.mul", "f32x4.add")
                 f.set(acc[m][j])
-        f.get(pa)
-        f.i32(4 * MR)
-        f.op("i32.add")
-        f.set(pa)
-        f.get(pb)
-        f.i32(16 * NV)
-        f.op("i32.add")
-        f.set(pb)
-        f.get(kk)
-        f.i32(1)
-        f.op("i32.sub")
-        f.tee(kk)
-        f.br_if(0)
-        f.end()
-        for m, row in enumerate(acc):
+        self.next_k(4 * MR, 16 * NV)
+
+    def store_accumulators(self) -> None:
+        f, N = self.f, self.p.N
+        for m, row in enumerate(self.acc):
             for j, a in enumerate(row):
-                f.get(po)
+                f.get(self.po)
                 f.get(a)
                 f.simd_mem("v128.store", offset=4 * (m * N) + 16 * j)
-
-    def n_loop() -> None:
-        counted_loop(n0, local(nc0), local(nc_end), NR, micro)
-
-    def pack_a_then_n_loop() -> None:
-        # scratch[KC*NC + (k - k0) * MR + m] = a[m0 + m, k] for k0 <= k < kc_end
-        f.get(1 + p.a.arg)
-        f.get(bt)
-        f.i32(a_b)
-        f.op("i32.mul")
-        f.get(m0)
-        f.i32(a_m)
-        f.op("i32.mul", "i32.add")
-        f.get(k0)
-        f.i32(a_r)
-        f.op("i32.mul", "i32.add")
-        f.i32(a_c)
-        f.op("i32.add")
-        f.i32(2)
-        f.op("i32.shl", "i32.add")
-        f.set(pa)
-        f.get(gen.scratch)
-        f.i32(KC * NC * 4)
-        f.op("i32.add")
-        f.set(pb)
-        f.get(kc_end)
-        f.get(k0)
-        f.op("i32.sub")
-        f.set(kk)
-        f.block("loop")
-        for m in range(MR):
-            f.get(pb)
-            f.get(pa)
-            f.mem("i32.load", offset=4 * m * a_m)
-            f.mem("i32.store", offset=4 * m)
-        f.get(pa)
-        f.i32(4 * a_r)
-        f.op("i32.add")
-        f.set(pa)
-        f.get(pb)
-        f.i32(4 * MR)
-        f.op("i32.add")
-        f.set(pb)
-        f.get(kk)
-        f.i32(1)
-        f.op("i32.sub")
-        f.tee(kk)
-        f.br_if(0)
-        f.end()
-        n_loop()
-
-    def m_loop() -> None:
-        counted_loop(m0, local(ms), local(me), MR, pack_a_then_n_loop)
-
-    def pack_panel() -> None:
-        # scratch[(n0 - nc0) * KC + (k - k0) * NR + c] = b[k, n0 + c] for k0 <= k < kc_end
-        f.get(1 + p.b.arg)
-        f.get(bt)
-        f.i32(b_b)
-        f.op("i32.mul")
-        f.get(k0)
-        f.i32(b_r)
-        f.op("i32.mul", "i32.add")
-        f.get(n0)
-        f.op("i32.add")
-        f.i32(b_c)
-        f.op("i32.add")
-        f.i32(2)
-        f.op("i32.shl", "i32.add")
-        f.set(pa)
-        f.get(gen.scratch)
-        f.get(n0)
-        f.get(nc0)
-        f.op("i32.sub")
-        f.i32(KC * 4)
-        f.op("i32.mul", "i32.add")
-        f.set(pb)
-        f.get(kc_end)
-        f.get(k0)
-        f.op("i32.sub")
-        f.set(kk)
-        f.block("loop")
-        for j in range(NV):
-            f.get(pb)
-            f.get(pa)
-            f.simd_mem("v128.load", offset=16 * j)
-            f.simd_mem("v128.store", offset=16 * j)
-        f.get(pa)
-        f.i32(4 * b_r)
-        f.op("i32.add")
-        f.set(pa)
-        f.get(pb)
-        f.i32(16 * NV)
-        f.op("i32.add")
-        f.set(pb)
-        f.get(kk)
-        f.i32(1)
-        f.op("i32.sub")
-        f.tee(kk)
-        f.br_if(0)
-        f.end()
-
-    def k_loop_body() -> None:
-        # kc_end = min(k0 + KC, K)
-        f.get(k0)
-        f.i32(KC)
-        f.op("i32.add")
-        f.set(kc_end)
-        f.i32(K)
-        f.get(kc_end)
-        f.get(kc_end)
-        f.i32(K)
-        f.op("i32.gt_u", "select")
-        f.set(kc_end)
-        counted_loop(n0, local(nc0), local(nc_end), NR, pack_panel)
-        m_loop()
-
-    def nc_body() -> None:
-        # nc_end = min(nc0 + NC, Nfull)
-        f.get(nc0)
-        f.i32(NC)
-        f.op("i32.add")
-        f.set(nc_end)
-        f.i32(p.Nfull)
-        f.get(nc_end)
-        f.get(nc_end)
-        f.i32(p.Nfull)
-        f.op("i32.gt_u", "select")
-        f.set(nc_end)
-        counted_loop(k0, const(0), const(K), KC, k_loop_body)
-
-    def b_body() -> None:
-        # ms = max(glo - bt*M, 0), me = min(ghi - bt*M, Mfull); tiles when ms < me
-        f.get(bt)
-        f.i32(M)
-        f.op("i32.mul")
-        f.set(tmp)
-        f.get(glo)
-        f.get(tmp)
-        f.op("i32.sub")
-        f.i32(0)
-        f.get(glo)
-        f.get(tmp)
-        f.op("i32.gt_u", "select")
-        f.set(ms)
-        f.get(ghi)
-        f.get(tmp)
-        f.op("i32.sub")
-        f.tee(me)
-        f.i32(p.Mfull)
-        f.get(me)
-        f.i32(p.Mfull)
-        f.op("i32.lt_u", "select")
-        f.tee(me)
-        f.get(ms)
-        f.op("i32.gt_u")
-        f.block("if")
-        counted_loop(nc0, const(0), const(p.Nfull), NC, nc_body)
-        f.end()
-
-    def batch_end() -> None:  # (ghi + M - 1) // M
-        f.get(ghi)
-        f.i32(M - 1)
-        f.op("i32.add")
-        f.i32(M)
-        f.op("i32.div_u")
-
-    def batch_start() -> None:
-        f.get(glo)
-        f.i32(M)
-        f.op("i32.div_u")
-
-    counted_loop(bt, batch_start, batch_end, 1, b_body)
-    f.end()
 
 
 def start_counters(gen: Any, p: MPlan) -> tuple[int, int]:
