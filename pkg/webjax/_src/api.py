@@ -89,7 +89,7 @@ async def init_webgpu_async() -> list[Device]:
     from .hosts import in_browser
 
     if in_browser():
-        from .hosts.webgpu_browser import init_webgpu_async as open_async
+        from .runtime.webgpu import init_webgpu_async as open_async
 
         await open_async()
     return devices("webgpu")

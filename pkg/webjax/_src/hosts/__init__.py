@@ -1,8 +1,20 @@
-"""Hosts: the only modules that touch a JS engine (browser.py) or native engines (native.py)."""
+"""Hosts: the only modules that touch a JS engine (*_browser.py) or native engines (*_native.py).
+
+Here too the two errors a host raises when it cannot serve a backend (the runtime catches them
+and re-exports them from runtime.backend).
+"""
 
 from __future__ import annotations
 
 import sys
+
+
+class BackendUnavailable(RuntimeError):
+    """This host cannot provide the backend (the message says why)."""
+
+
+class SyncReadError(RuntimeError):
+    """A synchronous read is impossible here (e.g. WebGPU under plain `runPython`)."""
 
 
 def in_browser() -> bool:

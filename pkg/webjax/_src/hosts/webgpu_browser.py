@@ -11,9 +11,10 @@ SyncReadError naming the async alternative (`await webjax.init_webgpu_async()`,
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..runtime.backend import BackendUnavailable, SyncReadError
+from . import BackendUnavailable, SyncReadError
 
 _HELPER_JS = r"""
 (() => {
@@ -300,8 +301,14 @@ def _no_adapter() -> BackendUnavailable:
     )
 
 
-async def init_webgpu_async(power_preference: str = "high-performance") -> BrowserWebGPU:
-    """Open the WebGPU device without blocking (works under plain `runPython` + `await`)."""
+async def open_device_async(
+    power_preference: str, probe: Callable[[BrowserWebGPU], Awaitable[None]]
+) -> BrowserWebGPU:
+    """Open the WebGPU device without blocking (works under plain `runPython` + `await`).
+
+    `probe` (the runtime's start-up probes, awaited here since the backend's sync probes cannot
+    wait) runs on the new device before it becomes the one `open_device` returns.
+    """
     global _DEVICE
     if _DEVICE is None:
         if not _has_webgpu():
@@ -310,10 +317,7 @@ async def init_webgpu_async(power_preference: str = "high-performance") -> Brows
         if info is None:
             raise _no_adapter()
         device = BrowserWebGPU(info)
-        from ..runtime.webgpu import probe_exact_async, probe_f16_async
-
-        device.exact = await probe_exact_async(device)  # (the backend's sync probes cannot wait)
-        device.f16 = await probe_f16_async(device)
+        await probe(device)
         _DEVICE = device
     return _DEVICE
 

@@ -11,7 +11,7 @@ import os
 import struct
 from typing import Any
 
-from ..runtime.backend import BackendUnavailable
+from . import BackendUnavailable
 
 _MAX_GROUPS = 4096  # cached bind groups (the cache restarts when full)
 

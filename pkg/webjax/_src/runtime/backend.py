@@ -13,15 +13,8 @@ from typing import Any
 
 from .. import config as _config
 from ..dtypes import DType
+from ..hosts import BackendUnavailable, SyncReadError  # raised by hosts; importable from here too
 from ..ir.kernel import Kernel
-
-
-class BackendUnavailable(RuntimeError):
-    """This host cannot provide the backend (the message says why)."""
-
-
-class SyncReadError(RuntimeError):
-    """A synchronous read is impossible here (e.g. WebGPU under plain `runPython`)."""
 
 
 class Backend:

@@ -21,7 +21,7 @@ from typing import Any
 from .. import profiler
 from ..codegen.wgsl import kernel as wgsl
 from ..dtypes import DType
-from ..hosts import in_browser
+from ..hosts import in_browser, webgpu_browser, webgpu_native
 from ..ir.kernel import Kernel
 from .backend import Backend, register_backend
 
@@ -136,14 +136,21 @@ async def probe_f16_async(host: Any) -> dict[str, int]:
             host.destroy_buffer(b)
 
 
+async def _probe_async(host: Any) -> None:
+    host.exact = await probe_exact_async(host)
+    host.f16 = await probe_f16_async(host)
+
+
+async def init_webgpu_async(power_preference: str = "high-performance") -> Any:
+    """Open the browser's WebGPU device without blocking (works under plain `runPython` +
+    `await`), with the start-up probes awaited (the backend's sync probes cannot wait there)."""
+    return await webgpu_browser.open_device_async(power_preference, _probe_async)
+
+
 def _open_host() -> Any:
     if in_browser():
-        from ..hosts.webgpu_browser import open_device as open_browser_device
-
-        return open_browser_device()
-    from ..hosts.webgpu_native import open_device as open_native_device
-
-    return open_native_device()
+        return webgpu_browser.open_device()
+    return webgpu_native.open_device()
 
 
 class WebGPUBackend(Backend):
