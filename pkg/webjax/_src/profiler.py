@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from .hosts import in_browser, profiler_browser
+
 _events: list[dict[str, Any]] | None = None
 _log_dir: str | None = None
 # Always-on counter of kernel dispatches per platform (cheap; used by tests for fusion).
@@ -28,12 +30,8 @@ def open_events() -> list[dict[str, Any]] | None:
 
 
 def _browser_now() -> float | None:
-    from .hosts import in_browser
-
     if not in_browser():
         return None
-    from .hosts import profiler_browser
-
     return profiler_browser.now_ms()
 
 
@@ -78,8 +76,6 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
     yield
     t1 = time.perf_counter()
     if browser_t0 is not None:
-        from .hosts import profiler_browser
-
         props = {
             "size": kernel.size,
             "dtype": kernel.out_dtype.name,

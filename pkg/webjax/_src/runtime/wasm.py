@@ -24,6 +24,7 @@ from typing import Any
 
 from ..codegen.wasm import kernel as wasm_codegen
 from ..dtypes import DType
+from ..hosts import in_browser, wasm_browser, wasm_native
 from ..ir.kernel import Kernel
 from .backend import Backend, BackendUnavailable, register_backend
 
@@ -77,17 +78,11 @@ class WasmExecutable:
 
 
 def _make_host() -> Any:
-    from ..hosts import in_browser
-
     if in_browser():
-        from ..hosts import wasm_browser
-
         reason = wasm_browser.available()
         if reason is not None:
             raise BackendUnavailable(reason)
         return wasm_browser.BrowserWasmHost()
-    from ..hosts import wasm_native
-
     reason = wasm_native.available()
     if reason is not None:
         raise BackendUnavailable(reason)
