@@ -2,7 +2,9 @@
 
 Only webjax/_src/hosts/ may import the host bindings (js and pyodide in the browser; wasmtime
 and wgpu natively), browser bindings only from browser hosts and native ones only from native
-hosts, and `import webjax` must work where none of them can be imported.
+hosts, and `import webjax` must work where none of them can be imported. Every module of
+`_src` has a layer (pyproject's "layers" contract), the upward imports that contract lets pass
+are all inside functions and listed, and no module is named for when it was written.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
+import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pkg" / "webjax"
@@ -103,9 +107,53 @@ def test_import_linter_contracts_name_existing_modules():
     for contract in config["contracts"]:
         for key in ("source_modules", "forbidden_modules", "modules"):
             named.update(contract.get(key, []))
+        for layer in import_graph.layers() if contract.get("id") == "layers" else []:
+            named.update(layer)
     missing = []
     for module in sorted(named):
         base = ROOT / "pkg" / Path(*module.split("."))
         if not (base.with_suffix(".py").exists() or (base / "__init__.py").exists()):
             missing.append(module)
     assert not missing, f"pyproject.toml [tool.importlinter] names missing modules: {missing}"
+
+
+def test_every_src_module_has_a_layer():
+    stack = import_graph.layers()
+    loose = [
+        name
+        for name in import_graph.modules()
+        if name.startswith("webjax._src.") and import_graph.layer_of(name, stack) is None
+    ]
+    assert not loose, f"modules in no layer of pyproject's 'layers' contract: {loose}"
+
+
+def test_upward_imports_are_listed_and_inside_functions():
+    # The layers contract ignores the imports in ignore_imports; each must be a real upward
+    # import made inside a function (breaking a cycle), so the list only shrinks.
+    stack = import_graph.layers()
+    up = import_graph.upward(import_graph.edges(), stack)
+    listed = set(import_graph.contract().get("ignore_imports", []))
+    found = {f"{e.source} -> {e.target}" for e in up}
+    assert not [e for e in up if not e.in_function], "upward imports at module level"
+    assert found <= listed, f"upward imports not in ignore_imports: {sorted(found - listed)}"
+    assert listed <= found, f"ignore_imports entries that are gone: {sorted(listed - found)}"
+
+
+def test_no_import_cycles():
+    cycles = import_graph.cycles(import_graph.edges())
+    assert not cycles, "import cycles (function-level imports count):\n" + "\n".join(
+        ", ".join(c) for c in cycles
+    )
+
+
+HISTORY_NAMES = ("extra", "more", "misc", "helpers", "new", "old", "other")
+
+
+def test_modules_are_named_for_what_they_are():
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in files
+        if any(part in HISTORY_NAMES for part in path.stem.split("_"))
+    ]
+    assert not offenders, f"modules named for their history, not their subject: {offenders}"

@@ -16,7 +16,10 @@ from typing import Any
 
 from . import core, dtypes
 from .core import ShapedArray
+from .dispatch import array as array_mod
+from .dispatch.array import to_array as _to_array
 from .interpreters import ad, batching
+from .lax import control_flow, lax
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 pure_callback_p = core.Primitive("pure_callback")
@@ -34,9 +37,7 @@ def _abstract(*avals: ShapedArray, result_avals: tuple[ShapedArray, ...], **_: A
 
 
 def _to_result(value: Any, aval: ShapedArray, name: str) -> Any:
-    from .numpy import creation
-
-    out = creation.asarray(value, dtype=aval.dtype)
+    out = array_mod.asarray(value, dtype=aval.dtype)
     got = core.get_aval(out)
     if tuple(got.shape) != tuple(aval.shape):
         raise RuntimeError(
@@ -77,8 +78,6 @@ def _transpose(cts: Any, *args: Any, **params: Any) -> Any:
 
 def _batch(vals: list[Any], dims: list[Any], *, vmap_method: Any, result_avals: Any,
            **params: Any) -> tuple[list, list]:  # fmt: skip
-    from .lax import control_flow, lax
-
     size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True)
                 if d is not None)  # fmt: skip
     vals = [batching.bdim_at_front(v, d, size) if d is not None else v
@@ -138,8 +137,6 @@ def pure_callback(
 ) -> Any:
     """Call the pure host function `callback(*args, **kwargs)` on concrete arrays; its results
     must match `result_shape_dtypes` (a pytree of objects with `shape` and `dtype`)."""
-    from .transformations import _to_array
-
     if vmap_method not in _VMAP_METHODS:
         raise ValueError(
             f"vmap_method must be on of the allowed methods {list(_VMAP_METHODS)}, but got: "

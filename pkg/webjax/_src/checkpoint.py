@@ -14,6 +14,7 @@ from typing import Any
 
 from . import core
 from .core import ClosedJaxpr, ShapedArray
+from .dispatch.array import to_array as _to_array
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import Zero, is_undefined
@@ -39,10 +40,9 @@ def _impl(*args: Any, jaxpr: ClosedJaxpr, **_: Any) -> list[Any]:
 
 def _jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, **params: Any
          ) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    from .jit import _jvp_jaxpr_inst
 
     nonzero = tuple(not isinstance(t, Zero) for t in tangents)
-    jvp_closed, out_nz = _jvp_jaxpr_inst(jaxpr, nonzero, None)
+    jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzero, None)
     outs = checkpoint_p.bind(*primals, *[t for t in tangents if not isinstance(t, Zero)],
                              jaxpr=jvp_closed, **params)  # fmt: skip
     n = len(jaxpr.out_avals)
@@ -108,8 +108,6 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from .transformations import _to_array
-
         dyn = [a for i, a in enumerate(args) if i not in static]
         flat, in_tree = tree_flatten((dyn, kwargs))
         flat = [_to_array(x) for x in flat]

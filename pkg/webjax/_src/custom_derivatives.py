@@ -14,10 +14,12 @@ from typing import Any
 
 from . import core
 from .core import ClosedJaxpr, ShapedArray
+from .dispatch import array as array_mod
+from .dispatch import devices
+from .dispatch.array import to_array as _to_array
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import Zero
-from .lax.lax import to_array as _to_array
 from .tree_util import (
     keystr,
     tree_flatten,
@@ -281,10 +283,8 @@ class custom_jvp:
 
 
 def _zeros_like(x: Any) -> Any:
-    from .lax import lax
-
     a = core.get_aval(_to_array(x))
-    return lax.full(a.shape, 0, a.dtype)
+    return array_mod.full(a.shape, 0, a.dtype, False, devices.default_device())
 
 
 # ============================================================================================

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import core
+from .dispatch.array import to_array as _to_array
 from .interpreters import ad, batching
+from .lax import lax
 from .tree_util import tree_flatten, tree_unflatten
 
 debug_callback_p = core.Primitive("debug_callback")
@@ -33,8 +35,6 @@ def _jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[list, 
 
 def _batch(vals: list[Any], dims: list[Any], **params: Any) -> tuple[list, list]:
     """One call per batch element, in order (as JAX does for debug callbacks)."""
-    from .lax import lax
-
     size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True)
                 if d is not None)  # fmt: skip
     vals = [batching.bdim_at_front(v, d, size) if d is not None else v
@@ -52,8 +52,6 @@ batching.primitive_batchers[debug_callback_p] = _batch
 
 def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
     """Call `fn(*args, **kwargs)` with concrete values, also from inside transformations."""
-    from .transformations import _to_array
-
     flat, in_tree = tree_flatten((args, kwargs))
     flat = [_to_array(x) if core.is_valid_jaxtype(x) else x for x in flat]
     statics = {i: x for i, x in enumerate(flat) if not core.is_valid_jaxtype(x)}

@@ -14,11 +14,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import core
+from .config import config, debug_level, x64_enabled
 from .core import ClosedJaxpr, ShapedArray
+from .dispatch import array as array_mod
+from .dispatch import devices, program
+from .dispatch.array import Array
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import UndefinedPrimal, Zero, is_undefined
-from .tree_util import tree_flatten, tree_leaves, tree_unflatten
+from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_leaves, tree_unflatten
 
 jit_p = core.Primitive("jit")
 jit_p.multiple_results = True
@@ -31,8 +35,6 @@ def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) 
 
 @jit_p.def_impl
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[Any]:
-    from .dispatch import program
-
     outs = program.run_jaxpr(jaxpr, list(args))
     if outs is None:  # the program needs values while running: evaluate it eagerly
         outs = [program.materialize(o) for o in core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)]
@@ -53,7 +55,7 @@ def _jit_jvp(
     primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, name: str, **params: Any
 ) -> tuple[list[Any], list[Any]]:
     nonzero = [not isinstance(t, Zero) for t in tangents]
-    jvp_closed, out_nonzero = _jvp_jaxpr(jaxpr, tuple(nonzero))
+    jvp_closed, out_nonzero = ad.jvp_jaxpr(jaxpr, tuple(nonzero), None)
     tangent_args = [t for t in tangents if not isinstance(t, Zero)]
     outs = jit_p.bind(*primals, *tangent_args, jaxpr=jvp_closed, name=f"jvp({name})")
     n = len(jaxpr.out_avals)
@@ -63,39 +65,6 @@ def _jit_jvp(
         for nz, a in zip(out_nonzero, jaxpr.out_avals, strict=True)
     ]
     return primal_outs, tangent_outs
-
-
-def _jvp_jaxpr(closed: ClosedJaxpr, nonzero: tuple[bool, ...]) -> tuple[ClosedJaxpr, list[bool]]:
-    return _jvp_jaxpr_inst(closed, nonzero, None)
-
-
-def _jvp_jaxpr_inst(
-    closed: ClosedJaxpr, nonzero: tuple[bool, ...], instantiate: Any
-) -> tuple[ClosedJaxpr, list[bool]]:
-    """The jvp of `closed` as a jaxpr: (primals, nonzero tangents) -> (primals, tangents).
-
-    Output tangents flagged in `instantiate` are materialized (as zeros if need be); others
-    are dropped when symbolically zero. Returns the jaxpr and which output tangents it has."""
-    avals = closed.in_avals
-    t_avals = [ad.tangent_aval(a) for a, nz in zip(avals, nonzero, strict=True) if nz]
-    out_nonzero: list[bool] = []
-
-    def fun(*args: Any) -> list[Any]:
-        primals = args[: len(avals)]
-        it = iter(args[len(avals) :])
-        tangents = [
-            next(it) if nz else Zero(ad.tangent_aval(a))
-            for nz, a in zip(nonzero, avals, strict=True)
-        ]
-        p_out, t_out = ad.jvp_flat(_closed_call(closed), primals, tangents)
-        if instantiate is not None:
-            t_out = [
-                ad.instantiate(t) if inst else t for t, inst in zip(t_out, instantiate, strict=True)
-            ]
-        out_nonzero[:] = [not isinstance(t, Zero) for t in t_out]
-        return [*p_out, *[t for t in t_out if not isinstance(t, Zero)]]
-
-    return pe.trace_to_closed_jaxpr(fun, [*avals, *t_avals]), out_nonzero
 
 
 ad.primitive_jvps[jit_p] = _jit_jvp
@@ -372,8 +341,6 @@ class Jitted:
 
         self.trace_count += 1
         closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
-        from .config import debug_level
-
         if debug_level() >= 2:
             print(f"[webjax] traced jit({self.__name__}):\n{closed}")
         closed, captured = _hoist_tracers(closed)
@@ -386,8 +353,6 @@ class Jitted:
                         ) -> TypeError:  # fmt: skip
         """JAX's error for an argument leaf that is not an array, naming where it was passed:
         the parameter's name (or `args[i]`) and the path inside it."""
-        from .tree_util import keystr, tree_flatten_with_path
-
         static_pos = {i % nargs for i in self.static_argnums if -nargs <= i < nargs}
         positions = [i for i in range(nargs) if i not in static_pos]
         names: list[str] = []
@@ -416,8 +381,6 @@ class Jitted:
         return TypeError(f"{self.__name__}: an argument is not a valid JAX type")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .config import config
-
         if config.read("jax_disable_jit"):
             return self._fun(*args, **kwargs)
         fast = _plain_key(args) if self._plain and not kwargs else None
@@ -488,8 +451,6 @@ def _hoist_tracers(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
 def _run_donating(closed: ClosedJaxpr, flat: list[Any], donated: tuple[int, ...]) -> list[Any]:
     """Evaluate at top level, letting the program write results into donated buffers; the
     donated arrays are deleted afterwards, as in JAX."""
-    from .dispatch import program
-
     outs = program.run_jaxpr(closed, list(flat), donate=donated)
     if outs is None:
         outs = [program.materialize(o) for o in core.eval_jaxpr(closed.jaxpr, closed.consts, *flat)]
@@ -507,8 +468,6 @@ def _plain_key(args: tuple[Any, ...]) -> Any:
     """The fast cache key of a call whose arguments are all live concrete arrays (else None):
     their avals, the context (device, x64) and the bound named axes, as `_trace`'s key has."""
     if not _ARRAY:
-        from .dispatch.array import Array
-
         _ARRAY.append(Array)
     array = _ARRAY[0]
     avals = []
@@ -522,25 +481,18 @@ def _plain_key(args: tuple[Any, ...]) -> Any:
 def _context_key() -> Any:
     """What a trace depends on besides the arguments: the default device and x64 (a trace
     under `enable_x64` makes 64-bit constants and defaults)."""
-    from .config import x64_enabled
-    from .dispatch.lowering import default_device
-
-    return default_device(), x64_enabled()
+    return devices.default_device(), x64_enabled()
 
 
 def _to_array(x: Any) -> Any:
     if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
         return x
     if type(x) in (bool, int, float):
-        from .numpy.creation import asarray
-
-        return asarray(x)
+        return array_mod.asarray(x)
     if core.is_valid_jaxtype(x):
         return x
-    from .numpy.creation import asarray
-
     try:
-        return asarray(x)
+        return array_mod.asarray(x)
     except TypeError:
         raise TypeError(
             f"Argument '{x!r:.60}' of type {type(x)} is not a valid JAX type."

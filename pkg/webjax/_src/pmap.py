@@ -23,7 +23,7 @@ from .core import ClosedJaxpr, ShapedArray
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import Zero, is_undefined
-from .jit import _closed_call, _jvp_jaxpr, jit
+from .jit import _closed_call, jit
 from .lax import lax
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 from .vmap import _as_mapped, _broadcast_prefix, _canonical_in_axis
@@ -77,7 +77,7 @@ def _pmap_jvp(
 ) -> tuple[list[Any], list[Any]]:
     nonzero = tuple(not isinstance(t, Zero) for t in tangents)
     with batching.extend_axis_env([(axis_name, axis_size)]):
-        jvp_closed, out_nonzero = _jvp_jaxpr(jaxpr, nonzero)
+        jvp_closed, out_nonzero = ad.jvp_jaxpr(jaxpr, nonzero, None)
     outs = pmap_p.bind(
         *primals,
         *[t for t in tangents if not isinstance(t, Zero)],

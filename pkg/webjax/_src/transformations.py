@@ -8,16 +8,19 @@ calls the flat interpreter in `interpreters/`.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import core, dtypes
 from .core import ShapedArray
-from .interpreters import ad
+from .dispatch.array import to_array as _to_array
+from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .interpreters.ad import Zero
-from .lax.lax import to_array as _to_array
+from .lax import lax
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .vmap import vmap
 
 
 class _Outs:
@@ -192,8 +195,6 @@ def _zero_ct(r: Any, aval: ShapedArray) -> Any:
         return ad.zeros_like_aval(aval)
     ra = core.get_aval(r)
     if aval.weak_type and not ra.weak_type and ra.dtype is aval.dtype:
-        from .lax import lax
-
         return lax.convert_element_type(r, aval.dtype, weak_type=True)
     return r
 
@@ -202,8 +203,6 @@ def _float0_zeros(shape: tuple[int, ...]) -> Any:
     try:
         import numpy as np
     except ImportError:  # Pyodide without NumPy: the closest thing is a boolean zero array
-        from .lax import lax
-
         return lax.full(shape, False, dtypes.bool_)
     return np.zeros(shape, dtype=dtypes.float0())
 
@@ -293,8 +292,6 @@ def value_and_grad(
                 "pass holomorphic=True. For differentiation of non-holomorphic functions "
                 "involving complex outputs, use jax.vjp directly."
             )
-        from .lax import lax
-
         seed = tree_unflatten(tree_structure(out), [lax.full((), 1.0, out_aval.dtype)])
         grads = pullback(seed)
         g = grads[0] if single else tuple(grads)
@@ -348,10 +345,6 @@ def _check_jac_dtypes(leaves: list[Any], fname: str, holomorphic: bool, what: st
 
 def _std_basis(flat: list[Any]) -> tuple[Any, int]:
     """An identity matrix covering all flat inputs (rows: basis directions)."""
-    import math
-
-    from .lax import lax
-
     sizes = [math.prod(core.get_aval(x).shape) for x in flat]
     n = sum(sizes)
     dt = dtypes.result_type(*[(core.get_aval(x).dtype, False) for x in flat])[0]
@@ -368,10 +361,6 @@ def _std_basis(flat: list[Any]) -> tuple[Any, int]:
 
 
 def _split_basis(eye: Any, flat: list[Any]) -> list[Any]:
-    import math
-
-    from .lax import lax
-
     out, start = [], 0
     n = core.get_aval(eye).shape[0]
     for x in flat:
@@ -386,8 +375,6 @@ def _split_basis(eye: Any, flat: list[Any]) -> list[Any]:
 def jacfwd(
     fun: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
-    from .vmap import vmap
-
     @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
         _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, False, "jacfwd")
@@ -417,10 +404,6 @@ def jacfwd(
 
 
 def _unflatten_last(leaf: Any, d_flat: list[Any], single: bool, d_tree: Any) -> Any:
-    import math
-
-    from .lax import lax
-
     a = core.get_aval(leaf)
     lead = a.shape[:-1]
     pieces, start = [], 0
@@ -436,8 +419,6 @@ def _unflatten_last(leaf: Any, d_flat: list[Any], single: bool, d_tree: Any) -> 
 
 
 def _take_first_along_last(a: Any) -> Any:
-    from .lax import lax
-
     av = core.get_aval(a)
     sl = lax.slice(a, (0,) * av.ndim, av.shape[:-1] + (1,))
     return lax.reshape(sl, av.shape[:-1])
@@ -450,8 +431,6 @@ def jacrev(
     holomorphic: bool = False,
     allow_int: bool = False,
 ) -> Callable[..., Any]:
-    from .vmap import vmap
-
     @functools.wraps(fun)
     def jac(*args: Any, **kwargs: Any) -> Any:
         _, single, dyn, f_partial = _split_argnums(fun, argnums, args, kwargs, allow_int, "jacrev")
@@ -470,11 +449,8 @@ def jacrev(
             return pullback(tree_unflatten(y_tree, list(ct_flat)))
 
         cts = vmap(pull, in_axes=0, out_axes=0)(*basis)  # tuple over dyn args, leading axis n
+
         # cts: per input leaf, shape (n, *in_shape) -> per output leaf (*out_shape, *in_shape)
-        import math
-
-        from .lax import lax
-
         def per_output(ct_leaf: Any) -> list[Any]:
             a = core.get_aval(ct_leaf)
             parts, start = [], 0
@@ -526,8 +502,6 @@ class ShapeDtypeStruct:
 
     @property
     def size(self) -> int:
-        import math
-
         return math.prod(self.shape)
 
     def __repr__(self) -> str:
@@ -578,8 +552,6 @@ def make_jaxpr(
             leaves, tree = tree_flatten(out)
             out_tree[:] = [tree]
             return [_to_array(x) for x in leaves]
-
-        from .interpreters import batching
 
         with batching.extend_axis_env(axis_env or ()):  # names collectives may use
             closed = pe.trace_to_closed_jaxpr(flat_fun, avals)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import core
+from .dispatch import array as array_mod
 from .interpreters import batching
 from .lax import batching_rules  # noqa: F401  (registers the batching rules)
 from .tree_util import (
@@ -184,9 +185,7 @@ def _as_mapped(x: Any) -> Any:
         return x
     if not (core.is_valid_jaxtype(x) or _is_numpy(x)):
         raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type")
-    from .numpy.creation import asarray  # the numpy layer sits above this one
-
-    return asarray(x)
+    return array_mod.asarray(x)
 
 
 def _canonical_in_axis(x: Any, d: AxisSpec) -> AxisSpec:

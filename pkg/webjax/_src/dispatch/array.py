@@ -16,7 +16,7 @@ from .. import core, dtypes, printing
 from ..core import ShapedArray
 from ..dtypes import DType
 from ..ir import exp as E
-from ..ir import view
+from ..ir import scalar, view
 from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..runtime.backend import Device
@@ -250,12 +250,10 @@ class Array:
         return format(str(self), spec)
 
     def __reduce__(self) -> Any:
-        from ..numpy import asarray
-
-        return (_rebuild, (self.tolist(), self.dtype.name, asarray))
+        return (_rebuild, (self.tolist(), self.dtype.name))
 
 
-def _rebuild(values: Any, dtype: str, asarray: Any) -> Array:
+def _rebuild(values: Any, dtype: str) -> Array:
     return asarray(values, dtype=dtype)
 
 
@@ -269,6 +267,39 @@ def _nest(flat: list[Any], shape: tuple[int, ...]) -> Any:
 
 
 core.pytype_aval_mappings[Array] = lambda x: x.aval
+
+
+# ---- arrays from host values --------------------------------------------------------------------
+# Making an array from a Python scalar, a nested sequence or a NumPy value is `jnp.asarray`'s job
+# (dtype inference, weak types, NumPy interop). The numpy layer installs it here, so that lower
+# layers (lax, jit, vmap, callbacks, unpickling) convert host values without importing upward.
+_asarray: Any = None
+
+
+def install_asarray(fn: Any) -> None:
+    global _asarray
+    _asarray = fn
+
+
+def asarray(x: Any, dtype: Any = None) -> Array:
+    """`jnp.asarray(x, dtype=dtype)` (installed by webjax._src.numpy.creation)."""
+    if _asarray is None:
+        raise RuntimeError("webjax.numpy is not imported: import webjax first")
+    return _asarray(x, dtype=dtype)
+
+
+def to_array(x: Any) -> Any:
+    """Arrays and tracers pass through; Python scalars, NumPy values and lists become arrays."""
+    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
+        return x
+    return asarray(x)
+
+
+def full(
+    shape: tuple[int, ...], value: Any, dtype: DType, weak_type: bool, device: Device
+) -> Array:
+    """A constant array (an inline expression, no buffer) of `value` normalized to `dtype`."""
+    return from_flat([scalar.normalize(dtype, value)], shape, dtype, device, weak_type)
 
 
 # ---- storage ------------------------------------------------------------------------------------

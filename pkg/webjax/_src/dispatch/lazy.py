@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import config as _config
 from .. import profiler
-from ..dtypes import DType
+from ..dtypes import STRUCT_FORMATS, DType
 from ..ir import exp as E
 from ..ir.exp import Exp
 from ..ir.kernel import Kernel, make_kernel
@@ -267,22 +267,6 @@ async def read_bytes_async(lb: LazyBuffer) -> bytes:
 
 
 # ---- host values <-> bytes ---------------------------------------------------------------------
-_STRUCT = {
-    "bool": "?",
-    "int8": "b",
-    "int16": "h",
-    "int32": "i",
-    "int64": "q",
-    "uint8": "B",
-    "uint16": "H",
-    "uint32": "I",
-    "uint64": "Q",
-    "float16": "e",
-    "float32": "f",
-    "float64": "d",
-}
-
-
 def pack(values: list[Any], dtype: DType) -> bytes:
     if dtype.kind == "c":  # interleaved (real, imaginary) pairs
         pairs = [p for v in values for p in (complex(v).real, complex(v).imag)]
@@ -290,7 +274,7 @@ def pack(values: list[Any], dtype: DType) -> bytes:
     if dtype.name == "bfloat16":
         f32 = struct.pack(f"<{len(values)}f", *values)
         return b"".join(f32[i + 2 : i + 4] for i in range(0, len(f32), 4))
-    return struct.pack(f"<{len(values)}{_STRUCT[dtype.name]}", *values)
+    return struct.pack(f"<{len(values)}{STRUCT_FORMATS[dtype.name]}", *values)
 
 
 def unpack(data: bytes, dtype: DType, count: int) -> list[Any]:
@@ -301,4 +285,5 @@ def unpack(data: bytes, dtype: DType, count: int) -> list[Any]:
     if dtype.name == "bfloat16":
         widened = b"".join(b"\0\0" + data[i : i + 2] for i in range(0, 2 * count, 2))
         return list(struct.unpack(f"<{count}f", widened))
-    return list(struct.unpack(f"<{count}{_STRUCT[dtype.name]}", data[: count * dtype.itemsize]))
+    fmt = STRUCT_FORMATS[dtype.name]
+    return list(struct.unpack(f"<{count}{fmt}", data[: count * dtype.itemsize]))

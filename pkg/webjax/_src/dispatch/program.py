@@ -23,6 +23,7 @@ from . import array as array_mod
 from . import lazy
 from .array import Array
 from .lazy import LazyBuffer, NeedsValues
+from .lowering import ELEMENTWISE
 
 
 class Placeholder(LazyBuffer):
@@ -201,8 +202,6 @@ _TRANSPARENT = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_cal
 def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     """eval_jaxpr that keeps a reduction fused into its consumer only when that consumer is
     its single, elementwise use; otherwise the reduction becomes its own kernel."""
-    from .lowering import ELEMENTWISE
-
     uses: dict[int, list[str]] = {}
     for eqn in jaxpr.eqns:
         for v in eqn.invars:

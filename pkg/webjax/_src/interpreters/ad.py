@@ -140,6 +140,37 @@ class LinearFunction:
         return [z if z is not None else next(outs) for z in self.out_zeros]
 
 
+def jvp_jaxpr(
+    closed: core.ClosedJaxpr, nonzero: tuple[bool, ...], instantiate_outs: Any
+) -> tuple[core.ClosedJaxpr, list[bool]]:
+    """The jvp of `closed` as a jaxpr: (primals, nonzero tangents) -> (primals, tangents).
+
+    Output tangents flagged in `instantiate_outs` are materialized (as zeros if need be); others
+    are dropped when symbolically zero. Returns the jaxpr and which output tangents it has."""
+    avals = closed.in_avals
+    t_avals = [tangent_aval(a) for a, nz in zip(avals, nonzero, strict=True) if nz]
+    out_nonzero: list[bool] = []
+
+    def fun(*args: Any) -> list[Any]:
+        primals = args[: len(avals)]
+        it = iter(args[len(avals) :])
+        tangents = [
+            next(it) if nz else Zero(tangent_aval(a)) for nz, a in zip(nonzero, avals, strict=True)
+        ]
+        p_out, t_out = jvp_flat(
+            lambda *a: core.eval_jaxpr(closed.jaxpr, closed.consts, *a), primals, tangents
+        )
+        if instantiate_outs is not None:
+            t_out = [
+                instantiate(t) if inst else t
+                for t, inst in zip(t_out, instantiate_outs, strict=True)
+            ]
+        out_nonzero[:] = [not isinstance(t, Zero) for t in t_out]
+        return [*p_out, *[t for t in t_out if not isinstance(t, Zero)]]
+
+    return pe.trace_to_closed_jaxpr(fun, [*avals, *t_avals]), out_nonzero
+
+
 def linearize_flat(
     fun: Callable[..., Sequence[Any]], primals: Sequence[Any]
 ) -> tuple[list[Any], LinearFunction]:

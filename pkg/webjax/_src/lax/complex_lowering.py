@@ -4,7 +4,7 @@ Kernels never see a complex type (see `array.storage`): a rule receives the stor
 of its operands, takes their real and imaginary parts as real expressions over the element
 index, computes the result's parts with real ops and interleaves them again. Primitives that
 treat the parts independently (movement, sums, selection) do not need a rule here: they are
-applied to each part (`lowering.COMPONENTWISE`).
+applied to each part (`_by_parts`, entered in dispatch's `lowering.COMPONENTWISE` table).
 
 The formulas are arranged to avoid needless overflow and cancellation: hypot-style
 magnitudes, Smith's division with C99's recovery of infinities, log|z| near |z| = 1 from an
@@ -23,14 +23,14 @@ splits their operands into parts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import core, dtypes
-from ..core import ShapedArray
+from ..core import Primitive, ShapedArray
 from ..dispatch import lazy
 from ..dispatch.array import Array, exp_of, interleave, part
-from ..dispatch.lowering import COMPLEX_LOWERINGS, LOWERINGS, _at, apply_primitive
+from ..dispatch.lowering import COMPLEX_LOWERINGS, COMPONENTWISE, LOWERINGS, _at, apply_primitive
 from ..ir import exp as E
 from ..ir import view
 from ..ir.exp import Exp
@@ -896,3 +896,35 @@ def _impl(prim: Any) -> Callable[..., Any]:
 
 for _p in (lax.real_p, lax.imag_p, lax.complex_p, lax.conj_p):
     _p.def_impl(_impl(_p))
+
+
+# ---- primitives that act on each part --------------------------------------------------------
+# Movement, sums and selection treat the real and imaginary parts independently: on complex
+# operands they are applied to each part and the parts are recombined. The parts and the
+# recombination are index rewrites, so this fuses like the real primitive.
+_PARTWISE = (
+    "neg", "add", "sub", "add_any", "select_n", "broadcast_in_dim", "reshape", "squeeze",
+    "stop_gradient", "transpose", "concatenate", "slice", "pad", "rev", "dynamic_slice",
+    "dynamic_update_slice", "gather", "scatter", "scatter-add", "reduce_sum", "cumsum",
+    "reduce_window_sum", "window_gather", "window_scatter_add", "copy", "copy_p",
+)  # fmt: skip
+
+
+def _by_parts(prim: Primitive, args: Sequence[Any], avals: list[ShapedArray],
+              params: dict[str, Any]) -> Any:  # fmt: skip
+    def parts(x: Any, av: ShapedArray) -> tuple[Any, Any]:
+        if av.dtype.kind != "c":
+            return x, x
+        if not isinstance(x, Array):  # a Python complex
+            z = complex(x)
+            return z.real, z.imag
+        return lax.real(x), lax.imag(x)
+
+    split = [parts(a, av) for a, av in zip(args, avals, strict=True)]
+    re = prim.bind(*(p[0] for p in split), **params)
+    im = prim.bind(*(p[1] for p in split), **params)
+    return lax.complex(re, im)
+
+
+for _name in _PARTWISE:
+    COMPONENTWISE[_name] = _by_parts

@@ -378,15 +378,14 @@ def cond(
 def _cond_jvp(
     primals: list[Any], tangents: list[Any], *, branches: tuple[ClosedJaxpr, ...]
 ) -> tuple[list[Any], list[Any]]:
-    from ..jit import _jvp_jaxpr_inst
 
     index, *ops = primals
     nonzero = tuple(not isinstance(t, Zero) for t in tangents[1:])
     outs_nz = [False] * len(branches[0].out_avals)
     for b in branches:
-        _, nz = _jvp_jaxpr_inst(b, nonzero, None)
+        _, nz = ad.jvp_jaxpr(b, nonzero, None)
         outs_nz = [x or y for x, y in zip(outs_nz, nz, strict=True)]
-    jbranches = tuple(_jvp_jaxpr_inst(b, nonzero, outs_nz)[0] for b in branches)
+    jbranches = tuple(ad.jvp_jaxpr(b, nonzero, outs_nz)[0] for b in branches)
     t_args = [t for t in tangents[1:] if not isinstance(t, Zero)]
     outs = cond_p.bind(index, *ops, *t_args, branches=jbranches)
     n = len(branches[0].out_avals)
@@ -698,7 +697,6 @@ def _while_jvp(
     cond_nconsts: int,
     body_nconsts: int,
 ) -> tuple[list[Any], list[Any]]:
-    from ..jit import _jvp_jaxpr_inst
 
     nc, nb = cond_nconsts, body_nconsts
     cc, bc, init = primals[:nc], primals[nc : nc + nb], primals[nc + nb :]
@@ -706,12 +704,12 @@ def _while_jvp(
     bc_nz = [not isinstance(t, Zero) for t in bct]
     carry_nz = [not isinstance(t, Zero) for t in init_t]
     while True:
-        _, out_nz = _jvp_jaxpr_inst(body_jaxpr, tuple(bc_nz + carry_nz), None)
+        _, out_nz = ad.jvp_jaxpr(body_jaxpr, tuple(bc_nz + carry_nz), None)
         new = [a or b for a, b in zip(carry_nz, out_nz, strict=True)]
         if new == carry_nz:
             break
         carry_nz = new
-    jbody, _ = _jvp_jaxpr_inst(body_jaxpr, tuple(bc_nz + carry_nz), carry_nz)
+    jbody, _ = ad.jvp_jaxpr(body_jaxpr, tuple(bc_nz + carry_nz), carry_nz)
     n_carry = len(init)
     t_avals = [ad.tangent_aval(a) for a, nz in zip(_avals(init), carry_nz, strict=True) if nz]
 
@@ -1107,7 +1105,6 @@ def _scan_jvp(
     num_carry: int,
     **_: Any,
 ) -> tuple[list[Any], list[Any]]:
-    from ..jit import _jvp_jaxpr_inst
 
     nc, nk = num_consts, num_carry
     consts, init, xs = primals[:nc], primals[nc : nc + nk], primals[nc + nk :]
@@ -1116,14 +1113,14 @@ def _scan_jvp(
     carry_nz = [not isinstance(t, Zero) for t in it]
     xs_nz = [not isinstance(t, Zero) for t in xt]
     while True:
-        _jaxpr, out_nz = _jvp_jaxpr_inst(jaxpr, tuple(const_nz + carry_nz + xs_nz), None)
+        _jaxpr, out_nz = ad.jvp_jaxpr(jaxpr, tuple(const_nz + carry_nz + xs_nz), None)
         new = [a or b for a, b in zip(carry_nz, out_nz[:nk], strict=True)]
         if new == carry_nz:
             break
         carry_nz = new
     n_y = len(jaxpr.out_avals) - nk
     inst = carry_nz + [None] * n_y  # ys tangents: whatever the body gives
-    jbody, out_nz = _jvp_jaxpr_inst(jaxpr, tuple(const_nz + carry_nz + xs_nz), inst)
+    jbody, out_nz = ad.jvp_jaxpr(jaxpr, tuple(const_nz + carry_nz + xs_nz), inst)
     ys_nz = out_nz[nk:]
     n_ct, n_cart, n_xt = sum(const_nz), sum(carry_nz), sum(xs_nz)
 

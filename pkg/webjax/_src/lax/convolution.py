@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from .. import core, dtypes
 from ..core import ShapedArray
-from ..dispatch import lowering
+from ..dispatch import devices, lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.batching import not_mapped
@@ -365,7 +365,7 @@ def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
     )
     if not eligible:
         return lowering.apply_primitive(conv_general_dilated_p, lhs, rhs, **params)
-    device = lowering._pick_device([lhs, rhs])
+    device = devices.pick_device([lhs, rhs])
     xe = lowering._input_exp(lhs, la, device)
     we = lowering._input_exp(rhs, ra, device)
     n, o_feat = la.shape[lspec[0]], ra.shape[rspec[0]]

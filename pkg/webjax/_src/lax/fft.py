@@ -38,7 +38,7 @@ from .. import core, dtypes
 from ..config import config
 from ..core import ShapedArray
 from ..dispatch import array as array_mod
-from ..dispatch import lazy, lowering
+from ..dispatch import devices, lazy, lowering
 from ..interpreters import batching
 from ..interpreters.ad import Zero
 from ..ir import exp as E
@@ -700,7 +700,7 @@ def _fft_program(x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> 
 def _fft_impl(x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> Any:
     aval = core.get_aval(x)
     out_aval = _fft_abstract(aval, fft_type=fft_type, fft_lengths=fft_lengths)
-    device = lowering._pick_device([x])
+    device = devices.pick_device([x])
     if out_aval.size == 0:
         return array_mod.Array(out_aval, device, None)
     cdt = out_aval.dtype if out_aval.dtype.kind == "c" else aval.dtype

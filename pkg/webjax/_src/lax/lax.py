@@ -15,6 +15,8 @@ from typing import Any
 
 from .. import core, dtypes
 from ..core import Primitive, ShapedArray
+from ..dispatch import array as array_mod
+from ..dispatch import devices
 from ..dtypes import DType
 
 # ---- elementwise primitives ---------------------------------------------------------------------
@@ -516,10 +518,6 @@ reduce_sum, reduce_prod, reduce_max, reduce_min = map(
 reduce_and, reduce_or, reduce_xor = map(_reducer, ("reduce_and", "reduce_or", "reduce_xor"))
 
 
-# `full` needs a concrete constant maker from the array layer (registered there).
-_full_impl: Any = None
-
-
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, weak_type: bool = False) -> Any:
     shape = core.canonicalize_shape(shape)
     if isinstance(fill_value, core.Tracer) or hasattr(fill_value, "aval"):
@@ -531,7 +529,7 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, weak_type: bo
         weak_type = weak_type or type(fill_value) is not builtins.bool
     else:
         dt = dtypes.canonicalize(dtypes.dtype(dtype))
-    return _full_impl(shape, fill_value, dt, weak_type)
+    return array_mod.full(shape, fill_value, dt, weak_type, devices.default_device())
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
@@ -908,10 +906,4 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = False
     return out if keepdims else squeeze(out, (axis,))
 
 
-def to_array(x: Any) -> Any:
-    """Arrays and tracers pass through; Python scalars, NumPy values and lists become arrays."""
-    if isinstance(x, core.Tracer) or hasattr(x, "_exp"):
-        return x
-    from ..numpy.creation import asarray
-
-    return asarray(x)
+to_array = array_mod.to_array

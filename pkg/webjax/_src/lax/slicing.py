@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from .. import core, dtypes
 from ..core import ShapedArray
-from ..dispatch import lowering
+from ..dispatch import devices, lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..ir import exp as E
@@ -24,7 +24,7 @@ from ..ir import view
 from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..jit import jit
-from . import lax
+from . import bitonic, lax
 
 
 class GatherScatterMode(enum.Enum):
@@ -441,7 +441,7 @@ def _scatter_impl(operand: Any, indices: Any, updates: Any, **params: Any) -> An
 
     avals = [core.get_aval(x) for x in (operand, indices, updates)]
     out = avals[0]
-    device = lowering._pick_device([operand, indices, updates])
+    device = devices.pick_device([operand, indices, updates])
     if out.size == 0:
         return Array(out, device, None)
     exps = [
@@ -472,7 +472,6 @@ SORTED_SCATTER_MIN_WORK = 1 << 22
 def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device: Any,
                     dimension_numbers: Any, mode: Any) -> Exp:  # fmt: skip
     from ..dispatch import lazy
-    from .sorting import _bitonic_first, _bitonic_source
 
     op_aval, _, upd_aval = avals
     size, n = op_aval.size, upd_aval.size
@@ -486,8 +485,8 @@ def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device
     def buffer(e: Exp, m: int = n) -> Exp:
         return lazy.load_all(lazy.as_buffer(e, m, device))
 
-    src_b, big = _bitonic_source([flat], n_aval, 0, device)
-    src, _ = _bitonic_first(src_b, n_aval, 0, big, n)
+    src_b, big = bitonic.bitonic_source([flat], n_aval, 0, device)
+    src, _ = bitonic.bitonic_first(src_b, n_aval, 0, big, n)
     src = buffer(src)  # update positions, sorted by target (stable)
     tgt = buffer(view.reindex(flat, n, src))  # their targets, ascending
     i = E.idx(size)
@@ -532,7 +531,7 @@ def _scatter_any_impl(name: str) -> Any:
             return small(operand, indices, updates, **params)
         if not lazy.fuse_epilogues:  # eager: run the passes as one cached program
             return _sorted_program(operand, indices, updates, name=name, **params)
-        device = lowering._pick_device([operand, indices, updates])
+        device = devices.pick_device([operand, indices, updates])
         exps = [lowering._input_exp(x, a, device)
                 for x, a in zip((operand, indices, updates), avals, strict=True)]  # fmt: skip
         value = _scatter_sorted(name, exps, avals, device, params["dimension_numbers"],

@@ -9,13 +9,12 @@ and stable on every device. Keys follow JAX: -0.0 sorts as 0.0 and every NaN as 
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 from .. import core, dtypes
 from ..core import ShapedArray
 from ..dispatch import array as array_mod
-from ..dispatch import lazy, lowering
+from ..dispatch import devices, lazy, lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero
 from ..ir import exp as E
@@ -24,6 +23,8 @@ from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..jit import jit
 from . import lax
+from .bitonic import BITONIC_MIN, bitonic_first, bitonic_source, sort_key
+from .slicing import GatherDimensionNumbers, gather
 
 sort_p = lax._prim("sort")
 sort_p.multiple_results = True
@@ -59,25 +60,6 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = 
 
 
 # ---- evaluation -----------------------------------------------------------------------------
-def _key(x: Exp) -> Exp:
-    """An exp whose signed-integer order is JAX's sort order of `x`."""
-    d = x.dtype
-    if d.kind == "b":
-        return E.cast(x, dtypes.int32)
-    if d.kind in "iu":
-        return x
-    wide = E.cast(x, dtypes.float32) if d.itemsize < 4 else x
-    zero = E.const(0.0, wide.dtype)
-    canon = E.where(E.binary(Op.CMPEQ, wide, zero), zero, wide)  # -0.0 -> 0.0
-    nan = E.const(math.nan, wide.dtype)
-    canon = E.where(E.binary(Op.CMPNE, wide, wide), nan, canon)  # every NaN -> +NaN
-    it = dtypes.int64 if wide.dtype.itemsize == 8 else dtypes.int32
-    bits = E.bitcast(canon, it)
-    sign_mask = E.const(2 ** (it.bits - 1) - 1, it)
-    flip = E.binary(Op.AND, E.binary(Op.SHR, bits, E.const(it.bits - 1, it)), sign_mask)
-    return E.binary(Op.XOR, bits, flip)
-
-
 def _row_exps(exps: list[Exp], aval: ShapedArray, dim: int, out_index: Exp, j: Exp) -> list[Exp]:
     """Each operand at the output's row (from `out_index`) and position `j` along `dim`."""
     o = view.unravel(out_index, aval.shape)
@@ -91,8 +73,8 @@ def _rank_exp(keys: list[Exp], aval: ShapedArray, dim: int, descending: bool = F
     n = aval.shape[dim]
     i_idx = E.idx(aval.size)
     j = E.ridx(n)
-    mine = [_key(k) for k in keys]
-    theirs = [_key(k) for k in _row_exps(keys, aval, dim, i_idx, j)]
+    mine = [sort_key(k) for k in keys]
+    theirs = [sort_key(k) for k in _row_exps(keys, aval, dim, i_idx, j)]
     before = Op.CMPLT
     i_pos = view.unravel(i_idx, aval.shape)[dim]
     earlier = E.binary(Op.CMPLT, j, i_pos)
@@ -133,77 +115,6 @@ def _materialize(exp: Exp, aval: ShapedArray, device: Any) -> Exp:
     return e
 
 
-# ---- bitonic network (long rows) ----------------------------------------------------------------
-# Rows longer than this sort with a bitonic network: log2(N)(log2(N)+1)/2 compare-exchange passes
-# over rows padded to N = 2^k, each pass one elementwise kernel per state array, O(N log^2 N)
-# work. The state is the keys (in sort order, `_key`) plus each element's position in its row,
-# which breaks ties (so the network is stable) and ends as the permutation.
-BITONIC_MIN = 128
-
-
-def _key_max(d: Any) -> Exp:
-    if d.kind == "u":
-        return E.const(2**d.bits - 1, d)
-    return E.const(2 ** (d.bits - 1) - 1, d)
-
-
-def _bitonic_source(keys: list[Exp], aval: ShapedArray, dim: int, device: Any,
-                    descending: bool = False) -> tuple[Exp, int]:  # fmt: skip
-    """The sorted rows' source positions, laid out (rows, N): flat r * N + j holds the position
-    in row r of the element that sorts j-th."""
-    n = aval.shape[dim]
-    big = 1 << (n - 1).bit_length()
-    rows = aval.size // n
-    size = rows * big
-    other = tuple(s for a, s in enumerate(aval.shape) if a != dim)
-    flat = E.idx(size)
-    p = E.binary(Op.AND, flat, E.i32(big - 1))
-    o = view.unravel(E.idiv(flat, big), other)
-    o.insert(dim, E.binary(Op.MIN, p, E.i32(n - 1)))
-    at = view.ravel(o, aval.shape)
-    valid = E.binary(Op.CMPLT, p, E.i32(n))
-    state = []
-    for key in keys:
-        kk = _key(view.reindex(key, aval.size, at))
-        if descending:  # bitwise not reverses the order of signed and unsigned keys alike
-            kk = E.unary(Op.NOT, kk)
-        state.append(E.where(valid, kk, _key_max(kk.dtype)))
-    state.append(p)
-
-    def buffer(e: Exp) -> Exp:
-        return lazy.load_all(lazy.as_buffer(e, size, device))
-
-    state = [buffer(e) for e in state]
-    stages = big.bit_length() - 1
-    for k in range(1, stages + 1):
-        for j in reversed(range(k)):
-            partner = E.binary(Op.XOR, flat, E.i32(1 << j))
-            other_state = [view.reindex(e, size, partner) for e in state]
-            less = E.binary(Op.CMPLT, state[-1], other_state[-1])
-            for a, b in zip(reversed(state[:-1]), reversed(other_state[:-1]), strict=True):
-                tie = E.binary(Op.AND, E.binary(Op.CMPEQ, a, b), less)
-                less = E.binary(Op.OR, E.binary(Op.CMPLT, a, b), tie)
-            # keep my element iff (upper half of the pair) xor (descending block) xor (I am less)
-            bits = E.binary(Op.XOR, E.binary(Op.SHR, p, E.i32(j)), E.binary(Op.SHR, p, E.i32(k)))
-            flip = E.binary(Op.CMPNE, E.binary(Op.AND, bits, E.i32(1)), E.i32(0))
-            keep = E.binary(Op.CMPNE, flip, less)
-            state = [buffer(E.where(keep, a, b)) for a, b in zip(state, other_state, strict=True)]
-    return state[-1], big
-
-
-def _bitonic_first(src: Exp, aval: ShapedArray, dim: int, big: int, k_size: int
-                   ) -> tuple[Exp, ShapedArray]:  # fmt: skip
-    """The first `k_size` sorted positions of each row, in `aval`'s layout along `dim`."""
-    n = aval.shape[dim]
-    other = tuple(s for a, s in enumerate(aval.shape) if a != dim)
-    out_shape = tuple(k_size if a == dim else s for a, s in enumerate(aval.shape))
-    out_aval = ShapedArray(out_shape, dtypes.int32)
-    o = view.unravel(E.idx(out_aval.size), out_shape)
-    row = view.ravel([x for a, x in enumerate(o) if a != dim], other)
-    at = E.add(E.mul(row, big), o[dim])
-    return view.reindex(src, (aval.size // n) * big, at), out_aval
-
-
 def _eager_program() -> bool:
     """Whether an eager call runs its network as a cached jit program: not while a program is
     compiling (the passes are built directly), nor under `disable_jit` (the program would
@@ -225,7 +136,7 @@ def _sort_program(*operands: Any, dimension: int, is_stable: bool, num_keys: int
 def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
     avals = [core.get_aval(o) for o in operands]
     aval = avals[0]
-    device = lowering._pick_device(operands)
+    device = devices.pick_device(operands)
     if aval.size == 0:
         return [array_mod.Array(a, device, None) for a in avals]
     exps = [lowering._input_exp(o, a, device) for o, a in zip(operands, avals, strict=True)]
@@ -233,8 +144,8 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
         if _eager_program():  # eager: run the network as a cached program
             return _sort_program(*operands, dimension=dimension, is_stable=is_stable,
                                  num_keys=num_keys)  # fmt: skip
-        src_b, big = _bitonic_source(exps[:num_keys], aval, dimension, device)
-        src_exp, src_aval = _bitonic_first(src_b, aval, dimension, big, aval.shape[dimension])
+        src_b, big = bitonic_source(exps[:num_keys], aval, dimension, device)
+        src_exp, src_aval = bitonic_first(src_b, aval, dimension, big, aval.shape[dimension])
         outs = _permute(exps, aval, dimension, src_exp, src_aval)
         return [array_mod.from_exp(e, a, device) for e, a in zip(outs, avals, strict=True)]
     rank_aval = ShapedArray(aval.shape, dtypes.int32)
@@ -266,8 +177,6 @@ def _sort_jvp(primals: list[Any], tangents: list[Any], *, dimension: int, is_sta
 
 def _take_along(x: Any, idx: Any, dim: int) -> Any:
     """x permuted along `dim` by idx (same shape), through gather."""
-    from .slicing import GatherDimensionNumbers, gather
-
     shape = core.get_aval(x).shape
     nd = len(shape)
     coords = [lax.broadcasted_iota(dtypes.int32, shape, a) if a != dim else idx
@@ -329,7 +238,7 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
 def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
     aval = core.get_aval(operand)
     outs = _top_k_abstract(aval, k=k)
-    device = lowering._pick_device([operand])
+    device = devices.pick_device([operand])
     if outs[0].size == 0:
         return [array_mod.Array(a, device, None) for a in outs]
     x = lowering._input_exp(operand, aval, device)
@@ -337,8 +246,8 @@ def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
     if aval.shape[dim] > BITONIC_MIN:
         if _eager_program():  # eager: run the network as a cached program
             return _top_k_program(operand, k=k)
-        src_b, big = _bitonic_source([x], aval, dim, device, descending=True)
-        src_exp, src_aval = _bitonic_first(src_b, aval, dim, big, k)
+        src_b, big = bitonic_source([x], aval, dim, device, descending=True)
+        src_exp, src_aval = bitonic_first(src_b, aval, dim, big, k)
         src = _materialize(src_exp, src_aval, device)
         (vals,) = _permute([x], aval, dim, src, src_aval)
         return [array_mod.from_exp(vals, outs[0], device), array_mod.from_exp(src, outs[1], device)]
@@ -366,8 +275,6 @@ def _top_k_jvp(primals: list[Any], tangents: list[Any], *, k: int, axis: int = -
     if isinstance(t, Zero):
         return [vals, idx], [Zero(ad.tangent_aval(core.get_aval(vals))),
                              Zero(core.get_aval(idx))]  # fmt: skip
-    from .slicing import GatherDimensionNumbers, gather
-
     shape = core.get_aval(idx).shape
     nd = len(shape)
     coords = [lax.broadcasted_iota(dtypes.int32, shape, a) for a in range(nd - 1)] + [idx]

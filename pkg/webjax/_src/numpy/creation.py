@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import core, dtypes
+from ..dispatch import array as array_mod
 from ..dispatch.array import Array, from_flat, from_host_bytes
-from ..dispatch.lowering import default_device
+from ..dispatch.devices import default_device, using_device
 from ..dtypes import DType
 from ..ir import scalar
 from ..lax import lax
 from . import util
+from .shape import stack
+from .ufuncs import power
 
 
 def _shape_and_leaves(obj: Any) -> tuple[tuple[int, ...], list[Any]]:
@@ -56,8 +59,6 @@ def asarray(
 ) -> Any:
     dt = None if dtype is None else dtypes.canonicalize_user(dtype, "asarray")
     if device is not None:
-        from ..dispatch.lowering import using_device
-
         with using_device(device):
             return asarray(a, dtype)
     if isinstance(a, (Array, core.Tracer)):
@@ -79,13 +80,12 @@ def asarray(
 
 
 dtypes._array_constructor = asarray
+array_mod.install_asarray(asarray)
 
 
 def _from_sequence(a: Sequence[Any], dt: DType | None) -> Any:
     flat_arrays = _contains_arrays(a)
     if flat_arrays:
-        from .shape import stack
-
         return stack([asarray(x, dt) for x in a])
     shape, leaves = _shape_and_leaves(a)
     explicit = dt is not None
@@ -290,8 +290,6 @@ def identity(n: int, dtype: Any = None) -> Any:
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Any:  # fmt: skip
-    from .ufuncs import power
-
     exps = linspace(start, stop, num, endpoint, dtype=None if dtype is None else dtype)
     dt = util.aval(exps).dtype
     out = power(lax.full((), _host_scalar(base), dt if dt.kind in "fc" else None), exps)

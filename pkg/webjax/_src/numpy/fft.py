@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import core, dtypes
+from ..dispatch import devices
 from ..jit import eager_jit
 from ..lax import fft as lax_fft
 from ..lax import lax
@@ -271,9 +272,7 @@ def _freq_args(name: str, n: Any, d: Any) -> None:
 def _placed(x: Any, device: Any) -> Any:
     if device is None:
         return x
-    from ..api import device_put
-
-    return device_put(x, device)
+    return devices.put(x, device, commit=True)
 
 
 def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
