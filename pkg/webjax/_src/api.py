@@ -9,8 +9,9 @@ from . import checkpoint as _checkpoint  # noqa: F401  (remat)
 from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
 from . import debugging as _debugging  # noqa: F401  (jax.debug)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
-from .dispatch.lowering import default_device as _current_default_device
-from .dispatch.lowering import using_device
+from .dispatch import devices as _devices
+from .dispatch.devices import default_device as _current_default_device
+from .dispatch.devices import using_device
 from .lax import (
     ad_rules,  # noqa: F401  (registers derivative rules)
     batching_rules,  # noqa: F401  (registers vmap rules)
@@ -58,29 +59,12 @@ def default_device(device: Device | str | None) -> using_device:
 def device_put(
     x: Any, device: Device | str | None = None, *, donate: bool = False, may_alias: Any = None
 ) -> Any:
-    from .dispatch import array as array_mod
-    from .dispatch.array import Array
-    from .dispatch.lowering import transfer
-    from .numpy.creation import asarray
     from .tree_util import tree_map
 
     if isinstance(device, str):
         device = rt.device(device)
-    target = device or _current_default_device()
-
-    def put(leaf: Any) -> Any:
-        if isinstance(leaf, Array):
-            out = leaf if leaf.device == target else transfer(leaf, target)
-        else:
-            with using_device(target):
-                out = asarray(leaf)
-        if device is not None and isinstance(out, Array):
-            if out is leaf:  # committing must not change the caller's array
-                out = Array(leaf.aval, leaf._device, array_mod.exp_of(leaf))
-            out._committed = True
-        return out
-
-    return tree_map(put, x)
+    target = device if device is not None else _current_default_device()
+    return tree_map(lambda leaf: _devices.put(leaf, target, commit=device is not None), x)
 
 
 async def init_webgpu_async() -> list[Device]:
