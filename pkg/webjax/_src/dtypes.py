@@ -402,6 +402,26 @@ def iinfo_bounds(dt: DType) -> tuple[int, int]:
     raise TypeError(f"{dt} is not an integer type")
 
 
+# ---- struct formats ---------------------------------------------------------------------------
+# Python `struct` letter of one element's value, by dtype name (use little-endian, "<"). float16
+# is IEEE binary16 ('e'). bfloat16 has no letter: it is the upper half of a float32 (pack as
+# "f", keep bytes 2..3); complex dtypes are (real, imaginary) pairs of "f" or "d".
+STRUCT_FORMATS = {
+    "bool": "?",
+    "int8": "b",
+    "int16": "h",
+    "int32": "i",
+    "int64": "q",
+    "uint8": "B",
+    "uint16": "H",
+    "uint32": "I",
+    "uint64": "Q",
+    "float16": "e",
+    "float32": "f",
+    "float64": "d",
+}
+
+
 def float0() -> Any:
     """JAX's tangent type of integer values: NumPy's zero-size void dtype named float0."""
     import numpy as np

@@ -11,28 +11,16 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from ..dtypes import DType, bfloat16
+from ..dtypes import STRUCT_FORMATS, DType, bfloat16
 from ..ir import scalar
 from ..ir.exp import Exp
 from ..ir.kernel import Kernel
 from ..ir.ops import Op
 
-# memoryview formats per dtype; bfloat16 is stored as its upper 16 bits.
-FORMATS = {
-    "bool": "?",
-    "int8": "b",
-    "int16": "h",
-    "int32": "i",
-    "int64": "q",
-    "uint8": "B",
-    "uint16": "H",
-    "uint32": "I",
-    "uint64": "Q",
-    "float16": "H",  # memoryview has no 'e' before Python 3.12: convert by hand
-    "bfloat16": "H",
-    "float32": "f",
-    "float64": "d",
-}
+# memoryview formats per dtype: the value's struct letter, except that 16-bit floats are viewed
+# as their bits ('H') and converted by the kernel (memoryview.cast has no 'e' before Python 3.12;
+# bfloat16, the upper half of a float32, has no letter at all).
+FORMATS = {**STRUCT_FORMATS, "float16": "H", "bfloat16": "H"}
 
 
 def _f16_from_bits(b: int) -> float:
