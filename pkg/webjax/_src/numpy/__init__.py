@@ -72,6 +72,7 @@ from .dtype_info import (
     uint,
     unsignedinteger,
 )
+from .editing import delete, insert, trim_zeros
 from .functional import apply_along_axis, apply_over_axes, fromfunction, piecewise, vectorize
 from .index_tricks import (
     c_,
@@ -85,13 +86,11 @@ from .index_tricks import (
     mgrid,
     ogrid,
     r_,
-    ravel_multi_index,
     s_,
     tril_indices,
     tril_indices_from,
     triu_indices,
     triu_indices_from,
-    unravel_index,
 )
 from .indexing import (
     argwhere,
@@ -103,9 +102,12 @@ from .indexing import (
     place,
     put,
     put_along_axis,
+    ravel_multi_index,
     select,
     take,
     take_along_axis,
+    unravel_index,
+    where,
 )
 from .matrices import diag, diagflat, diagonal, trace, tri, tril, triu
 from .padding import pad
@@ -186,7 +188,6 @@ from .shape import (
     column_stack,
     concat,
     concatenate,
-    delete,
     diff,
     dsplit,
     dstack,
@@ -196,7 +197,6 @@ from .shape import (
     flipud,
     hsplit,
     hstack,
-    insert,
     matrix_transpose,
     meshgrid,
     moveaxis,
@@ -216,7 +216,6 @@ from .shape import (
     swapaxes,
     tile,
     transpose,
-    trim_zeros,
     unpackbits,
     unstack,
     vsplit,
@@ -370,7 +369,6 @@ from .ufuncs import (
     tanh,
     true_divide,
     trunc,
-    where,
 )
 from .util import broadcast_shapes
 from .windows import bartlett, blackman, hamming, hanning, kaiser

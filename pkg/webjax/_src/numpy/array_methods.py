@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import core
+from .. import core, dtypes
 from ..dispatch.array import Array
+from ..lax import lax
 from . import contractions, creation, indexing, matrices, reductions, shape, ufuncs, util
+from .sorting import argsort, sort
 
 
 def _swap(fn: Any) -> Any:
@@ -44,8 +46,6 @@ _COMPARE = {
 
 
 def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
-    from .. import dtypes
-
     return util.convert(self, dtypes.canonicalize_user(dtype, "astype"))
 
 
@@ -70,14 +70,10 @@ def _getitem(self: Any, idx: Any) -> Any:
 
 
 def _sort(self: Any, axis: Any = -1, **kwargs: Any) -> Any:
-    from .sorting import sort
-
     return sort(self, axis, **kwargs)
 
 
 def _argsort(self: Any, axis: Any = -1, **kwargs: Any) -> Any:
-    from .sorting import argsort
-
     return argsort(self, axis, **kwargs)
 
 
@@ -108,9 +104,6 @@ def _view(self: Any, dtype: Any = None, type: Any = None) -> Any:
     """The same bytes as another dtype: a complex array is its interleaved (real, imaginary)
     parts, so complex <-> float views change the last axis by a factor of two; views between
     types of one width reinterpret the bits."""
-    from .. import dtypes
-    from ..lax import lax
-
     if type is not None:
         raise NotImplementedError("`type` argument of array.view() is not supported.")
     if dtype is None:

@@ -15,6 +15,8 @@ from typing import Any
 from .. import dtypes
 from ..lax import lax
 from . import util
+from .shape import moveaxis
+from .ufuncs import multiply
 
 
 def _operands(name: str, a: Any, b: Any, preferred_element_type: Any) -> tuple[Any, Any, Any]:
@@ -65,8 +67,6 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
     a, b, pet = _operands("dot", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if na == 0 or nb == 0:
-        from .ufuncs import multiply
-
         out = multiply(a, b)
         return out if pet is None else util.convert(out, pet)
     contract = (na - 1,), ((0,) if nb == 1 else (nb - 2,))
@@ -92,8 +92,6 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     a1, a2 = util.canonical_axis(axis, len(s1)), util.canonical_axis(axis, len(s2))
     if s1[a1] != s2[a2]:
         raise ValueError(f"axes must match; got shapes {s1} and {s2} with {axis=}")
-    from .shape import moveaxis
-
     x1, x2 = moveaxis(_conj(x1), a1, -1), moveaxis(x2, a2, -1)
     s1, s2 = util.aval(x1).shape, util.aval(x2).shape
     batch = util.broadcast_shapes(s1[:-1], s2[:-1])
@@ -106,23 +104,17 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
     a, b, pet = _operands("inner", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if na == 0 or nb == 0:
-        from .ufuncs import multiply
-
         return multiply(a, b)
     return _dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())), pet)
 
 
 def outer(a: Any, b: Any, out: None = None) -> Any:
-    from .ufuncs import multiply
-
     a, b = util.ensure_array(a), util.ensure_array(b)
     a = lax.reshape(a, (util.aval(a).size, 1))
     return multiply(a, lax.reshape(b, (util.aval(b).size,)))
 
 
 def kron(a: Any, b: Any) -> Any:
-    from .ufuncs import multiply
-
     a, b = util.ensure_array(a), util.ensure_array(b)
     sa, sb = util.aval(a).shape, util.aval(b).shape
     nd = max(len(sa), len(sb))

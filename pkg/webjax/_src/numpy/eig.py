@@ -12,6 +12,8 @@ from .. import dtypes
 from ..lax import lax, sorting, windowed
 from ..lax.eig import eig as _lax_eig
 from . import util
+from .creation import asarray
+from .shape import roll
 
 
 class EigResult(tuple):
@@ -53,8 +55,6 @@ def eigvals(a: Any) -> Any:
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     """The roots of the polynomial with coefficients p (highest degree first): the
     eigenvalues of its companion matrix, as JAX computes them."""
-    from .creation import asarray
-
     (p,) = util.promote_dtypes_inexact(util.ensure_array(p))
     pav = util.aval(p)
     if pav.ndim != 1:
@@ -70,8 +70,6 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
         return _roots_no_zeros(p)
     n = pav.shape[0]
     # Leading zeros without concrete values: roll them to the end, compute, mark with NaN
-    from .shape import roll
-
     is_zero = lax.eq(p, lax.full((), 0, pav.dtype))
     lead_mask = windowed.cumprod_p.bind(
         lax.convert_element_type(is_zero, dtypes.int32), axis=0, reverse=False

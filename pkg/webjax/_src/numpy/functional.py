@@ -10,7 +10,9 @@ from typing import Any
 
 from .. import core, dtypes
 from ..lax import lax
+from ..vmap import vmap
 from . import util
+from .creation import asarray
 
 # ---- vectorize -----------------------------------------------------------------------------------
 _DIM = r"\w+"
@@ -111,7 +113,6 @@ def vectorize(
         )
     if any(isinstance(e, int) and e < 0 for e in excluded):
         raise ValueError(f"excluded={excluded!r} contains negative numbers")
-    from ..vmap import vmap
 
     @functools.wraps(pyfunc)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -179,8 +180,6 @@ def vectorize(
 def apply_along_axis(
     func1d: Callable[..., Any], axis: int, arr: Any, *args: Any, **kwargs: Any
 ) -> Any:
-    from ..vmap import vmap
-
     arr = util.ensure_array(arr)
     nd = util.aval(arr).ndim
     ax = util.canonical_axis(axis, nd)
@@ -215,8 +214,6 @@ def fromfunction(
 ) -> Any:
     """`function` called on index grids: vmapped over each axis, so it sees scalars (JAX's
     behaviour; NumPy passes whole grids, which agrees for elementwise functions)."""
-    from ..vmap import vmap
-
     shape = core.canonicalize_shape(shape)
     dt = dtypes.canonicalize(dtypes.dtype(dtype))
     fn = function
@@ -230,8 +227,6 @@ def fromfunction(
 def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Any:
     """funclist[i] where condlist[i] holds (the last true condition wins), else the extra
     default function (or 0). Every function is evaluated on all of `x`, then selected."""
-    from .creation import asarray
-
     x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
     nc, nf = len(condlist), len(funclist)
     if nf == nc + 1:

@@ -1,6 +1,5 @@
 """Index construction and index-based updates: mgrid, ogrid, r_, c_, s_, index_exp, indices,
-ix_, diag_indices(_from), tril/triu_indices(_from), mask_indices, unravel_index,
-ravel_multi_index, fill_diagonal.
+ix_, diag_indices(_from), tril/triu_indices(_from), mask_indices, fill_diagonal.
 
 Index sets whose size depends only on static arguments (tril_indices, diag_indices, ...) are
 built on the host; everything that reads array values is traceable.
@@ -8,8 +7,6 @@ built on the host; everything that reads array values is traceable.
 
 from __future__ import annotations
 
-import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +14,8 @@ from .. import core, dtypes
 from ..lax import lax
 from . import util
 from .creation import arange, array, asarray, linspace
-from .shape import concatenate, meshgrid, stack
+from .indexing import _update, nonzero
+from .shape import concatenate, meshgrid, ravel, stack, tile
 
 
 def _static(v: Any, what: str) -> Any:
@@ -244,100 +242,9 @@ def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
 def mask_indices(
     n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *, size: int | None = None
 ) -> tuple[Any, Any]:
-    from .indexing import nonzero
-
     mask = mask_func(lax.full((n, n), 1, dtypes.default_float()), k)
     i, j = nonzero(mask, size=size)
     return i, j
-
-
-# ---- flat <-> multi-dimensional indices ----------------------------------------------------------
-def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
-    """Coordinates of flat indices; out-of-range indices clamp to the first/last element (JAX's
-    behaviour; negative indices down to -size count from the end)."""
-    from .ufuncs import divmod as _divmod
-    from .ufuncs import where
-
-    idx = util.ensure_array(indices) if not util.is_scalar(indices) else asarray(indices)
-    if util.aval(idx).dtype.kind not in "iu":
-        raise TypeError("only int indices permitted")
-    try:
-        dims = [operator.index(d) for d in shape]
-    except TypeError:
-        dims = [operator.index(shape)]
-    out: list[Any] = [0] * len(dims)
-    for i in reversed(range(len(dims))):
-        idx, out[i] = _divmod(idx, dims[i])
-    above = lax.gt(idx, lax.full((), 0, util.aval(idx).dtype))
-    if util.aval(idx).dtype.kind == "u":
-        below = lax.full(util.aval(idx).shape, False, dtypes.bool_)
-    else:
-        below = lax.lt(idx, lax.full((), -1, util.aval(idx).dtype))
-    return tuple(where(above, d - 1, where(below, 0, c)) for d, c in zip(dims, out))
-
-
-def ravel_multi_index(
-    multi_index: Sequence[Any],
-    dims: Sequence[int],
-    mode: str = "raise",
-    order: str = "C",
-    *,
-    dtype: Any = None,
-) -> Any:
-    if len(multi_index) != len(dims):
-        raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
-    dims = tuple(util.concrete_int(d, "in `dims` argument of ravel_multi_index().") for d in dims)
-    arrs = [util.ensure_array(i) if not util.is_scalar(i) else asarray(i) for i in multi_index]
-    dt = (
-        util.result_type(dtypes.default_int(), *arrs)[0]
-        if dtype is None
-        else (dtypes.canonicalize(dtypes.dtype(dtype)))
-    )
-    if dt.kind not in "iu":
-        raise ValueError(f"dtype={dtype!r} is not an integer type.")
-    if math.prod(dims) - 1 > dtypes.iinfo_bounds(dt)[1]:
-        raise ValueError(
-            f"jnp.ravel_multi_index: dtype={dt} not large enough to hold flattened "
-            f"index for dims={dims}. Use the dtype argument to pass a suitable "
-            "dtype."
-        )
-    for a in arrs:
-        if util.aval(a).dtype.kind not in "iu":
-            raise TypeError("only int indices permitted")
-    from .ufuncs import clip, remainder
-
-    if mode == "raise":
-        for a, d in zip(arrs, dims):
-            vals = util.concrete_array(
-                a,
-                "The error occurred because ravel_multi_index was "
-                "jit-compiled with mode='raise'. Use mode='wrap' or "
-                "mode='clip' instead.",
-            )
-            flat = vals.tolist()
-            flat = flat if isinstance(flat, list) else [flat]
-            while flat and isinstance(flat[0], list):
-                flat = [v for row in flat for v in row]
-            if any(v < 0 or v >= d for v in flat):
-                raise ValueError("invalid entry in coordinates array")
-    elif mode == "clip":
-        arrs = [clip(a, 0, d - 1) for a, d in zip(arrs, dims)]
-    elif mode == "wrap":
-        arrs = [remainder(a, d) for a, d in zip(arrs, dims)]
-    elif mode != "ignore":
-        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
-    if order == "C":
-        strides = [math.prod(dims[i + 1 :]) for i in range(len(dims))]
-    elif order == "F":
-        strides = [math.prod(dims[:i]) for i in range(len(dims))]
-    else:
-        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
-    from .ufuncs import add, multiply
-
-    out = lax.full((), 0, dt)
-    for a, s in zip(arrs, strides):
-        out = add(out, multiply(util.convert(a, dt), s))
-    return out
 
 
 def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
@@ -354,13 +261,9 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
     n = min(shape)
     v = util.ensure_array(val) if not util.is_scalar(val) else val
     if not util.is_scalar(v) and util.aval(v).ndim:
-        from .shape import ravel, tile
-
         flat = ravel(v)
         size = util.aval(flat).shape[0]
         if size == 0:
             raise ValueError("fill_diagonal: val must not be empty")
         v = util.slice_axis(tile(flat, -(-n // size)), 0, 0, n)
-    from .indexing import _update
-
     return _update(a, diag_indices(n, len(shape)), v, lambda old, new: new, "set")

@@ -4,6 +4,9 @@ Basic indices (ints, slices with any step, None, Ellipsis) become slice/rev/resh
 are views (no kernel). Integer scalars that are traced become dynamic_slice. Boolean masks
 need concrete values (as in JAX). Integer-array (advanced) indexing, take and take_along_axis
 are one-hot gathers until a gather primitive exists (see `_one_hot_gather`).
+
+Also the functions that compute or consume indices: nonzero, where, select, choose, compress,
+place, put, unravel_index, ravel_multi_index.
 """
 
 from __future__ import annotations
@@ -11,11 +14,17 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 from .. import core, dtypes
-from ..lax import lax
+from ..lax import control_flow, lax, slicing
 from . import util
+from .creation import asarray
+from .reductions import cumsum
+from .shape import moveaxis, ravel, tile
+from .ufuncs import add, clip, multiply, power, remainder, true_divide
+from .ufuncs import divmod as _divmod
 
 
 def _is_int_scalar(i: Any) -> bool:
@@ -33,8 +42,6 @@ def _maybe_aval(i: Any) -> core.ShapedArray | None:
     if isinstance(i, core.Tracer) or hasattr(i, "_exp"):
         return core.get_aval(i)
     if hasattr(i, "dtype") and hasattr(i, "shape"):
-        from .creation import asarray
-
         return core.get_aval(asarray(i))
     return None
 
@@ -242,7 +249,6 @@ def _lower_bool_masks(idx: Any, shape: tuple[int, ...]) -> Any:
         return idx
     items = idx if isinstance(idx, tuple) else (idx,)
     _expand(items, len(shape))  # JAX's "too many indices" check, counting masks by their ndim
-    from .creation import asarray
 
     def dims(i: Any) -> int:
         return _mask_ndim(i) if _is_bool_mask(i) else int(i is not None and i is not Ellipsis)
@@ -349,14 +355,10 @@ class _IndexUpdateRef:
 
     def divide(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
         """x / (ones with the values multiplied in at idx): a true division, as in JAX."""
-        from .ufuncs import true_divide
-
         return true_divide(self.array, self._ones_times(values, mode))
 
     def power(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
         """x ** (ones with the values multiplied in at idx), as in JAX."""
-        from .ufuncs import power
-
         return power(self.array, self._ones_times(values, mode))
 
     def _ones_times(self, values: Any, mode: Any) -> Any:
@@ -379,8 +381,6 @@ class _IndexUpdateRef:
     def apply(self, func: Any, *, mode: Any = None, **_: Any) -> Any:
         """func applied at the indexed elements, once per occurrence of an index (func is
         elementwise, a unary ufunc)."""
-        from ..lax import control_flow
-
         x = util.ensure_array(self.array)
         av = util.aval(x)
         counts = _update(lax.full(av.shape, 0, dtypes.int32), self.index, 1, lax.add, "add", mode)
@@ -455,8 +455,6 @@ def _flat_positions(shape: tuple[int, ...], idx: Any, drop: bool) -> Any:
 def _scatter_update(x: Any, idx: Any, values: Any, kind: str, mode: Any = None) -> Any:
     """Any index: find the flat position of every indexed element, then scatter the values
     into the flattened array. JAX's default mode drops out-of-bounds updates."""
-    from ..lax import slicing
-
     _check_mode(mode)
     shape = util.aval(x).shape
     dt = util.aval(x).dtype
@@ -576,8 +574,6 @@ def _scatter_values(values: Any, x: Any) -> Any:
 # ---- gathers -----------------------------------------------------------------------------------
 def _one_hot_gather(x: Any, idx: Any, axis: int) -> Any:
     """x[..., idx, ...] along `axis` for in-bounds int32 `idx` of any shape (a lax.gather)."""
-    from ..lax import slicing
-
     xs = util.aval(x).shape
     k = len(util.aval(idx).shape)
     rest = len(xs) - 1
@@ -590,8 +586,6 @@ def _one_hot_gather(x: Any, idx: Any, axis: int) -> Any:
 
 
 def _as_index_array(i: Any) -> Any:
-    from .creation import asarray
-
     arr = asarray(i) if not (isinstance(i, core.Tracer) or hasattr(i, "_exp")) else i
     av = util.aval(arr)
     if av.dtype.kind not in "iu":
@@ -807,8 +801,6 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
         size = sum(1 for v in val.tolist() if v)
     size = operator.index(size)
     ints = lax.convert_element_type(flat, dtypes.int32)
-    from .reductions import cumsum
-
     # the k-th true element is the one whose running count is k + 1
     rank = lax.sub(cumsum(ints), lax.full((), 1, dtypes.int32))
     big = (size, av.size)
@@ -850,6 +842,19 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
 
 
 # ---- selection by conditions and indices --------------------------------------------------------
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
+          fill_value: Any = None) -> Any:  # fmt: skip
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise TypeError("where requires ndarray or scalar arguments, got <class 'NoneType'> at "
+                        f"position {1 if x is None else 2}.")  # fmt: skip
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                         "function.")  # fmt: skip
+    return util.where(condition, x, y)
+
+
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     """The choice of the first true condition, elementwise (later ones are masked)."""
     if len(condlist) != len(choicelist):
@@ -857,8 +862,6 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
                          f"{len(choicelist)})")  # fmt: skip
     if len(condlist) == 0:
         raise ValueError("condlist must be non-empty")
-    from .ufuncs import where
-
     choices = [c if util.is_scalar(c) else util.ensure_array(c) for c in choicelist]
     dflt = default if util.is_scalar(default) else util.ensure_array(default)
     dflt, *choices = util.promote_dtypes(dflt, *choices)
@@ -880,8 +883,6 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
         choices = [getitem(choices, i) for i in range(util.aval(choices).shape[0])]
     cs = [c if util.is_scalar(c) else util.ensure_array(c) for c in choices]
     n = len(cs)
-    from .ufuncs import clip, remainder, where
-
     if mode == "raise":
         vals = util.concrete_array(a, "The error occurred because jnp.choose was jit-compiled "
                                       "with mode='raise'. Use mode='wrap' or mode='clip' "
@@ -911,8 +912,6 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     if util.aval(cond).ndim != 1:
         raise ValueError("condition must be a 1D array")
     arr = util.ensure_array(a)
-    from .shape import moveaxis, ravel
-
     if axis is None:
         arr, axis = ravel(arr), 0
     else:
@@ -942,8 +941,6 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
 
 
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
-    from .shape import ravel
-
     return compress(ravel(util.ensure_array(condition)), ravel(util.ensure_array(arr)),
                     size=size, fill_value=fill_value)  # fmt: skip
 
@@ -953,14 +950,10 @@ def _tile_to(v: Any, n: int) -> Any:
     m = util.aval(v).shape[0]
     if m == n:
         return v
-    from .shape import tile
-
     return util.slice_axis(tile(v, -(-n // m)), 0, 0, n)
 
 
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
-    from .shape import ravel
-
     if inplace:
         raise ValueError(
             "jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
@@ -981,8 +974,6 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     if n == 0:
         return data
     # the k-th masked position takes vals[k % len(vals)]
-    from .reductions import cumsum
-
     rank = lax.sub(cumsum(lax.convert_element_type(m, dtypes.int32)), lax.full((), 1, dtypes.int32))
     rank = lax.max(rank, lax.full((), 0, dtypes.int32))
     picked = _one_hot_gather(_tile_to(util.convert(v, util.aval(data).dtype), n), rank, 0)
@@ -990,14 +981,95 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     return lax.reshape(lax.select(m, picked, flat), util.aval(data).shape)
 
 
+# ---- flat <-> multi-dimensional indices ----------------------------------------------------------
+def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
+    """Coordinates of flat indices; out-of-range indices clamp to the first/last element (JAX's
+    behaviour; negative indices down to -size count from the end)."""
+    idx = util.ensure_array(indices) if not util.is_scalar(indices) else asarray(indices)
+    if util.aval(idx).dtype.kind not in "iu":
+        raise TypeError("only int indices permitted")
+    try:
+        dims = [operator.index(d) for d in shape]
+    except TypeError:
+        dims = [operator.index(shape)]
+    out: list[Any] = [0] * len(dims)
+    for i in reversed(range(len(dims))):
+        idx, out[i] = _divmod(idx, dims[i])
+    above = lax.gt(idx, lax.full((), 0, util.aval(idx).dtype))
+    if util.aval(idx).dtype.kind == "u":
+        below = lax.full(util.aval(idx).shape, False, dtypes.bool_)
+    else:
+        below = lax.lt(idx, lax.full((), -1, util.aval(idx).dtype))
+    return tuple(where(above, d - 1, where(below, 0, c)) for d, c in zip(dims, out))
+
+
+def ravel_multi_index(
+    multi_index: Sequence[Any],
+    dims: Sequence[int],
+    mode: str = "raise",
+    order: str = "C",
+    *,
+    dtype: Any = None,
+) -> Any:
+    if len(multi_index) != len(dims):
+        raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
+    dims = tuple(util.concrete_int(d, "in `dims` argument of ravel_multi_index().") for d in dims)
+    arrs = [util.ensure_array(i) if not util.is_scalar(i) else asarray(i) for i in multi_index]
+    dt = (
+        util.result_type(dtypes.default_int(), *arrs)[0]
+        if dtype is None
+        else (dtypes.canonicalize(dtypes.dtype(dtype)))
+    )
+    if dt.kind not in "iu":
+        raise ValueError(f"dtype={dtype!r} is not an integer type.")
+    if math.prod(dims) - 1 > dtypes.iinfo_bounds(dt)[1]:
+        raise ValueError(
+            f"jnp.ravel_multi_index: dtype={dt} not large enough to hold flattened "
+            f"index for dims={dims}. Use the dtype argument to pass a suitable "
+            "dtype."
+        )
+    for a in arrs:
+        if util.aval(a).dtype.kind not in "iu":
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        for a, d in zip(arrs, dims):
+            vals = util.concrete_array(
+                a,
+                "The error occurred because ravel_multi_index was "
+                "jit-compiled with mode='raise'. Use mode='wrap' or "
+                "mode='clip' instead.",
+            )
+            flat = vals.tolist()
+            flat = flat if isinstance(flat, list) else [flat]
+            while flat and isinstance(flat[0], list):
+                flat = [v for row in flat for v in row]
+            if any(v < 0 or v >= d for v in flat):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        arrs = [clip(a, 0, d - 1) for a, d in zip(arrs, dims)]
+    elif mode == "wrap":
+        arrs = [remainder(a, d) for a, d in zip(arrs, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    if order == "C":
+        strides = [math.prod(dims[i + 1 :]) for i in range(len(dims))]
+    elif order == "F":
+        strides = [math.prod(dims[:i]) for i in range(len(dims))]
+    else:
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    out = lax.full((), 0, dt)
+    for a, s in zip(arrs, strides):
+        out = add(out, multiply(util.convert(a, dt), s))
+    return out
+
+
+# ---- put ---------------------------------------------------------------------------------------
 def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
     if inplace:
         raise ValueError(
             "jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
             "Pass inplace=False to instead return an updated array."
         )
-    from .shape import ravel
-
     arr = util.ensure_array(a)
     idx = ravel(_as_index_array(ind))
     vals = ravel(
@@ -1009,8 +1081,6 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
         return arr
     vals = _tile_to(vals, k)
     if mode is None:
-        from .index_tricks import ravel_multi_index, unravel_index
-
         # JAX clamps far out-of-range indices to the first/last element (unravel_index)
         shape = util.aval(arr).shape
         idx = ravel_multi_index(unravel_index(idx, shape), shape, mode="ignore") if shape else idx
@@ -1018,8 +1088,6 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     elif mode == "clip":
         idx, scatter_mode = _clip_index(idx, n), "promise_in_bounds"
     elif mode == "wrap":
-        from .ufuncs import remainder
-
         idx, scatter_mode = remainder(idx, n), "promise_in_bounds"
     elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
@@ -1035,8 +1103,6 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplac
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
                          "arrays are immutable. Pass inplace=False to instead return an updated "
                          "array.")  # fmt: skip
-    from .shape import ravel
-
     a = util.ensure_array(arr)
     idx = _as_index_array(indices)
     if axis is None:

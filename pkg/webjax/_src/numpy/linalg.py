@@ -21,6 +21,7 @@ from ..jit import eager_jit
 from ..lax import lax, sorting
 from ..lax import linalg as lax_linalg
 from . import contractions, creation, matrices, reductions, ufuncs, util
+from .eig import EigResult, eig, eigvals
 from .shape import (  # the submodule itself is shadowed by jnp.shape
     broadcast_to as _broadcast_to,
 )
@@ -276,11 +277,9 @@ def _lu_solve_transposed(lu: Any, perm: Any, b: Any) -> Any:
 
 
 def _invert_permutation(perm: Any) -> Any:
-    from ..lax.sorting import sort_p
-
     s = _shape(perm)
     iota = lax.broadcasted_iota(dtypes.int32, s, len(s) - 1)
-    _, inv = sort_p.bind(perm, iota, dimension=len(s) - 1, is_stable=True, num_keys=1)
+    _, inv = sorting.sort_p.bind(perm, iota, dimension=len(s) - 1, is_stable=True, num_keys=1)
     return inv
 
 
@@ -527,9 +526,9 @@ def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     sign = lax.convert_element_type(
         lax.sub(lax.full((), 1, dtypes.int32), lax.mul(lax.full((), 2, dtypes.int32), parity)), dt
     )
-    sign = ufuncs.where(is_zero, zero, sign)
+    sign = util.where(is_zero, zero, sign)
     logdet = reductions.sum(ufuncs.log(ufuncs.abs(diag)), axis=-1)
-    logdet = ufuncs.where(is_zero, lax.full((), -math.inf, dt), logdet)
+    logdet = util.where(is_zero, lax.full((), -math.inf, dt), logdet)
     return sign, logdet
 
 
@@ -731,7 +730,7 @@ def _pinv_fn(a: Any, rtol: Any) -> Any:
     u, s, vh = lax_linalg.svd(a, full_matrices=False)
     dt = util.aval(a).dtype
     cutoff = ufuncs.multiply(_expand_dims(rtol, -1), lax.index_in_dim(s, 0, -1, True))
-    s = ufuncs.where(ufuncs.greater(s, cutoff), s, lax.full((), math.inf, dt))
+    s = util.where(ufuncs.greater(s, cutoff), s, lax.full((), math.inf, dt))
     return _matmul(_mT(vh), ufuncs.divide(_mT(u), _expand_dims(s, -1)))
 
 
@@ -874,8 +873,8 @@ def _lstsq(a: Any, b: Any, rcond: float | None) -> tuple[Any, Any, Any, Any]:
             s, ufuncs.multiply(lax.full((), r, dt), lax.index_in_dim(s, 0, 0, False))
         )
         rank = util.convert(reductions.sum(mask), dtypes.int32)
-        safe = ufuncs.where(mask, s, lax.full((), 1, dt))
-        s_inv = ufuncs.where(mask, ufuncs.divide(lax.full((), 1, dt), safe), lax.full((), 0, dt))
+        safe = util.where(mask, s, lax.full((), 1, dt))
+        s_inv = util.where(mask, ufuncs.divide(lax.full((), 1, dt), safe), lax.full((), 0, dt))
         utb = _matmul(_mT(u), bm)
         x = _matmul(_mT(vh), ufuncs.multiply(_expand_dims(s_inv, -1), utb))
     res = ufuncs.subtract(bm, _matmul(a, x))
@@ -933,7 +932,7 @@ def cond(x: Any, p: Any = None) -> Any:
         r = ufuncs.multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
     x_nan = reductions.any(ufuncs.isnan(x), axis=(-2, -1))
     dt = util.aval(r).dtype
-    return ufuncs.where(ufuncs.logical_and(ufuncs.isnan(r), ufuncs.logical_not(x_nan)),
+    return util.where(ufuncs.logical_and(ufuncs.isnan(r), ufuncs.logical_not(x_nan)),
                         lax.full((), math.inf, dt), r)  # fmt: skip
 
 
@@ -1047,8 +1046,6 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:  # fmt: skip
     return contractions.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
 
-
-from .eig import EigResult, eig, eigvals  # noqa: E402  (the nonsymmetric eigensolver)
 
 __all__ = [
     "EighResult",

@@ -11,6 +11,7 @@ from typing import Any
 from .. import dtypes
 from ..lax import lax
 from . import util
+from .reductions import sum as _sum
 
 
 def _tri_mask(n: int, m: int, k: int) -> Any:
@@ -98,7 +99,5 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:  # fmt: skip
-    from .reductions import sum
-
     d = diagonal(a, offset, axis1, axis2)
-    return sum(d, axis=-1, dtype=dtype)
+    return _sum(d, axis=-1, dtype=dtype)

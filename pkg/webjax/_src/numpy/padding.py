@@ -10,9 +10,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from .. import core
+from .. import core, dtypes
 from ..lax import lax
-from . import util
+from . import reductions, sorting, ufuncs, util
 
 
 def _pad_widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
@@ -83,15 +83,11 @@ def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any,
     if mode in ("maximum", "minimum", "mean", "median"):
         k = n if stat_len is None else max(1, min(stat_len, n))
         part = _range(x, axis, 0, k) if front else _range(x, axis, n - k, n)
-        from . import reductions, sorting
-
         fn: Any = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean,
                    "median": sorting.median}[mode]  # fmt: skip
         edge = fn(part, axis=axis, keepdims=True)
         if mode in ("mean", "median") and util.aval(x).dtype.kind not in "fc":
-            from .ufuncs import round
-
-            edge = util.convert(round(edge), util.aval(x).dtype)
+            edge = util.convert(ufuncs.round(edge), util.aval(x).dtype)
     shape = list(util.aval(x).shape)
     shape[axis] = width
     return lax.broadcast_in_dim(edge, shape, tuple(range(len(shape))))
@@ -181,8 +177,6 @@ def _pad_constant(x: Any, widths: list[tuple[int, int]], values: Any) -> Any:
 
 
 def _pad_linear_ramp(x: Any, widths: list[tuple[int, int]], end_values: Any) -> Any:
-    from .. import dtypes
-
     av = util.aval(x)
     ends = _per_axis(end_values, av.ndim)
     ft = av.dtype if av.dtype.kind in "fc" else dtypes.default_float()

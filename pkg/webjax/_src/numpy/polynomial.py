@@ -12,8 +12,16 @@ from typing import Any
 
 from ..lax import lax
 from . import util
-from .shape import concatenate
+from .contractions import dot, outer
+from .creation import asarray
+from .dtype_info import finfo
+from .editing import trim_zeros
+from .eig import eigvals
+from .eig import roots as _roots
+from .linalg import inv, lstsq
+from .shape import atleast_1d, concatenate
 from .statistics import convolve
+from .ufuncs import multiply
 
 
 def _1d(name: str, p: Any) -> Any:
@@ -62,8 +70,6 @@ def polysub(a1: Any, a2: Any) -> Any:
 
 
 def _trim_front(a: Any) -> Any:
-    from .shape import trim_zeros
-
     return trim_zeros(a, trim="f")
 
 
@@ -91,8 +97,6 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
         u = lax.add(u, upd)
     q = lax.concatenate([lax.reshape(d, (1,)) for d in qs], 0) if qs else lax.full((1,), 0, dt)
     if trim_leading_zeros:
-        from .dtype_info import finfo
-
         tol = math.sqrt(finfo(dt).eps)
         vals = util.concrete_array(
             u, "jnp.polydiv(..., trim_leading_zeros=True) needs concrete inputs."
@@ -116,8 +120,6 @@ def polyder(p: Any, m: int = 1) -> Any:
     head = util.slice_axis(p, 0, 0, max(n - m, 0))
     if not coeff:
         return head
-    from .creation import asarray
-
     return lax.mul(head, util.convert(asarray(coeff), dt))
 
 
@@ -141,8 +143,6 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     # integrating m times divides the coefficient of x^e by (e+1)...(e+m); the integration
     # constants k (highest order first) sit at exponents m-1 ... 0
     coeff = [math.prod(max(1, t - j) for j in range(m)) for t in range(n)][::-1]
-    from .creation import asarray
-
     return lax.div(lax.concatenate([p, k], 0), util.convert(asarray(coeff), dt))
 
 
@@ -175,10 +175,6 @@ def polyfit(
     w: Any = None,
     cov: bool = False,
 ) -> Any:
-    from .contractions import dot, outer
-    from .dtype_info import finfo
-    from .linalg import inv, lstsq
-
     x, y = util.ensure_array(x), util.ensure_array(y)
     deg = util.concrete_int(deg, "deg must be int")
     order = deg + 1
@@ -229,9 +225,6 @@ def polyfit(
                     "the number of data points must exceed order to scale the covariance matrix"
                 )
             fac = lax.div(resids, lax.full((), n - order, util.aval(resids).dtype))
-        from .shape import atleast_1d
-        from .ufuncs import multiply
-
         fac = atleast_1d(fac)
         if util.aval(y).ndim == 1:
             return c, multiply(vbase, lax.expand_dims(fac, (0,)))
@@ -246,8 +239,6 @@ def poly(seq_of_zeros: Any) -> Any:
         z = lax.reshape(z, (1,))
     sh = util.aval(z).shape
     if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:  # a square matrix: its eigenvalues
-        from .eig import eigvals
-
         z = eigvals(z)
         sh = util.aval(z).shape
     if len(sh) != 1:
@@ -261,6 +252,4 @@ def poly(seq_of_zeros: Any) -> Any:
 
 
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
-    from .eig import roots as _roots
-
     return _roots(p, strip_zeros=strip_zeros)

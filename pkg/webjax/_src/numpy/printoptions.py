@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import printing
+from . import util
 
 _SUPPORTED = {
     "precision": "PRECISION",
@@ -99,8 +100,6 @@ def printoptions(*args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
 def _with_options(
     fn: Any, arr: Any, max_line_width: Any, precision: Any, suppress_small: Any
 ) -> str:
-    from . import util
-
     arr = util.ensure_array(arr)
     with printoptions(linewidth=max_line_width, precision=precision, suppress=suppress_small):
         return fn(arr)

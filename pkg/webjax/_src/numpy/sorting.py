@@ -8,6 +8,7 @@ from typing import Any
 from .. import dtypes
 from ..lax import lax, sorting, windowed
 from . import util
+from .indexing import _one_hot_gather, take, take_along_axis
 
 
 def _prep(a: Any, axis: Any) -> tuple[Any, int]:
@@ -139,8 +140,6 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
         raise ValueError("a should be 1-dimensional")
     a, v = util.promote_dtypes(a, v if util.is_scalar(v) else util.ensure_array(v))
     if sorter is not None:
-        from .indexing import take
-
         a = take(a, sorter)
     if util.aval(a).dtype.kind == "b":
         a, v = (lax.convert_element_type(x, dtypes.int32) for x in (a, v))
@@ -156,8 +155,6 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
         before = _total_lt(ab, vb) if side == "left" else _total_le(ab, vb)
         return lax.reduce_sum(lax.convert_element_type(before, dtypes.int32), (nd,))
     # binary search, unrolled: ceil(log2(n + 1)) halvings of [lo, hi], one gather each
-    from .indexing import _one_hot_gather
-
     lo = lax.full(vshape, 0, dtypes.int32)
     hi = lax.full(vshape, n, dtypes.int32)
     two = lax.full((), 2, dtypes.int32)
@@ -320,8 +317,6 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans:
     oshape = (*qshape, *kshape)
     qb = lax.broadcast_in_dim(qa, oshape, tuple(range(nq)))
     cb = lax.broadcast_in_dim(counts, oshape, tuple(range(nq, len(oshape))))
-    from .indexing import take_along_axis
-
     sb = lax.broadcast_in_dim(s, (*oshape, n), tuple(range(nq, len(oshape) + 1)))
     last = len(oshape)
 

@@ -14,14 +14,27 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes
-from ..lax import lax
+from ..lax import lax, slicing, sorting
 from ..lax.convolution import conv_general_dilated
 from . import util
+from .dtype_info import finfo
+from .indexing import _one_hot_gather, where
 from .reductions import average, cumsum
 from .reductions import sum as _sum
 from .shape import concatenate, diff, moveaxis, ravel
 from .sorting import searchsorted
-from .ufuncs import multiply, where
+from .ufuncs import abs as _abs
+from .ufuncs import (
+    add,
+    divide,
+    floor_divide,
+    logical_and,
+    multiply,
+    negative,
+    remainder,
+    subtract,
+    true_divide,
+)
 
 
 def _item(x: Any, i: int) -> Any:
@@ -34,8 +47,6 @@ def _item(x: Any, i: int) -> Any:
 def _onehot_sum(idx: Any, weights: Any, length: int) -> Any:
     """out[j] = sum of weights[i] where idx[i] == j, for 0 <= j < length (others dropped): a
     scatter-add, differentiable in the weights."""
-    from ..lax import slicing
-
     n = util.aval(idx).shape[0]
     w = weights if util.aval(weights).ndim else lax.broadcast_in_dim(weights, (n,), ())
     dt = util.aval(w).dtype
@@ -256,10 +267,6 @@ def interp(
     if period is not None:
         if not util.is_scalar(period) and util.aval(period).ndim != 0:
             raise ValueError(f"period must be a scalar; got {period}")
-        from ..lax import sorting
-        from .ufuncs import abs as _abs
-        from .ufuncs import remainder
-
         per = _abs(util.convert(period, dt))
         x, xp = remainder(x, per), remainder(xp, per)
         xp, fp = sorting.sort((xp, fp), 0, True, 1)
@@ -275,8 +282,6 @@ def interp(
             [lax.reshape(_item(fp, -1), (1,)), fp, lax.reshape(_item(fp, 0), (1,))], 0
         )
     n = util.aval(xp).shape[0]
-    from .indexing import _one_hot_gather
-
     hi = lax.clamp(
         lax.full((), 1, dtypes.int32),
         searchsorted(xp, x, side="right"),
@@ -285,8 +290,6 @@ def interp(
     lo = lax.sub(hi, lax.full((), 1, dtypes.int32))
     x_lo, x_hi = _one_hot_gather(xp, lo, 0), _one_hot_gather(xp, hi, 0)
     f_lo, f_hi = _one_hot_gather(fp, lo, 0), _one_hot_gather(fp, hi, 0)
-    from .dtype_info import finfo
-
     # steps up to one ulp of eps (eps**2, as JAX's spacing(eps)) give the left value and keep
     # gradients finite
     eps = finfo(dt).eps
@@ -448,8 +451,6 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     nd = util.aval(ya).ndim
     n = util.aval(ya).shape[-1]
     dshape = () if util.is_scalar(d) else util.aval(d).shape
-    from .ufuncs import add, subtract
-
     first, last = util.slice_axis(ya, nd - 1, 0, 1), util.slice_axis(ya, nd - 1, n - 1, n)
     if len(dshape) == 0 or dshape[-1] == 1:
         if len(dshape):
@@ -494,7 +495,6 @@ def gradient(
         hs = list(spacing)
     else:
         raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for axis={axis!r}")
-    from .ufuncs import add, divide, negative, subtract
 
     def along(ax: int, h: Any) -> Any:
         n = util.aval(a).shape[ax]
@@ -554,9 +554,6 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * math.p
     n = util.aval(p).shape[ax]
     if n == 0:
         return p
-    from .ufuncs import abs as _abs
-    from .ufuncs import add, floor_divide, logical_and, remainder, subtract, true_divide
-
     if discont is None:
         discont = true_divide(per, 2)
     interval = floor_divide(per, 2) if util.aval(p).dtype.kind in "iu" else true_divide(per, 2)

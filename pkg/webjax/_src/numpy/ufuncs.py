@@ -9,7 +9,9 @@ from typing import Any
 
 from .. import core, dtypes
 from ..lax import lax
+from ..lax.control_flow import while_loop
 from . import util
+from .dtype_info import finfo
 
 
 def _binary(name: str, fn: Any) -> Any:
@@ -371,14 +373,12 @@ def nan_to_num(
         return lax.complex(*parts)
     if dt.kind != "f":
         return x
-    from .dtype_info import finfo
-
     info = finfo(dt)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
-    out = where(isnan(x), util.convert(nan, dt), x)
-    out = where(isposinf(x), util.convert(posinf, dt), out)
-    return where(isneginf(x), util.convert(neginf, dt), out)
+    out = util.where(isnan(x), util.convert(nan, dt), x)
+    out = util.where(isposinf(x), util.convert(posinf, dt), out)
+    return util.where(isneginf(x), util.convert(neginf, dt), out)
 
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
@@ -425,25 +425,6 @@ def array_equiv(a1: Any, a2: Any) -> Any:
 
 
 # ---- selection -------------------------------------------------------------------------------
-def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
-          fill_value: Any = None) -> Any:  # fmt: skip
-    if x is None and y is None:
-        from .indexing import nonzero
-
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise TypeError("where requires ndarray or scalar arguments, got <class 'NoneType'> at "
-                        f"position {1 if x is None else 2}.")  # fmt: skip
-    if size is not None or fill_value is not None:
-        raise ValueError("size and fill_value arguments cannot be used in three-term where "
-                         "function.")  # fmt: skip
-    x, y = util.promote_dtypes(*(a if util.is_scalar(a) else util.ensure_array(a) for a in (x, y)))
-    cond = util.convert(condition, dtypes.bool_)
-    shape = util.broadcast_shapes(*(util.aval(a).shape for a in (cond, x, y)))
-    cond, x, y = (util.broadcast_to(a, shape) for a in (cond, x, y))
-    return lax.select(cond, x, y)
-
-
 def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
          a_min: Any = None, a_max: Any = None) -> Any:  # fmt: skip
     # a=, a_min= and a_max= are NumPy's spellings (deprecated in JAX); accepted for old code
@@ -690,7 +671,6 @@ def gcd(x1: Any, x2: Any) -> Any:
     x1, x2 = util.promote_args("gcd", x1, x2)
     if util.aval(x1).dtype.kind not in "iu":
         raise ValueError("Arguments to jax.numpy.gcd must be integers.")
-    from ..lax.control_flow import while_loop
 
     def cond(c: Any) -> Any:
         return lax.reduce_or(lax.ne(c[1], _zero(c[1])), tuple(range(util.aval(c[1]).ndim)))
@@ -719,8 +699,6 @@ _INT_OF = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
 
 def _float_layout(dt: Any) -> tuple[int, int, Any]:
     """(mantissa bits, exponent bias, same-width signed int dtype) of a float dtype."""
-    from .dtype_info import finfo
-
     info = finfo(dt)
     return info.nmant, info.maxexp - 1, _INT_OF[dt.itemsize]
 
@@ -737,8 +715,6 @@ def _frexp_exponent(x: Any) -> Any:
     """The exponent e with x = m 2**e, 0.5 <= |m| < 1, for finite nonzero x (int32)."""
     dt = util.aval(x).dtype
     nmant, bias, it = _float_layout(dt)
-    from .dtype_info import finfo
-
     tiny = finfo(dt).tiny
     sub = lax.lt(lax.abs(x), lax.full((), tiny, dt))
     # subnormals: scale into the normal range first (exact), remember the shift
@@ -837,8 +813,6 @@ def spacing(x: Any, /) -> Any:
     inf = _full(x, float("inf"))
     if dt.name == "float16":
         return lax.sub(nextafter(x, inf), x)
-    from .dtype_info import finfo
-
     toward = copysign(inf, x)
     out = lax.sub(nextafter(x, toward), x)
     smallest = copysign(_full(x, finfo(dt).smallest_subnormal), x)
@@ -908,8 +882,6 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
     av = util.aval(a)
     if av.dtype.kind != "c":
         return a
-    from .dtype_info import finfo
-
     limit = tol * finfo(av.dtype).eps if tol > 1 else tol
     small = lax.reduce_and(lax.lt(lax.abs(lax.imag(a)), lax.full((), limit, dtypes.component(
         av.dtype))), tuple(range(av.ndim)))  # fmt: skip

@@ -1,4 +1,7 @@
-"""Shared helpers of the numpy layer: promotion and broadcasting on top of lax."""
+"""Shared helpers of the numpy layer: promotion and broadcasting on top of lax.
+
+The bottom of the numpy package: it imports none of its siblings. Host values become arrays
+through dispatch.array.asarray, which is jnp.asarray once creation has installed it."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 
 from .. import core, dtypes
 from ..core import ShapedArray
+from ..dispatch import array as array_mod  # its asarray is jnp.asarray, installed by creation
 from ..dtypes import DType
 from ..lax import lax
 
@@ -17,9 +21,7 @@ def aval(x: Any) -> ShapedArray:
     try:
         return core.get_aval(x)
     except TypeError:
-        from .creation import asarray
-
-        return core.get_aval(asarray(x))
+        return core.get_aval(array_mod.asarray(x))
 
 
 def is_scalar(x: Any) -> bool:
@@ -30,9 +32,7 @@ def ensure_array(x: Any) -> Any:
     """Arrays and tracers pass through; anything else becomes an array."""
     if isinstance(x, core.Tracer) or (hasattr(x, "aval") and hasattr(x, "_exp")):
         return x
-    from .creation import asarray
-
-    return asarray(x)
+    return array_mod.asarray(x)
 
 
 def result_type(*args: Any) -> tuple[DType, bool]:
@@ -130,6 +130,15 @@ def promote_args(name: str, *args: Any) -> list[Any]:
         a if aval(a).shape == shape or not aval(a).shape else broadcast_to(a, shape)
         for a in promoted
     ]
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """The three-argument jnp.where: x where `condition` holds, else y (promoted, broadcast)."""
+    x, y = promote_dtypes(*(a if is_scalar(a) else ensure_array(a) for a in (x, y)))
+    cond = convert(condition, dtypes.bool_)
+    shape = broadcast_shapes(*(aval(a).shape for a in (cond, x, y)))
+    cond, x, y = (broadcast_to(a, shape) for a in (cond, x, y))
+    return lax.select(cond, x, y)
 
 
 def canonical_axis(axis: int, ndim: int) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 from .. import dtypes
 from ..lax import lax
 from . import util
+from .ufuncs import i0
 
 
 def _grid(M: Any, name: str) -> tuple[int, Any, Any]:
@@ -59,8 +60,6 @@ def bartlett(M: int) -> Any:
 
 
 def kaiser(M: int, beta: Any) -> Any:
-    from .ufuncs import i0
-
     m, dt, n = _grid(M, "kaiser")
     if m <= 1:
         return _ones(m, dt)

@@ -345,11 +345,11 @@ def _expm(A: Any, max_squarings: int) -> Any:
             r = rm
             continue
         pick = ufuncs.greater_equal(norm1, c(conds[i - 1]))
-        r = ufuncs.where(_expand_dims(pick, (-2, -1)), rm, r)
+        r = util.where(_expand_dims(pick, (-2, -1)), rm, r)
     for i in range(max_squarings):
-        r = ufuncs.where(ufuncs.greater(kb, c(i)), np_linalg._matmul(r, r), r)
+        r = util.where(ufuncs.greater(kb, c(i)), np_linalg._matmul(r, r), r)
     too_big = _expand_dims(ufuncs.greater(k, c(max_squarings)), (-2, -1))
-    return ufuncs.where(too_big, c(math.nan), r)
+    return util.where(too_big, c(math.nan), r)
 
 
 def block_diag(*arrs: Any) -> Any:
