@@ -95,20 +95,7 @@ def cast(x: Any, src: DType, dst: DType) -> Any:
     return ROUND[dst](int(x))
 
 
-_PACK = {
-    dt.float32: "<f",
-    dt.float64: "<d",
-    dt.float16: "<e",
-    dt.int8: "<b",
-    dt.int16: "<h",
-    dt.int32: "<i",
-    dt.int64: "<q",
-    dt.uint8: "<B",
-    dt.uint16: "<H",
-    dt.uint32: "<I",
-    dt.uint64: "<Q",
-    dt.bool_: "<?",
-}
+_PACK = {dt.dtype(name): "<" + code for name, code in dt.STRUCT_FORMATS.items()}
 
 
 def bitcast(x: Any, src: DType, dst: DType) -> Any:

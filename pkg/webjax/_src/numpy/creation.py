@@ -344,9 +344,8 @@ def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: 
 
 
 # ---- from bytes, text and iterators ------------------------------------------------------------
-_STRUCT_CODES = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
-                 "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q", "float16": "e",
-                 "float32": "f", "float64": "d", "bfloat16": "H"}  # fmt: skip
+# bfloat16 is read as its 16 bits (the top half of a float32) and widened below.
+_STRUCT_CODES = {**dtypes.STRUCT_FORMATS, "bfloat16": "H"}
 
 
 def _host_dtype(dtype: Any) -> DType:
