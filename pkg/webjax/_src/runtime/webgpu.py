@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import profiler
 from ..codegen.wgsl import kernel as wgsl
+from ..codegen.wgsl.program import WgslPass, WgslProgram
 from ..dtypes import DType
 from ..hosts import in_browser, webgpu_browser, webgpu_native
 from ..ir.kernel import Kernel
@@ -46,7 +47,7 @@ class WebGPUBuffer:
 
 
 class WebGPUExecutable:
-    def __init__(self, kernel: Kernel, program: wgsl.WgslProgram, pipelines: list[Any]) -> None:
+    def __init__(self, kernel: Kernel, program: WgslProgram, pipelines: list[Any]) -> None:
         self.kernel = kernel
         self.program = program
         self.pipelines = pipelines  # one per pass
@@ -282,7 +283,7 @@ class WebGPUBackend(Backend):
             exe = self._cache[kernel] = WebGPUExecutable(kernel, program, pipelines)
         return exe
 
-    def _compile(self, p: wgsl.WgslPass) -> Any:
+    def _compile(self, p: WgslPass) -> Any:
         try:
             return self.host.create_pipeline(p.source, p.nbindings)
         except Exception as e:
