@@ -16,7 +16,6 @@ from typing import Any
 from . import core
 from .dispatch import array as array_mod
 from .interpreters import batching
-from .lax import batching_rules  # noqa: F401  (registers the batching rules)
 from .tree_util import (
     DictKey,
     PyTreeDef,

@@ -18,6 +18,7 @@ from ..interpreters import ad, batching
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
 from ..tree_util import tree_flatten, tree_structure, tree_unflatten
+from ..vmap import vmap
 from . import lax
 from .lax import to_array as _to_array
 
@@ -1042,14 +1043,12 @@ def scan(
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
     if batch_size is not None:
-        from ..vmap import vmap
-
-        return _map_batched(f, xs, batch_size, vmap)
+        return _map_batched(f, xs, batch_size)
     _, ys = scan(lambda c, x: (c, f(x)), None, xs)
     return ys
 
 
-def _map_batched(f: Callable[[Any], Any], xs: Any, batch_size: int, vmap: Any) -> Any:
+def _map_batched(f: Callable[[Any], Any], xs: Any, batch_size: int) -> Any:
     """`batch_size` elements per step (vmapped), then the remainder in one vmapped call."""
     leaves, tree = tree_flatten(xs)
     n = core.get_aval(leaves[0]).shape[0]
