@@ -357,3 +357,54 @@ def test_custom_vjp_fwd_called_once_per_grad():
     f.defvjp(fwd, lambda y, g: (g * y,))
     assert float(webjax.grad(f)(0.0)) == 1.0
     assert calls == ["fwd"]
+
+
+# ---- custom_gradient, closure_convert ----------------------------------------------------------
+R = np.random.RandomState(0)
+
+
+def randn32(*shape: int) -> np.ndarray:
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def test_custom_gradient(rjax: Any) -> None:
+    def make(ns: Any) -> Any:
+        @ns.custom_gradient
+        def f(x: Any, y: Any) -> Any:
+            out = ns.numpy.sin(x) * y
+
+            def vjp(g: Any) -> Any:
+                return (g * 10.0 * y, g * x)
+
+            return out, vjp
+
+        return f
+
+    x, y = randn32(4), randn32(4)
+    for argnums in (0, 1, (0, 1)):
+        got = webjax.grad(lambda a, b: make(webjax)(a, b).sum(), argnums)(
+            jnp.asarray(x), jnp.asarray(y)
+        )
+        want = rjax.grad(lambda a, b: make(rjax)(a, b).sum(), argnums)(x, y)
+        for g, w in zip(
+            np.atleast_1d(got) if argnums != (0, 1) else got,
+            np.atleast_1d(want) if argnums != (0, 1) else want,
+        ):
+            assert_close(g, w, 1e-6, 0.0)
+    jitted = webjax.jit(webjax.grad(lambda a: make(webjax)(a, jnp.asarray(y)).sum()))
+    assert_close(jitted(jnp.asarray(x)), 10.0 * y, 1e-6, 0.0)
+    assert_close(make(webjax)(jnp.asarray(x), jnp.asarray(y)), np.sin(x) * y, 1e-6, 0.0)
+
+
+def test_closure_convert() -> None:
+    x = jnp.asarray(randn32(3))
+
+    def outer(v: Any) -> Any:
+        fn, consts = webjax.closure_convert(lambda z: z * v + 1.0, v)
+        assert len(consts) == 1  # the traced v is hoisted
+        return fn(v, *consts)
+
+    assert_close(webjax.jit(outer)(x), np.asarray(x) ** 2 + 1, 1e-6, 0.0)
+    fn, consts = webjax.closure_convert(lambda z: z * x, x)
+    assert consts == []  # concrete values stay closed over, as in JAX
+    assert_close(fn(jnp.ones(3)), np.asarray(x), 0, 0.0)

@@ -9,6 +9,8 @@ their kinks and uniform-based initializers are compared exactly.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from webjax import nn, random
 from webjax.nn import initializers
 
 jax = pytest.importorskip("jax")
+R = np.random.RandomState(0)
 
 X = np.array([-30.0, -7.0, -2.5, -1.0, -0.3, 0.0, 0.2, 1.0, 3.0, 6.0, 8.5, 30.0], np.float32)
 M = (np.random.RandomState(0).randn(4, 8) * 3).astype(np.float32)
@@ -40,6 +43,10 @@ def same(got: object, want: object) -> None:
     g, w = np.asarray(got), np.asarray(want)
     assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
     np.testing.assert_array_equal(g, w)
+
+
+def f32(*shape: int) -> np.ndarray:
+    return R.standard_normal(shape).astype(np.float32)
 
 
 # ---- elementwise activations --------------------------------------------------------------------
@@ -196,3 +203,131 @@ def test_library_composites_compile_eagerly_and_inline_when_traced() -> None:
     g = webjax.grad(lambda v: nn.logsumexp(v) * 2.0)(x)
     np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(nn.softmax(x.ravel())).reshape(3, 4),
                                rtol=1e-5)  # fmt: skip
+
+
+# ---- mish, squareplus, sparse_*, log1mexp; logmeanexp; dot_product_attention; orthogonal --
+@pytest.mark.parametrize(
+    "name", ["mish", "squareplus", "sparse_plus", "sparse_sigmoid", "identity", "log1mexp"]
+)
+def test_activations(device: Any, name: str) -> None:
+    x = np.concatenate([f32(40) * 4, [0.0, -1.0, 1.0, 30.0, -30.0]]).astype(np.float32)
+    if name == "log1mexp":
+        x = np.abs(x) + 1e-3
+    close(getattr(nn, name)(jnp.asarray(x)), getattr(jax.nn, name)(x), 1e-6, 1e-7)
+    if name != "identity":
+        close(
+            webjax.grad(lambda v: getattr(nn, name)(v).sum())(jnp.asarray(x)),
+            jax.grad(lambda v: getattr(jax.nn, name)(v).sum())(x),
+            1e-5,
+            1e-6,
+        )
+
+
+def test_logmeanexp(device: Any) -> None:
+    m = f32(3, 4)
+    close(nn.logmeanexp(jnp.asarray(m)), jax.nn.logmeanexp(m), 1e-6, 0.0)
+    close(
+        nn.logmeanexp(jnp.asarray(m), axis=1, keepdims=True),
+        jax.nn.logmeanexp(m, axis=1, keepdims=True),
+        1e-6,
+        0.0,
+    )
+    w = m > 0
+    close(
+        nn.logmeanexp(jnp.asarray(m), axis=0, where=jnp.asarray(w)),
+        jax.nn.logmeanexp(m, axis=0, where=w),
+        1e-6,
+        0.0,
+    )
+
+
+ATTN_CASES = {
+    "mha": {},
+    "bias_mask": {"bias": True, "mask": True},
+    "causal_scale": {"is_causal": True, "scale": 0.3},
+    "seq_lengths": {"query_seq_lengths": [3, 5], "key_value_seq_lengths": [6, 2]},
+    "window": {"local_window_size": (1, 2)},
+    "window_int": {"local_window_size": 1, "is_causal": True},
+}
+
+
+@pytest.mark.parametrize("case", list(ATTN_CASES))
+@pytest.mark.parametrize("heads", [(4, 4), (4, 2), (4, 1)])
+def test_dot_product_attention(device: Any, case: str, heads: tuple[int, int]) -> None:
+    b, t, s, h = 2, 5, 6, 8
+    n, k = heads
+    q, kk, v = f32(b, t, n, h), f32(b, s, k, h), f32(b, s, k, h)
+    opts = dict(ATTN_CASES[case])
+    wopts, jopts = dict(opts), dict(opts)
+    if opts.pop("bias", False):
+        bias = f32(1, n, t, s)
+        wopts["bias"], jopts["bias"] = jnp.asarray(bias), bias
+    if opts.pop("mask", False):
+        mask = R.uniform(size=(b, 1, t, s)) > 0.3
+        wopts["mask"], jopts["mask"] = jnp.asarray(mask), mask
+    for key in ("query_seq_lengths", "key_value_seq_lengths"):
+        if key in opts:
+            arr = np.array(opts[key], np.int32)
+            wopts[key], jopts[key] = jnp.asarray(arr), arr
+    got = nn.dot_product_attention(jnp.asarray(q), jnp.asarray(kk), jnp.asarray(v), **wopts)
+    want = jax.nn.dot_product_attention(q, kk, v, **jopts)
+    close(got, want, 1e-5, 1e-5)
+
+
+def test_dot_product_attention_residual_grads_and_errors(device: Any) -> None:
+    q, k, v = f32(2, 5, 4, 8), f32(2, 6, 2, 8), f32(2, 6, 2, 8)
+    Q, K, V = jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)
+    got = nn.dot_product_attention(Q, K, V, return_residual=True)
+    want = jax.nn.dot_product_attention(q, k, v, return_residual=True)
+    close(got[0], want[0], 1e-5, 1e-5)
+    close(got[1], want[1], 1e-5, 1e-5)
+    close(
+        nn.dot_product_attention(Q[0], K[0], V[0]),
+        jax.nn.dot_product_attention(q[0], k[0], v[0]),
+        1e-5,
+        1e-5,
+    )
+    fn = lambda a, b, c: nn.dot_product_attention(a, b, c, is_causal=True)
+    close(
+        webjax.jit(fn)(Q, K, V), jax.nn.dot_product_attention(q, k, v, is_causal=True), 1e-5, 1e-5
+    )
+    got_g = webjax.grad(lambda a, b, c: fn(a, b, c).sum(), argnums=(0, 1, 2))(Q, K, V)
+    want_g = jax.grad(
+        lambda a, b, c: jax.nn.dot_product_attention(a, b, c, is_causal=True).sum(),
+        argnums=(0, 1, 2),
+    )(q, k, v)
+    for g, w in zip(got_g, want_g):
+        close(g, w, 1e-4, 1e-5)
+    with pytest.raises(ValueError, match="multiple of key/value heads"):
+        nn.dot_product_attention(
+            jnp.ones((1, 2, 3, 4)), jnp.ones((1, 2, 2, 4)), jnp.ones((1, 2, 2, 4))
+        )
+    with pytest.raises(ValueError, match="Unsupported implementation"):
+        nn.dot_product_attention(Q, K, V, implementation="foo")
+    with pytest.raises(ValueError, match="mask dtype"):
+        nn.dot_product_attention(Q, K, V, mask=jnp.ones((1, 1, 5, 6)))
+
+
+def test_orthogonal_initializers(device: Any) -> None:
+    ji = jax.nn.initializers
+    assert sorted(n for n in dir(ji) if not n.startswith("_")) == sorted(
+        n for n in dir(nn.initializers) if not n.startswith("_")
+    )
+    k, jk = webjax.random.PRNGKey(0), jax.random.PRNGKey(0)
+    close(nn.initializers.orthogonal()(k, (3, 5)), ji.orthogonal()(jk, (3, 5)), 1e-5, 1e-6)
+    close(
+        nn.initializers.orthogonal(2.0, column_axis=0)(k, (4, 2, 3)),
+        ji.orthogonal(2.0, column_axis=0)(jk, (4, 2, 3)),
+        1e-5,
+        1e-6,
+    )
+    close(
+        nn.initializers.delta_orthogonal()(k, (3, 3, 2, 4)),
+        ji.delta_orthogonal()(jk, (3, 3, 2, 4)),
+        1e-5,
+        1e-6,
+    )
+    with pytest.raises(ValueError):
+        nn.initializers.orthogonal()(k, (3,))
+    with pytest.raises(ValueError):
+        nn.initializers.delta_orthogonal()(k, (3, 4, 2))

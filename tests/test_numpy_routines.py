@@ -1,8 +1,8 @@
-"""The second batch of jax.numpy functions (set operations, searching and binning,
-interpolation, polynomials, index tricks, windows, statistics, float decomposition, vectorize,
-...), differentially tested against real JAX: values, dtypes and weak types on every backend,
-jit against eager, gradients against finite differences (check_grads) and jax.grad, vmap
-against a loop, and JAX's exception types for bad input."""
+"""jax.numpy's routines beyond the array basics of test_numpy_api (set operations, searching
+and binning, interpolation, polynomials, index tricks, windows, statistics, float decomposition,
+vectorize, ...), differentially tested against real JAX: values, dtypes and weak types on every
+backend, jit against eager, gradients against finite differences (check_grads) and jax.grad,
+vmap against a loop, and JAX's exception types for bad input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The added `webjax.random` samplers against real JAX, key for key.
+"""`webjax.random`'s distributions beyond test_random's basic samplers (lognormal, cauchy,
+pareto, t, chisquare, f, maxwell, weibull_min, rayleigh, wald, generalized_normal, ball,
+orthogonal, rademacher, geometric, triangular, binomial, multinomial, multivariate_normal)
+against real JAX, key for key.
 
 Samplers that only transform integer draws or apply exact float operations (rademacher,
 geometric, triangular, binomial, multinomial) must match JAX exactly; the others pass the same

@@ -1,0 +1,102 @@
+"""`jax.scipy.stats` against real JAX: continuous and discrete distributions (every pdf, cdf,
+sf and ppf they have), multivariate_normal, jit and grad, and the errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import webjax
+import webjax.numpy as jnp
+import webjax.scipy.stats as wst
+
+jax = pytest.importorskip("jax")
+jst = jax.scipy.stats
+R = np.random.RandomState(0)
+
+
+def close(got: Any, want: Any, rtol: float = 2e-6, atol: float = 1e-7) -> None:
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape, (g.shape, w.shape)
+    assert g.dtype == w.dtype, (g.dtype, w.dtype)
+    np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol)
+
+
+CONTINUOUS = [
+    ("norm", (0.5, 2.0)),
+    ("uniform", (-1.0, 4.0)),
+    ("laplace", (0.5, 2.0)),
+    ("logistic", (0.5, 2.0)),
+    ("cauchy", (0.5, 2.0)),
+    ("expon", (0.5, 2.0)),
+    ("t", (3.0, 0.5, 2.0)),
+    ("gamma", (2.5, 0.0, 1.5)),
+    ("chi2", (3.0,)),
+    ("beta", (2.0, 3.0, -3.0, 12.0)),
+    ("pareto", (2.0,)),
+]
+QS = np.array([0.0, 0.01, 0.3, 0.5, 0.9, 1.0, 1.5, -0.1, np.nan], np.float32)
+
+
+@pytest.mark.parametrize("dist,args", CONTINUOUS)
+def test_continuous(device: Any, dist: str, args: tuple) -> None:
+    x = np.concatenate([R.uniform(-3, 8, 30), [0.5, 1.0, np.inf, -np.inf]]).astype(np.float32)
+    wmod, jmod = getattr(wst, dist), getattr(jst, dist)
+    for fn in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+        if hasattr(jmod, fn):
+            close(getattr(wmod, fn)(jnp.asarray(x), *args), getattr(jmod, fn)(x, *args), 2e-5, 1e-6)
+    for fn in ("ppf", "isf"):
+        if hasattr(jmod, fn):
+            close(
+                getattr(wmod, fn)(jnp.asarray(QS), *args), getattr(jmod, fn)(QS, *args), 2e-5, 1e-6
+            )
+
+
+@pytest.mark.parametrize(
+    "dist,args",
+    [("poisson", (3.0,)), ("bernoulli", (0.3,)), ("geom", (0.3,)), ("binom", (10.0, 0.4))],
+)
+def test_discrete(device: Any, dist: str, args: tuple) -> None:
+    k = np.array([-1, 0, 1, 2, 3, 5, 10, 2.5], np.float32)
+    wmod, jmod = getattr(wst, dist), getattr(jst, dist)
+    for fn in ("logpmf", "pmf", "cdf"):
+        if hasattr(jmod, fn):
+            close(getattr(wmod, fn)(jnp.asarray(k), *args), getattr(jmod, fn)(k, *args), 2e-5, 1e-6)
+    if dist == "bernoulli":
+        close(wst.bernoulli.ppf(jnp.asarray(QS), 0.3), jst.bernoulli.ppf(QS, 0.3))
+
+
+def test_multivariate_normal(device: Any) -> None:
+    mean = R.standard_normal(3).astype(np.float32)
+    a = R.standard_normal((3, 3)).astype(np.float32)
+    cov = a @ a.T + np.eye(3, dtype=np.float32)
+    x = R.standard_normal((5, 3)).astype(np.float32)
+    X = jnp.asarray(x)
+    mvn, jmvn = wst.multivariate_normal, jst.multivariate_normal
+    close(mvn.logpdf(X, jnp.asarray(mean), jnp.asarray(cov)), jmvn.logpdf(x, mean, cov), 2e-5)
+    close(mvn.pdf(X, jnp.asarray(mean), jnp.asarray(cov)), jmvn.pdf(x, mean, cov), 2e-5, 1e-9)
+    close(mvn.logpdf(X, jnp.asarray(mean), 2.0), jmvn.logpdf(x, mean, 2.0), 2e-5)
+    close(mvn.logpdf(X[:, 0], 0.5, 2.0), jmvn.logpdf(x[:, 0], 0.5, 2.0), 2e-5)
+    covs = np.stack([cov, 2 * cov])
+    close(
+        mvn.logpdf(X[:2], jnp.asarray(mean), jnp.asarray(covs)),
+        jmvn.logpdf(x[:2], mean, covs),
+        2e-5,
+    )
+
+
+def test_stats_jit_and_grad(device: Any) -> None:
+    x = R.uniform(0.1, 5, 8).astype(np.float32)
+    f = lambda v: wst.gamma.logpdf(v, 2.5, 0.0, 1.5).sum() + wst.norm.logcdf(v).sum()
+    g = lambda v: jst.gamma.logpdf(v, 2.5, 0.0, 1.5).sum() + jst.norm.logcdf(v).sum()
+    np.testing.assert_allclose(float(webjax.jit(f)(jnp.asarray(x))), float(g(x)), rtol=1e-5)
+    close(webjax.grad(f)(jnp.asarray(x)), jax.grad(g)(x), 1e-5)
+
+
+def test_errors() -> None:
+    with pytest.raises(NotImplementedError, match="allow_singular"):
+        wst.multivariate_normal.logpdf(jnp.ones(2), jnp.zeros(2), jnp.eye(2), allow_singular=True)
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        wst.multivariate_normal.logpdf(jnp.ones(2), jnp.zeros(2), jnp.eye(3))
