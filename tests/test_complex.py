@@ -346,7 +346,7 @@ def test_lexicographic_max_min_clamp_match_jax_bitwise(device):
     assert np.array_equal(a.view(np.uint64), b.view(np.uint64))
 
 
-LAX_MORE = {  # (lax module, asarray)
+LAX_NON_ELEMENTWISE = {  # reductions, scans, sorts, casts, contractions: (lax module, asarray)
     "reduce_max": lambda m, a: m.reduce_max(a(Z), (1,)),
     "reduce_min": lambda m, a: m.reduce_min(a(Z), (0,)),
     "reduce_max_ties": lambda m, a: m.reduce_max(a(TIES), (0,)),
@@ -377,9 +377,9 @@ LAX_MORE = {  # (lax module, asarray)
 PROD37 = crand(37)
 
 
-@pytest.mark.parametrize("name", sorted(LAX_MORE))
-def test_lax_more_matches_jax(device, name):
-    f = LAX_MORE[name]
+@pytest.mark.parametrize("name", sorted(LAX_NON_ELEMENTWISE))
+def test_lax_non_elementwise_matches_jax(device, name):
+    f = LAX_NON_ELEMENTWISE[name]
     assert_like_jax(f(lax, jnp.asarray), f(rlax, rjnp.asarray), name, rtol=1e-5, atol=1e-5)
 
 
