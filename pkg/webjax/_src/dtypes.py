@@ -427,3 +427,51 @@ def float0() -> Any:
     import numpy as np
 
     return np.dtype([("float0", np.void, 0)])
+
+
+# ---- jax.dtypes: extended dtypes (typed PRNG keys) ---------------------------------------------
+class TypePromotionError(ValueError):
+    """Raised when dtype promotion is not allowed (strict promotion mode)."""
+
+
+class extended:
+    """The abstract category of extended dtypes (typed PRNG keys belong to it)."""
+
+
+class prng_key(extended):
+    """The abstract category of PRNG key dtypes (`key<fry>`)."""
+
+
+class KeyDType:
+    """The dtype of typed keys: `key<fry>` (threefry2x32), an extended dtype as in JAX."""
+
+    name = "key<fry>"
+    kind = "V"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyDType) or other == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+KEY_DTYPE = KeyDType()
+
+
+def is_key_dtype(x: Any) -> bool:
+    return isinstance(x, KeyDType) or x == "key<fry>"
+
+
+def canonicalize_dtype(x: Any, allow_extended_dtype: bool = False) -> Any:
+    if allow_extended_dtype and is_key_dtype(x):
+        return x
+    return canonicalize(dtype(x))
+
+
+def itemsize_bits(x: Any) -> int:
+    return dtype(x).itemsize * 8
