@@ -5,12 +5,10 @@ from webjax._src.random.distributions import (
     binomial,
     cauchy,
     chisquare,
-    clone,
     double_sided_maxwell,
     f,
     generalized_normal,
     geometric,
-    key_dtype,
     lognormal,
     maxwell,
     multinomial,
@@ -24,9 +22,19 @@ from webjax._src.random.distributions import (
     wald,
     weibull_min,
 )
-from webjax._src.random.samplers import (
+from webjax._src.random.keys import (
     PRNGKey,
     PRNGKeyArray,
+    clone,
+    fold_in,
+    key,
+    key_data,
+    key_dtype,
+    key_impl,
+    split,
+    wrap_key_data,
+)
+from webjax._src.random.samplers import (
     bernoulli,
     beta,
     bits,
@@ -34,12 +42,8 @@ from webjax._src.random.samplers import (
     choice,
     dirichlet,
     exponential,
-    fold_in,
     gamma,
     gumbel,
-    key,
-    key_data,
-    key_impl,
     laplace,
     loggamma,
     logistic,
@@ -47,10 +51,8 @@ from webjax._src.random.samplers import (
     permutation,
     poisson,
     randint,
-    split,
     truncated_normal,
     uniform,
-    wrap_key_data,
 )
 
 __all__ = [

@@ -1,15 +1,7 @@
-"""webjax.nn: the jax.nn API (activations, softmax family, one_hot, initializers)."""
+"""webjax.nn: the jax.nn API (activations, softmax family, one_hot, dot_product_attention,
+initializers)."""
 
-from webjax._src.nn.attention import (
-    dot_product_attention,
-    identity,
-    log1mexp,
-    logmeanexp,
-    mish,
-    sparse_plus,
-    sparse_sigmoid,
-    squareplus,
-)
+from webjax._src.nn.attention import dot_product_attention
 from webjax._src.nn.functions import (
     celu,
     elu,
@@ -19,10 +11,14 @@ from webjax._src.nn.functions import (
     hard_silu,
     hard_swish,
     hard_tanh,
+    identity,
     leaky_relu,
+    log1mexp,
     log_sigmoid,
     log_softmax,
+    logmeanexp,
     logsumexp,
+    mish,
     one_hot,
     relu,
     relu6,
@@ -32,6 +28,9 @@ from webjax._src.nn.functions import (
     soft_sign,
     softmax,
     softplus,
+    sparse_plus,
+    sparse_sigmoid,
+    squareplus,
     standardize,
     swish,
     tanh,

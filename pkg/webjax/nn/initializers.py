@@ -1,9 +1,9 @@
 """webjax.nn.initializers: the jax.nn.initializers API."""
 
-from webjax._src.nn.attention import delta_orthogonal, orthogonal
 from webjax._src.nn.initializers import (
     Initializer,
     constant,
+    delta_orthogonal,
     glorot_normal,
     glorot_uniform,
     he_normal,
@@ -14,6 +14,7 @@ from webjax._src.nn.initializers import (
     lecun_uniform,
     normal,
     ones,
+    orthogonal,
     truncated_normal,
     uniform,
     variance_scaling,

@@ -34,7 +34,7 @@ from ..nn.functions import (
     standardize,
 )
 from ..nn.initializers import glorot_normal, normal, ones, zeros
-from ..random import samplers as random
+from ..random import keys, samplers
 
 __all__ = [
     "AvgPool",
@@ -181,7 +181,7 @@ def Dense(out_dim: int, W_init: Any = _DENSE_W_INIT, b_init: Any = _DENSE_B_INIT
     """A fully-connected layer: inputs @ W + b."""
 
     def init_fun(rng: Any, input_shape: Shape) -> tuple[Shape, Any]:
-        k1, k2 = random.split(rng)
+        k1, k2 = keys.split(rng)
         W = W_init(k1, (input_shape[-1], out_dim))
         b = b_init(k2, (out_dim,))
         return tuple(input_shape[:-1]) + (out_dim,), (W, b)
@@ -223,7 +223,7 @@ def GeneralConv(
             input_shape, kernel_shape, strides, padding, dimension_numbers
         )
         bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
+        k1, k2 = keys.split(rng)
         return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
@@ -261,7 +261,7 @@ def GeneralConvTranspose(
             input_shape, kernel_shape, strides, padding, dimension_numbers
         )
         bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
+        k1, k2 = keys.split(rng)
         return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
@@ -292,7 +292,7 @@ def BatchNorm(
 
     def init_fun(rng: Any, input_shape: Shape) -> tuple[Shape, Any]:
         shape = tuple(d for i, d in enumerate(input_shape) if i not in axis)
-        k1, k2 = random.split(rng)
+        k1, k2 = keys.split(rng)
         beta = beta_init(k1, shape) if center else ()
         gamma = gamma_init(k2, shape) if scale else ()
         return input_shape, (beta, gamma)
@@ -489,7 +489,7 @@ def Dropout(rate: float, mode: str = "train") -> Layer:
                 "`jax.random.key`)."
             )
         if mode == "train":
-            keep = random.bernoulli(rng, rate, inputs.shape)
+            keep = samplers.bernoulli(rng, rate, inputs.shape)
             return jnp.where(keep, inputs / rate, 0)
         return inputs
 
@@ -507,14 +507,14 @@ def serial(*layers: Layer) -> Layer:
     def init_fun(rng: Any, input_shape: Any) -> tuple[Any, Any]:
         params = []
         for init in init_funs:
-            rng, layer_rng = random.split(rng)
+            rng, layer_rng = keys.split(rng)
             input_shape, p = init(layer_rng, input_shape)
             params.append(p)
         return input_shape, params
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
         rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, n) if rng is not None else (None,) * n
+        rngs = keys.split(rng, n) if rng is not None else (None,) * n
         for fun, p, r in zip(apply_funs, params, rngs):
             inputs = fun(p, inputs, rng=r, **kwargs)
         return inputs
@@ -529,7 +529,7 @@ def parallel(*layers: Layer) -> Layer:
     init_funs, apply_funs = zip(*layers) if layers else ((), ())
 
     def init_fun(rng: Any, input_shape: Any) -> tuple[Any, Any]:
-        rngs = random.split(rng, n)
+        rngs = keys.split(rng, n)
         pairs = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)]
         shapes = tuple(p[0] for p in pairs)
         params = tuple(p[1] for p in pairs)
@@ -537,7 +537,7 @@ def parallel(*layers: Layer) -> Layer:
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
         rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, n) if rng is not None else (None,) * n
+        rngs = keys.split(rng, n) if rng is not None else (None,) * n
         return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
 
     return init_fun, apply_fun

@@ -1,1 +1,2 @@
-"""nn."""
+"""jax.nn: activations and the softmax family (functions), dot_product_attention (attention),
+initializers."""

@@ -1,7 +1,5 @@
-"""More of `jax.nn`: mish, squareplus, log1mexp, logmeanexp, sparse_plus/sigmoid, identity,
-`dot_product_attention` (JAX's XLA implementation: grouped-query heads, bias, boolean mask,
-causal, local window and sequence-length masks, softmax in float32), and the orthogonal
-initializers.
+"""`jax.nn.dot_product_attention`: JAX's XLA implementation (grouped-query heads, bias, boolean
+mask, causal, local window and sequence-length masks, softmax in float32).
 """
 
 from __future__ import annotations
@@ -10,101 +8,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .. import core, dtypes
-from ..custom_derivatives import custom_jvp
+from .. import dtypes
 from ..jit import eager_jit
 from ..lax import lax
 from ..numpy import util
-from .functions import _array, _c, _inexact, _inexact_lit, softmax, softplus
-
-Axis = int | Sequence[int] | None
+from .functions import logsumexp, softmax
 
 
-# ---- activations --------------------------------------------------------------------------------
-def identity(x: Any) -> Any:
-    """Identity activation: x."""
-    return _array(x)
-
-
-@eager_jit
-def mish(x: Any) -> Any:
-    """x * tanh(softplus(x))."""
-    x = _inexact(x)
-    return lax.mul(x, lax.tanh(softplus(x)))
-
-
-@eager_jit
-def squareplus(x: Any, b: Any = 4) -> Any:
-    """(x + sqrt(x^2 + b)) / 2."""
-    from ..numpy import ufuncs
-
-    x = _array(x)
-    y = ufuncs.add(x, ufuncs.sqrt(ufuncs.add(ufuncs.square(x), b)))
-    return ufuncs.divide(y, 2)
-
-
-@eager_jit
-def sparse_plus(x: Any) -> Any:
-    """0 for x <= -1, (x + 1)^2 / 4 on (-1, 1), x for x >= 1."""
-    x = _inexact_lit(x)
-    mid = lax.div(lax.integer_pow(lax.add(x, _c(1.0, x)), 2), _c(4.0, x))
-    inner = lax.select(lax.ge(x, _c(1.0, x)), x, mid)
-    return lax.select(lax.le(x, _c(-1.0, x)), _c(0.0, x), inner)
-
-
-@eager_jit
-def sparse_sigmoid(x: Any) -> Any:
-    """clip((x + 1) / 2, 0, 1): the derivative of sparse_plus."""
-    x = _inexact_lit(x)
-    clipped = lax.min(lax.max(lax.add(x, _c(1.0, x)), _c(0.0, x)), _c(2.0, x))
-    return lax.mul(_c(0.5, x), clipped)
-
-
-@custom_jvp
-def _log1mexp(x: Any) -> Any:
-    c = _c(math.log(2.0), x)
-    small = lax.log(lax.neg(lax.expm1(lax.neg(x))))
-    large = lax.log1p(lax.neg(lax.exp(lax.neg(x))))
-    return lax.select(lax.lt(x, c), small, large)
-
-
-_log1mexp.defjvps(lambda t, _, x: lax.div(t, lax.expm1(x)))
-
-
-def log1mexp(x: Any) -> Any:
-    """log(1 - exp(-x)) accurately (Machler's two branches around log 2)."""
-    return _log1mexp(_inexact(x))
-
-
-@eager_jit(static_argnames=("axis", "keepdims"))
-def logmeanexp(x: Any, axis: Axis = None, where: Any = None, keepdims: bool = False) -> Any:
-    """log(mean(exp(x))) = logsumexp(x) - log(n), n counting only `where` entries if given."""
-    x = _inexact(x)
-    av = util.aval(x)
-    axes = util.canonical_axes(axis, av.ndim)
-    kept = tuple(i for i in range(av.ndim) if i not in axes)
-    if where is None:
-        mask = None
-        count: Any = lax.full((), float(math.prod(av.shape[i] for i in axes)), av.dtype)
-    else:
-        mask = util.broadcast_to(util.ensure_array(where), av.shape)
-        ones = lax.convert_element_type(mask, av.dtype)
-        count = lax.reduce_sum(ones, axes) if axes else ones
-    neg_inf = lax.full(av.shape, -math.inf, av.dtype)
-    masked = x if mask is None else lax.select(mask, x, neg_inf)
-    amax = lax.reduce_max(masked, axes) if axes else masked
-    amax = lax.stop_gradient(
-        lax.select(lax.is_finite(amax), amax, lax.full(util.aval(amax).shape, 0.0, av.dtype))
-    )
-    e = lax.exp(lax.sub(masked, lax.broadcast_in_dim(amax, av.shape, kept)))
-    s = lax.reduce_sum(e, axes) if axes else e
-    out = lax.sub(lax.add(lax.log(s), amax), lax.log(count))
-    if keepdims:
-        out = lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(av.shape)))
-    return out
-
-
-# ---- attention ----------------------------------------------------------------------------------
 def _ensure_4d(t: Any) -> Any:
     t = util.ensure_array(t)
     nd = util.aval(t).ndim
@@ -205,8 +115,6 @@ def _attention(
         enc = lax.mul(enc, qm)
     if not residual:
         return enc
-    from ..scipy.special import logsumexp
-
     lse = lax.convert_element_type(logsumexp(padded, axis=-1), util.aval(key).dtype)
     return enc, lax.stop_gradient(lax.transpose(lse, (0, 2, 1)))
 
@@ -277,58 +185,4 @@ def dot_product_attention(
 _attention_jit = eager_jit(_attention, static_argnames=("is_causal", "scale", "window", "residual"))
 
 
-# ---- initializers -------------------------------------------------------------------------------
-def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Any:
-    """Initializer of (semi-)orthogonal matrices: rows or columns orthonormal, reshaped to
-    `shape` with the columns along `column_axis`."""
-    from ..random import distributions as jrandom
-
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        if out_sharding is not None:
-            raise NotImplementedError("orthogonal initializer with out_sharding")
-        dt = dtypes.canonicalize(dtypes.dtype(float if dtype is None else dtype))
-        shape = core.canonicalize_shape(shape)
-        if len(shape) < 2:
-            raise ValueError("orthogonal initializer requires at least a 2D shape")
-        if any(d == 0 for d in shape):
-            return lax.full(shape, 0, dt)
-        col = column_axis % len(shape)
-        n_cols = shape[col]
-        n_rows = math.prod(shape) // n_cols
-        q = jrandom.orthogonal(key, n_rows, (), dt, n_cols)
-        rest = tuple(d for i, d in enumerate(shape) if i != col)
-        q = lax.reshape(q, (*rest, n_cols))
-        perm = list(range(len(rest)))
-        perm.insert(col, len(rest))
-        q = lax.transpose(q, perm)
-        return lax.mul(lax.full((), scale, dt), q)
-
-    return init
-
-
-def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Any:
-    """Initializer of 3-5D convolution kernels: zero but an orthogonal matrix at the center
-    tap (Xiao et al. 2018)."""
-
-    def init(key: Any, shape: Sequence[int], dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        if out_sharding is not None:
-            raise NotImplementedError("delta_orthogonal initializer with out_sharding")
-        dt = dtypes.canonicalize(dtypes.dtype(float if dtype is None else dtype))
-        shape = core.canonicalize_shape(shape)
-        if len(shape) not in (3, 4, 5):
-            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
-        if shape[-1] < shape[-2]:
-            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
-        ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dt)(key, shape[-2:])
-        center = [(k - 1) // 2 for k in shape[:-2]]
-        w = lax.full(shape, 0, dt)
-        upd = lax.reshape(ortho, (1,) * len(center) + shape[-2:])
-        return lax.dynamic_update_slice(w, upd, [*center, 0, 0])
-
-    return init
-
-
-__all__ = [
-    "delta_orthogonal", "dot_product_attention", "identity", "log1mexp", "logmeanexp", "mish",
-    "orthogonal", "sparse_plus", "sparse_sigmoid", "squareplus",
-]  # fmt: skip
+__all__ = ["dot_product_attention"]

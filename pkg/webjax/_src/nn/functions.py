@@ -1,4 +1,5 @@
-"""jax.nn: activations, softmax family and one_hot, with JAX's definitions.
+"""jax.nn: activations, the softmax family (softmax, log_softmax, logsumexp, logmeanexp,
+standardize) and one_hot, with JAX's definitions.
 
 Each function is the expression JAX documents for it, in the same operation order (so values
 match JAX to the rounding of the underlying elementwise ops), and keeps JAX's custom derivatives:
@@ -19,8 +20,7 @@ from .. import core, dtypes
 from ..custom_derivatives import custom_jvp
 from ..jit import eager_jit, jit
 from ..lax import lax
-from ..numpy import util
-from ..scipy.special import logsumexp
+from ..numpy import ufuncs, util
 
 Axis = int | Sequence[int] | None
 
@@ -70,7 +70,12 @@ def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
     return lax.broadcast_in_dim(r, shape, kept)
 
 
-# ---- piecewise-linear activations ---------------------------------------------------------------
+# ---- piecewise activations ----------------------------------------------------------------------
+def identity(x: Any) -> Any:
+    """Identity activation: x."""
+    return _array(x)
+
+
 @custom_jvp
 def _relu(x: Any) -> Any:
     return lax.max(x, _c(0, x))
@@ -133,6 +138,23 @@ def hard_silu(x: Any) -> Any:
 hard_swish = hard_silu
 
 
+@eager_jit
+def sparse_plus(x: Any) -> Any:
+    """0 for x <= -1, (x + 1)^2 / 4 on (-1, 1), x for x >= 1."""
+    x = _inexact_lit(x)
+    mid = lax.div(lax.integer_pow(lax.add(x, _c(1.0, x)), 2), _c(4.0, x))
+    inner = lax.select(lax.ge(x, _c(1.0, x)), x, mid)
+    return lax.select(lax.le(x, _c(-1.0, x)), _c(0.0, x), inner)
+
+
+@eager_jit
+def sparse_sigmoid(x: Any) -> Any:
+    """clip((x + 1) / 2, 0, 1): the derivative of sparse_plus."""
+    x = _inexact_lit(x)
+    clipped = lax.min(lax.max(lax.add(x, _c(1.0, x)), _c(0.0, x)), _c(2.0, x))
+    return lax.mul(_c(0.5, x), clipped)
+
+
 # ---- smooth activations -------------------------------------------------------------------------
 def sigmoid(x: Any) -> Any:
     """1 / (1 + exp(-x)), as lax.logistic (integer inputs are a TypeError, as in JAX)."""
@@ -179,6 +201,22 @@ def log_sigmoid(x: Any) -> Any:
     return lax.neg(softplus(lax.neg(x)))
 
 
+@custom_jvp
+def _log1mexp(x: Any) -> Any:
+    c = _c(math.log(2.0), x)
+    small = lax.log(lax.neg(lax.expm1(lax.neg(x))))
+    large = lax.log1p(lax.neg(lax.exp(lax.neg(x))))
+    return lax.select(lax.lt(x, c), small, large)
+
+
+_log1mexp.defjvps(lambda t, _, x: lax.div(t, lax.expm1(x)))
+
+
+def log1mexp(x: Any) -> Any:
+    """log(1 - exp(-x)) accurately (Machler's two branches around log 2)."""
+    return _log1mexp(_inexact(x))
+
+
 @jit
 def soft_sign(x: Any) -> Any:
     """x / (|x| + 1)."""
@@ -198,6 +236,21 @@ swish = silu
 
 def tanh(x: Any) -> Any:
     return lax.tanh(_inexact(x))
+
+
+@eager_jit
+def mish(x: Any) -> Any:
+    """x * tanh(softplus(x))."""
+    x = _inexact(x)
+    return lax.mul(x, lax.tanh(softplus(x)))
+
+
+@eager_jit
+def squareplus(x: Any, b: Any = 4) -> Any:
+    """(x + sqrt(x^2 + b)) / 2."""
+    x = _array(x)
+    y = ufuncs.add(x, ufuncs.sqrt(ufuncs.add(ufuncs.square(x), b)))
+    return ufuncs.divide(y, 2)
 
 
 @jit
@@ -331,6 +384,71 @@ def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     return result if mask is None else _where(mask, result, _c(-math.inf, result))
 
 
+@eager_jit(static_argnames=("axis", "keepdims", "return_sign"))
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False, where: Any = None) -> Any:  # fmt: skip
+    """log(sum(b * exp(a))) computed stably (the max is shifted out and stop-gradient'ed)."""
+    a = _inexact(a)
+    av = util.aval(a)
+    mask = None
+    if where is not None:
+        w = lax.convert_element_type(util.ensure_array(where), dtypes.bool_)
+        mask = util.broadcast_to(w, av.shape)
+        a = lax.select(mask, a, lax.full(av.shape, -math.inf, av.dtype))
+    axes = util.canonical_axes(axis, av.ndim)
+    kept = tuple(i for i in range(av.ndim) if i not in axes)
+    amax = lax.reduce_max(a, axes) if axes else a
+    finite = lax.is_finite(amax)
+    amax = lax.stop_gradient(lax.select(finite, amax, lax.full(util.aval(amax).shape, 0.0,
+                                                                 av.dtype)))  # fmt: skip
+    shifted = lax.sub(a, lax.broadcast_in_dim(amax, av.shape, kept))
+    e = lax.exp(shifted)
+    if mask is not None:
+        e = lax.select(mask, e, lax.full(av.shape, 0.0, av.dtype))
+    if b is not None:
+        e, bb = util.promote_args("logsumexp", e, b)
+        e = lax.mul(e, bb)
+    s = lax.reduce_sum(e, axes) if axes else e
+    sign = lax.sign(s)
+    # with b, a negative sum has no real log: NaN, unless the sign is asked for
+    out = lax.add(lax.log(lax.abs(s) if return_sign else s), amax)
+    if keepdims:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+        out = lax.reshape(out, shape)
+        sign = lax.reshape(sign, shape)
+    if return_sign:
+        return out, sign
+    return out
+
+
+@eager_jit(static_argnames=("axis", "keepdims"))
+def logmeanexp(x: Any, axis: Axis = None, where: Any = None, keepdims: bool = False) -> Any:
+    """log(mean(exp(x))) = logsumexp(x) - log(n), n counting only `where` entries if given."""
+    x = _inexact(x)
+    av = util.aval(x)
+    axes = util.canonical_axes(axis, av.ndim)
+    kept = tuple(i for i in range(av.ndim) if i not in axes)
+    if where is None:
+        mask = None
+        count: Any = lax.full((), float(math.prod(av.shape[i] for i in axes)), av.dtype)
+    else:
+        mask = util.broadcast_to(util.ensure_array(where), av.shape)
+        ones = lax.convert_element_type(mask, av.dtype)
+        count = lax.reduce_sum(ones, axes) if axes else ones
+    neg_inf = lax.full(av.shape, -math.inf, av.dtype)
+    masked = x if mask is None else lax.select(mask, x, neg_inf)
+    amax = lax.reduce_max(masked, axes) if axes else masked
+    amax = lax.stop_gradient(
+        lax.select(lax.is_finite(amax), amax, lax.full(util.aval(amax).shape, 0.0, av.dtype))
+    )
+    e = lax.exp(lax.sub(masked, lax.broadcast_in_dim(amax, av.shape, kept)))
+    s = lax.reduce_sum(e, axes) if axes else e
+    out = lax.sub(lax.add(lax.log(s), amax), lax.log(count))
+    if keepdims:
+        out = lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(av.shape)))
+    return out
+
+
 @eager_jit(static_argnames=("axis", "algorithm"))
 def standardize(
     x: Any,
@@ -393,4 +511,5 @@ __all__ = [
     "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu",
     "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "glu",
     "soft_sign", "tanh", "softmax", "log_softmax", "logsumexp", "one_hot", "standardize",
+    "identity", "log1mexp", "logmeanexp", "mish", "sparse_plus", "sparse_sigmoid", "squareplus",
 ]  # fmt: skip

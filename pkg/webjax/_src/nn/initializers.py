@@ -2,7 +2,8 @@
 
 Each initializer is a random sampler scaled by a constant computed in the target dtype the way
 JAX computes it (e.g. `sqrt(3 * float32(scale / fan))`), so with the same key the arrays are
-identical to JAX's.
+identical to JAX's. `orthogonal` and `delta_orthogonal` build on `random.orthogonal` (the Q of a
+normal matrix's QR factorization).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from .. import core, dtypes
 from ..dtypes import DType
 from ..lax import lax
+from ..random import distributions, keys
 from ..random import samplers as jrandom
 
 Initializer = Callable[..., Any]
@@ -141,7 +143,7 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: AxisSpec
 def _polar_sample(key: Any, shape: tuple[int, ...], dt: DType, radius: Any) -> Any:
     """radius(u1) * e^(i 2 pi u2) for independent uniforms u1, u2 (keys split in that order),
     computed in the complex dtype as JAX does, so samples agree bit for bit."""
-    key_r, key_theta = jrandom.split(key)
+    key_r, key_theta = keys.split(key)
     rdt = dtypes.component(dt)
     r = lax.convert_element_type(radius(jrandom.uniform(key_r, shape, rdt)), dt)
     u2 = lax.convert_element_type(jrandom.uniform(key_theta, shape, rdt), dt)
@@ -187,3 +189,52 @@ lecun_uniform = _preset(1.0, "fan_in", "uniform", "lecun_uniform")
 lecun_normal = _preset(1.0, "fan_in", "truncated_normal", "lecun_normal")
 he_uniform = kaiming_uniform = _preset(2.0, "fan_in", "uniform", "he_uniform")
 he_normal = kaiming_normal = _preset(2.0, "fan_in", "truncated_normal", "he_normal")
+
+
+def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Any:
+    """Initializer of (semi-)orthogonal matrices: rows or columns orthonormal, reshaped to
+    `shape` with the columns along `column_axis`."""
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError("orthogonal initializer with out_sharding")
+        dt = dtypes.canonicalize(dtypes.dtype(float if dtype is None else dtype))
+        shape = core.canonicalize_shape(shape)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return lax.full(shape, 0, dt)
+        col = column_axis % len(shape)
+        n_cols = shape[col]
+        n_rows = math.prod(shape) // n_cols
+        q = distributions.orthogonal(key, n_rows, (), dt, n_cols)
+        rest = tuple(d for i, d in enumerate(shape) if i != col)
+        q = lax.reshape(q, (*rest, n_cols))
+        perm = list(range(len(rest)))
+        perm.insert(col, len(rest))
+        q = lax.transpose(q, perm)
+        return lax.mul(lax.full((), scale, dt), q)
+
+    return init
+
+
+def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Any:
+    """Initializer of 3-5D convolution kernels: zero but an orthogonal matrix at the center
+    tap (Xiao et al. 2018)."""
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError("delta_orthogonal initializer with out_sharding")
+        dt = dtypes.canonicalize(dtypes.dtype(float if dtype is None else dtype))
+        shape = core.canonicalize_shape(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dt)(key, shape[-2:])
+        center = [(k - 1) // 2 for k in shape[:-2]]
+        w = lax.full(shape, 0, dt)
+        upd = lax.reshape(ortho, (1,) * len(center) + shape[-2:])
+        return lax.dynamic_update_slice(w, upd, [*center, 0, 0])
+
+    return init

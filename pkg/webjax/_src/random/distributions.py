@@ -1,4 +1,4 @@
-"""More of `jax.random`: distributions that transform uniform, normal and gamma draws.
+"""jax.random's derived distributions: transformations of uniform, normal and gamma draws.
 
 Each sampler applies JAX's transformation to the same underlying draws (`random._uniform_impl`,
 `_normal_impl`, `_gamma_impl`, ... are bit-exact with JAX's), with the same key splits, so the
@@ -16,11 +16,12 @@ from typing import Any
 from .. import core, dtypes
 from ..dtypes import DType
 from ..jit import jit
-from ..lax import control_flow, lax
+from ..lax import control_flow, lax, windowed
+from ..numpy import contractions, linalg, ufuncs, util
+from .keys import _asarray, _single_key, _split_data
 from .samplers import (
     _FINFO,
     _any,
-    _asarray,
     _bernoulli_impl,
     _broadcast_shapes,
     _canonical,
@@ -28,14 +29,13 @@ from .samplers import (
     _const,
     _exponential_impl,
     _float_dtype,
+    _fma,
     _full,
     _gamma_impl,
     _normal_impl,
     _param_shape,
     _row,
     _shape_of,
-    _single_key,
-    _split_data,
     _to,
     _uniform_impl,
 )
@@ -198,12 +198,6 @@ def maxwell(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """One-sided Maxwell: the norm of a 3-d standard normal vector."""
     data, _ = _single_key("maxwell", key)
     return _maxwell_jit(data, core.canonicalize_shape(shape), _dtype_or_float("maxwell", dtype))
-
-
-def _fma(a: Any, b: Any, c: Any) -> Any:
-    from .samplers import _fma as fma
-
-    return fma(a, b, c)
 
 
 def _dsm_impl(data: Any, loc: Any, scale: Any, shape: tuple[int, ...], dt: DType) -> Any:
@@ -380,8 +374,6 @@ def ball(key: Any, d: int, p: Any = 2, shape: Sequence[int] = (), dtype: Any = N
 
 
 def _orthogonal_impl(data: Any, n: int, m: int, shape: tuple[int, ...], dt: DType) -> Any:
-    from ..numpy import linalg
-
     z = _normal_impl(data, (*shape, max(n, m), min(n, m)), dt)
     q, r = linalg.qr(z)
     d = linalg.diagonal(r)
@@ -418,12 +410,9 @@ def orthogonal(
 def _mvn_impl(
     data: Any, mean: Any, cov: Any, shape: tuple[int, ...], dt: DType, method: str
 ) -> Any:
-    from ..numpy import contractions
-    from ..numpy import linalg as jnp_linalg
-
     n = core.get_aval(mean).shape[-1]
     if method == "svd":
-        u, s, _ = jnp_linalg.svd(cov)
+        u, s, _ = linalg.svd(cov)
         factor = lax.mul(
             u,
             lax.broadcast_in_dim(
@@ -433,7 +422,7 @@ def _mvn_impl(
             ),
         )
     elif method == "eigh":
-        w, v = jnp_linalg.eigh(cov)
+        w, v = linalg.eigh(cov)
         factor = lax.mul(
             v,
             lax.broadcast_in_dim(
@@ -443,10 +432,8 @@ def _mvn_impl(
             ),
         )
     else:
-        factor = jnp_linalg.cholesky(cov)
+        factor = linalg.cholesky(cov)
     z = _normal_impl(data, (*shape, n), dt)
-    from ..numpy import ufuncs
-
     return ufuncs.add(mean, contractions.einsum("...ij,...j->...i", factor, z))
 
 
@@ -493,8 +480,6 @@ def multivariate_normal(
 
 def _promote_pair(mean: Any, cov: Any) -> tuple[Any, Any]:
     """mean and cov in their common float dtype (JAX's promote_dtypes_inexact; no broadcast)."""
-    from ..numpy import util
-
     mean, cov = _asarray(mean), _asarray(cov)
     dt, weak = util.result_type(mean, cov)
     if dt.kind != "f":
@@ -686,8 +671,6 @@ def multinomial(
     unroll: Any = 1,
 ) -> Any:
     """Counts of n draws over the categories of p (last axis): conditional binomials."""
-    from ..lax import windowed
-
     data, _ = _single_key("multinomial", key)
     p = _asarray(p)
     pa = core.get_aval(p)
@@ -732,31 +715,15 @@ def multinomial(
     return lax.convert_element_type(counts, out_dt)
 
 
-# ---- keys ---------------------------------------------------------------------------------------
-def clone(key: Any) -> Any:
-    """A copy of `key` (identity: webjax does not check key reuse)."""
-    return key
-
-
-def key_dtype(impl: Any = None) -> Any:
-    """The dtype of typed keys (`key<fry>`, threefry2x32)."""
-    from .samplers import KEY_DTYPE, _check_impl
-
-    _check_impl(impl)
-    return KEY_DTYPE
-
-
 __all__ = [
     "ball",
     "binomial",
     "cauchy",
     "chisquare",
-    "clone",
     "double_sided_maxwell",
     "f",
     "generalized_normal",
     "geometric",
-    "key_dtype",
     "lognormal",
     "maxwell",
     "multinomial",

@@ -1,11 +1,11 @@
-"""jax.random: threefry keys and the samplers built on their bits, bit-exact with JAX.
+"""jax.random's samplers: bits, uniform, normal, discrete and gamma-family draws from the
+threefry bits of a key (`keys`), bit-exact with JAX.
 
-Keys are uint32[2] words (JAX's raw `PRNGKey`) or `PRNGKeyArray`, a thin typed wrapper over the
-same words (`jax.random.key`). Bits come from `prng` (threefry2x32, partitionable counters).
-Each sampler follows the algorithm JAX documents for it (uniform: mantissa bits of [1, 2) minus
-one; normal: inverse erf of a uniform; randint: two draws reduced modulo the span; gamma:
-Marsaglia-Tsang with one key per element; ...), so the same key, shape and dtype give the same
-values as JAX. Samplers are jitted with static shape and dtype, as in JAX.
+Bits come from `prng` (threefry2x32, partitionable counters). Each sampler follows the
+algorithm JAX documents for it (uniform: mantissa bits of [1, 2) minus one; normal: inverse erf
+of a uniform; randint: two draws reduced modulo the span; gamma: Marsaglia-Tsang with one key
+per element; ...), so the same key, shape and dtype give the same values as JAX. Samplers are
+jitted with static shape and dtype, as in JAX.
 
 Where we differ from JAX on purpose: uniform builds its [0, 1) values as `k * 2**-nmant` instead
 of bit-casting `k | bits(1.0)` and subtracting one; both are exact, so the values are identical.
@@ -18,15 +18,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import config, core, dtypes
-from .. import tree as tree_public
 from ..dtypes import DType
 from ..jit import jit
-from ..lax import control_flow, lax
-from ..tree_util import register_pytree_node
+from ..lax import control_flow, lax, sorting
+from ..numpy import creation
+from ..numpy.indexing import _one_hot_gather
 from ..vmap import vmap
 from . import threefry as prng
+from .keys import _U32, _asarray, _single_key, _split_data, _split_jit, _words
 
-_U32 = dtypes.uint32
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 # dtype name -> (bits, mantissa bits, smallest normal); JAX's finfo values.
 _FINFO = {
@@ -37,219 +37,7 @@ _FINFO = {
 }
 
 
-# ---- typed keys ---------------------------------------------------------------------------------
-class KeyDType:
-    """The dtype of typed keys: `key<fry>` (threefry2x32), an extended dtype as in JAX."""
-
-    name = "key<fry>"
-    kind = "V"
-
-    def __repr__(self) -> str:
-        return self.name
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, KeyDType) or other == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-
-KEY_DTYPE = KeyDType()
-
-
-class PRNGKeyArray:
-    """Typed keys (`jax.random.key`): shape S over uint32 words of shape S + (2,)."""
-
-    __slots__ = ("_base",)
-
-    def __init__(self, base: Any) -> None:
-        self._base = base
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(core.get_aval(self._base).shape[:-1])
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def dtype(self) -> KeyDType:
-        return KEY_DTYPE
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized key array")
-        return self.shape[0]
-
-    def __getitem__(self, idx: Any) -> PRNGKeyArray:
-        if idx is Ellipsis or (isinstance(idx, tuple) and Ellipsis in idx):
-            raise NotImplementedError("Ellipsis indexing of key arrays")
-        return PRNGKeyArray(self._base[idx])
-
-    def __iter__(self) -> Any:
-        return (self[i] for i in range(len(self)))
-
-    def reshape(self, *shape: Any) -> PRNGKeyArray:
-        dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return PRNGKeyArray(lax.reshape(self._base, (*core.canonicalize_shape(dims), 2)))
-
-    def __repr__(self) -> str:
-        return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{self._base}"
-
-
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(*c))
-tree_public.OPAQUE.add(PRNGKeyArray)  # a leaf to users, as JAX's key arrays
-
-
-def _is_typed(key: Any) -> bool:
-    return isinstance(key, PRNGKeyArray)
-
-
-def _check_data(name: str, data: Any) -> Any:
-    aval = core.get_aval(data)
-    if aval.dtype is not _U32 or not aval.shape or aval.shape[-1] != 2:
-        raise TypeError(
-            f"JAX encountered invalid PRNG key data: expected key_data.dtype = uint32 and "
-            f"key_data.shape[-1] = 2 in {name}; got dtype={aval.dtype.name}, shape={aval.shape}"
-        )
-    return data
-
-
-def _single_key(name: str, key: Any) -> tuple[Any, bool]:
-    """The uint32[2] words of one key, and whether the key was typed."""
-    typed = _is_typed(key)
-    data = key._base if typed else _check_data(name, _asarray(key))
-    if core.get_aval(data).shape != (2,):
-        shape = core.get_aval(data).shape[:-1] if typed else core.get_aval(data).shape
-        raise TypeError(
-            f"{name} accepts a single key, but was given a key array of shape {shape} != (). "
-            "Use jax.vmap for batching."
-        )
-    return data, typed
-
-
-def _wrap(data: Any, typed: bool) -> Any:
-    return PRNGKeyArray(data) if typed else data
-
-
-def _asarray(x: Any) -> Any:
-    if isinstance(x, core.Tracer) or hasattr(x, "aval"):
-        return x
-    from ..numpy import creation
-
-    return creation.asarray(x)
-
-
-def _words(data: Any) -> tuple[Any, Any]:
-    k0 = lax.reshape(lax.slice(data, (0,), (1,)), ())
-    k1 = lax.reshape(lax.slice(data, (1,), (2,)), ())
-    return k0, k1
-
-
-def _stack_words(y0: Any, y1: Any) -> Any:
-    nd = core.get_aval(y0).ndim
-    return lax.concatenate([lax.expand_dims(y0, (nd,)), lax.expand_dims(y1, (nd,))], nd)
-
-
-def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
-    """A raw uint32[2] threefry key from an integer seed (JAX's legacy key)."""
-    _check_impl(impl)
-    return _seed_data(seed)
-
-
-def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
-    """A typed threefry key from an integer seed."""
-    _check_impl(impl)
-    return PRNGKeyArray(_seed_data(seed))
-
-
-def _check_impl(impl: Any) -> None:
-    if impl is not None and str(impl) not in ("threefry2x32", "threefry"):
-        raise NotImplementedError(f"PRNG implementation {impl!r}; webjax has threefry2x32 only")
-
-
-def _seed_data(seed: Any) -> Any:
-    from ..numpy import creation
-
-    if isinstance(seed, PRNGKeyArray):
-        raise TypeError("PRNGKey accepts a scalar seed, but was given a key array.")
-    if type(seed) is bool or isinstance(seed, float):
-        raise TypeError(f"PRNGKey seed must be an integer; got {seed!r}")
-    if isinstance(seed, int):
-        hi, lo = prng.seed_words(seed)
-        return creation.array([hi, lo], dtype=_U32)
-    seed = _asarray(seed)
-    aval = core.get_aval(seed)
-    if aval.shape:
-        raise TypeError(
-            f"PRNGKey accepts a scalar seed, but was given an array of shape "
-            f"{aval.shape} != (). Use jax.vmap for batching"
-        )
-    if aval.dtype.kind not in "iu":
-        raise TypeError(f"PRNGKey seed must be an integer; got dtype {aval.dtype.name}")
-    if aval.dtype.bits == 64:
-        hi = lax.convert_element_type(
-            lax.shift_right_logical(seed, lax.full((), 32, aval.dtype)), _U32
-        )
-    else:
-        hi = prng.u32(0)
-    lo = lax.convert_element_type(seed, _U32)
-    return _stack_words(hi, lo)
-
-
-def key_data(keys: Any) -> Any:
-    """The uint32 words under a key array (raw keys pass through)."""
-    return keys._base if _is_typed(keys) else _check_data("key_data", _asarray(keys))
-
-
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
-    """Typed keys over existing uint32[..., 2] words."""
-    _check_impl(impl)
-    return PRNGKeyArray(_check_data("wrap_key_data", _asarray(key_bits_array)))
-
-
-def key_impl(keys: Any) -> str:
-    return "threefry2x32"
-
-
-# ---- key operations -----------------------------------------------------------------------------
-def _split_data(data: Any, shape: tuple[int, ...]) -> Any:
-    k0, k1 = _words(data)
-    return _stack_words(*prng.split_words(k0, k1, shape))
-
-
-def split(key: Any, num: int | Sequence[int] = 2) -> Any:
-    """`num` new keys (an int or a shape) derived from `key`."""
-    data, typed = _single_key("split", key)
-    shape = (int(num),) if isinstance(num, int) else core.canonicalize_shape(num)
-    return _wrap(_split_jit(data, shape), typed)
-
-
-def _fold_in_data(data: Any, x: Any) -> Any:
-    k0, k1 = _words(data)
-    return _stack_words(*prng.fold_in_words(k0, k1, x))
-
-
-def fold_in(key: Any, data: Any) -> Any:
-    """A new key that mixes the integer `data` into `key`."""
-    kd, typed = _single_key("fold_in", key)
-    if isinstance(data, int):
-        x = prng.u32(data)
-    else:
-        x = _asarray(data)
-        if core.get_aval(x).shape:
-            raise TypeError(f"fold_in data must be a scalar, got shape {core.get_aval(x).shape}")
-        x = lax.convert_element_type(x, _U32)
-    return _wrap(_fold_in_jit(kd, x), typed)
-
-
+# ---- bits ---------------------------------------------------------------------------------------
 def _bits_data(data: Any, nbits: int, shape: tuple[int, ...]) -> Any:
     """`nbits` random bits per element, as the unsigned dtype of that width."""
     k0, k1 = _words(data)
@@ -271,11 +59,10 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return _bits_jit(data, dt.bits, core.canonicalize_shape(shape))
 
 
-_split_jit = jit(_split_data, static_argnums=(1,))
-_fold_in_jit = jit(_fold_in_data)
 _bits_jit = jit(_bits_data, static_argnums=(1, 2))
 
 
+# ---- dtypes, constants and shapes of parameters ------------------------------------------------
 def _canonical(dtype: Any) -> DType:
     return dtypes.canonicalize(dtypes.dtype(dtype))
 
@@ -695,8 +482,6 @@ def categorical(
 
 def _take(arr: Any, ind: Any, axis: int) -> Any:
     """arr.take(ind, axis) for in-range indices (a gather)."""
-    from ..numpy.indexing import _one_hot_gather
-
     return _one_hot_gather(arr, lax.convert_element_type(ind, dtypes.int32), axis)
 
 
@@ -760,8 +545,6 @@ def choice(
             n = av.shape[axis]
     n_draws = math.prod(shape)
     if n_draws == 0:
-        from ..numpy import creation
-
         return creation.zeros(shape, dtype=dtypes.default_int() if arr is None else av.dtype)
     if n <= 0:
         raise ValueError("a must be greater than 0 unless no samples are taken")
@@ -774,8 +557,6 @@ def choice(
         if p is None:
             ind = lax.reshape(lax.slice(permutation(key, n), (0,), (n_draws,)), shape)
         else:
-            from ..lax import sorting
-
             pa = _asarray(p)
             g = lax.add(_gumbel_jit(data, (n,), core.get_aval(pa).dtype), lax.log(pa))
             ind = lax.reshape(sorting.top_k(g, n_draws)[1], shape)
@@ -819,8 +600,6 @@ _choice_p_jit = jit(_choice_p_impl, static_argnums=(2,))
 def _shuffle(data: Any, x: Any, axis: int) -> Any:
     """JAX's shuffle: a few rounds of stable sorts by fresh random 32-bit keys (enough rounds
     that key collisions are negligible: 3 * log(size) / log(2**32 - 1), rounded up)."""
-    from ..lax import sorting
-
     size = math.prod(core.get_aval(x).shape)
     rounds = math.ceil(3 * math.log(max(1, size)) / math.log(2**32 - 1))
     for _ in range(rounds):
@@ -845,16 +624,6 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
         return _shuffle(data, arr, axis)
     ind = _shuffle(data, lax.iota(dtypes.default_int(), av.shape[axis]), 0)
     return _take(arr, ind, axis)
-
-
-def multivariate_normal(
-    key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None, method: str = "cholesky"
-) -> Any:
-    """Multivariate normal samples (needs a matrix factorization)."""
-    raise NotImplementedError(
-        f"random.multivariate_normal(method={method!r}) needs lax.linalg.cholesky "
-        "(or eigh/svd), not in webjax yet"
-    )
 
 
 # ---- gamma family -------------------------------------------------------------------------------
@@ -1098,8 +867,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
 
 
 __all__ = [
-    "PRNGKey", "PRNGKeyArray", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
     "bits", "uniform", "normal", "truncated_normal", "gumbel", "exponential", "laplace",
-    "logistic", "randint", "bernoulli", "categorical", "choice", "permutation",
-    "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "poisson",
+    "logistic", "randint", "bernoulli", "categorical", "choice", "permutation", "gamma",
+    "loggamma", "beta", "dirichlet", "poisson",
 ]  # fmt: skip
