@@ -1,1 +1,1 @@
-"""scipy."""
+"""jax.scipy: one module per scipy submodule (special, stats, linalg, signal, optimize, ...)."""

@@ -2,7 +2,7 @@
 feature, one batch element; the kernel flipped), `fftconvolve` on `jnp.fft`, and `detrend`.
 
 The smaller operand is the kernel, as in JAX: "same" output keeps the first operand's shape
-even when it is the smaller one. `method="fft"` and `fftconvolve` import `jnp.fft` when called.
+even when it is the smaller one.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from .. import core
 from .. import numpy as jnp
 from ..lax import convolution, lax
+from ..numpy import fft as jfft
 from ..numpy import util
 from ..vmap import vmap
 
@@ -183,8 +184,6 @@ def _fftconvolve_unbatched(in1: Any, in2: Any, mode: str) -> Any:
     if all(a == 1 or b == 1 for a, b in zip(s1, s2)):
         conv = jnp.multiply(in1, in2)  # an outer product: no transform needed
     else:
-        from ..numpy import fft as jfft  # on use: another module, maybe absent in a build
-
         axes = tuple(range(len(full)))
         if jnp.iscomplexobj(in1):
             spectrum = jfft.fftn(in1, full, axes) * jfft.fftn(in2, full, axes)

@@ -12,10 +12,21 @@ from typing import Any
 from .. import dtypes
 from ..lax import lax
 from ..lax import linalg as lax_linalg
+from ..numpy import matrices, reductions, util
 from ..numpy import ufuncs as u
-from ..numpy import util
-from .special import log_ndtr, logit, ndtr, ndtri, xlog1py, xlogy
-from .special_functions import betainc, betaln, gammainc, gammaincc
+from .special import (
+    betainc,
+    betaln,
+    gammainc,
+    gammaincc,
+    gammaln,
+    log_ndtr,
+    logit,
+    ndtr,
+    ndtri,
+    xlog1py,
+    xlogy,
+)
 
 _inexact = u._promote_inexact
 
@@ -40,7 +51,7 @@ def _const_weak(x: Any) -> bool:
 
 
 def _where(pred: Any, x: Any, y: Any) -> Any:
-    return u.where(pred, x, y)
+    return util.where(pred, x, y)
 
 
 # ---- norm ---------------------------------------------------------------------------------------
@@ -506,8 +517,6 @@ def binom_pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
 def multivariate_normal_logpdf(x: Any, mean: Any, cov: Any, allow_singular: None = None) -> Any:
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")
-    from ..numpy import matrices, reductions
-
     x, mean, cov = (util.ensure_array(v) for v in (x, mean, cov))
     dt, weak = util.result_type(x, mean, cov)
     if dt.kind != "f":
@@ -543,9 +552,6 @@ def multivariate_normal_pdf(x: Any, mean: Any, cov: Any) -> Any:
 
 # ---- dirichlet ----------------------------------------------------------------------------------
 def _dirichlet_logpdf(x: Any, alpha: Any) -> Any:
-    from ..numpy import reductions as r
-    from .special import gammaln
-
     x, alpha = util.promote_dtypes_inexact(x, alpha)
     xa, aa = util.aval(x), util.aval(alpha)
     if aa.ndim != 1:
@@ -557,15 +563,15 @@ def _dirichlet_logpdf(x: Any, alpha: Any) -> Any:
             f"got x.shape={xa.shape}, alpha.shape={aa.shape}"
         )
     if xa.shape[0] == k - 1:  # the last coordinate is implied: 1 - sum of the others
-        last = lax.sub(_c(1.0, x), r.sum(x, axis=0, keepdims=True))
+        last = lax.sub(_c(1.0, x), reductions.sum(x, axis=0, keepdims=True))
         x = lax.concatenate([x, last], 0)
     a = lax.broadcast_in_dim(alpha, util.aval(x).shape, (0,))
-    log_norm = lax.sub(r.sum(gammaln(alpha)), gammaln(r.sum(alpha)))
-    log_p = lax.sub(r.sum(xlogy(lax.sub(a, _c(1.0, a)), x), axis=0), log_norm)
+    log_norm = lax.sub(reductions.sum(gammaln(alpha)), gammaln(reductions.sum(alpha)))
+    log_p = lax.sub(reductions.sum(xlogy(lax.sub(a, _c(1.0, a)), x), axis=0), log_norm)
     # on the open simplex: every coordinate positive, coordinates summing to 1 (within 1e-6)
     on_simplex = lax.bitwise_and(
-        lax.gt(r.min(x, axis=0), _c(0.0, x)),
-        lax.lt(lax.abs(lax.sub(r.sum(x, axis=0), _c(1.0, x))), _c(1e-6, x)),
+        lax.gt(reductions.min(x, axis=0), _c(0.0, x)),
+        lax.lt(lax.abs(lax.sub(reductions.sum(x, axis=0), _c(1.0, x))), _c(1e-6, x)),
     )
     return _where(on_simplex, log_p, -math.inf)
 
