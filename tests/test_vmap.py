@@ -1,4 +1,5 @@
-"""vmap against a Python loop, for every lax primitive with the batch axis at every position.
+"""vmap against a Python loop, for every lax primitive with the batch axis at every position
+(the elementwise primitives and reductions through the op table: tests/test_ops.py).
 
 The reference for `vmap(f, in_axes)(*args)` is `stack([f(*args_i) for i in range(n)])`, run
 eagerly on the same backend. API semantics (pytrees, in_axes/out_axes prefixes, axis_size,
@@ -15,6 +16,7 @@ import pytest
 
 import webjax
 import webjax.numpy as jnp
+from op_table import RECORDS as OP_TABLE
 from webjax import lax
 from webjax._src.lax import lax as lax_internal
 from webjax._src.lax.batching_rules import missing_batching_rules
@@ -118,48 +120,6 @@ def bools(*shape: int) -> Any:
     return (np.arange(n) % 3 == 0).reshape(shape)
 
 
-_UNARY_LAX = {"not": lax.bitwise_not, "round": lambda x: lax.round(x, 1)}
-_UNARY_INPUTS = {
-    "acosh": f32(3, lo=1.1, hi=1.9),
-    "population_count": i32(3),
-    "clz": i32(3),
-    "not": i32(3),
-    "neg": i32(3),
-    "sign": f32(3, lo=-0.5, hi=0.5),
-    "abs": f32(3, lo=-0.5, hi=0.5),
-    "round": f32(3, lo=-1.5, hi=2.5),
-    "floor": f32(3, lo=-1.5, hi=2.5),
-    "ceil": f32(3, lo=-1.5, hi=2.5),
-}
-_BINARY_LAX = {"and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor}
-_INT_BINARY = {"and", "or", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical"}
-
-
-def _binary_examples(name: str) -> list[tuple[Any, Any]]:
-    """Same-shape pairs and rank-0-meets-array pairs (lax allows a scalar operand)."""
-    if name in _INT_BINARY:
-        make = lambda *s: i32(*s, lo=0)
-    elif name in ("div", "rem"):
-        return [(f32(3, lo=-2, hi=2), f32(3, lo=0.5, hi=1.5)), (i32(3, lo=-2), np.int32(3))]
-    else:
-        make = lambda *s: f32(*s, lo=0.2, hi=1.4)
-    return [(make(3), make(3)), (make(3), make(*())), (make(*()), make(3)), (make(), make())]
-
-
-def _cases() -> list[Case]:
-    cases = []
-    for name in lax_internal.UNARY_PRIMS:
-        fn = _UNARY_LAX.get(name) or getattr(lax, name)
-        cases.append(Case(name, fn, (_UNARY_INPUTS.get(name, f32(3)),)))
-    cases.append(Case("not", lax.bitwise_not, (bools(2, 2),)))
-    for name in lax_internal.BINARY_PRIMS:
-        fn = _BINARY_LAX.get(name) or getattr(lax, name)
-        cases += [Case(name, fn, ex) for ex in _binary_examples(name)]
-    cases += [Case("and", lax.bitwise_and, (bools(3), bools(3)))]
-    cases += _other_cases()
-    return cases
-
-
 _sl = __import__("webjax._src.lax.slicing", fromlist=["slicing"])
 _GDN = _sl.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
 _SDN = _sl.ScatterDimensionNumbers(
@@ -172,7 +132,8 @@ _WIN = {"window_dimensions": (2, 2), "window_strides": (1, 1), "padding": ((0, 0
         "base_dilation": (1, 1), "window_dilation": (1, 1)}  # fmt: skip
 
 
-def _other_cases() -> list[Case]:
+def _cases() -> list[Case]:
+    """The primitives beyond the op table's elementwise rows and reductions (tests/test_ops.py)."""
     x23, x123 = f32(2, 3), f32(1, 2, 3)
     return [
         Case("convert_element_type", lambda x: lax.convert_element_type(x, "int32"), (x23 * 9,)),
@@ -417,18 +378,7 @@ def _other_cases() -> list[Case]:
             lambda x: vmap(lambda y: lax.all_to_all(y, "i", 1, 0), axis_name="i")(x),
             (f32(3, 2, 3),),
         ),
-    ] + _reduction_cases()
-
-
-def _reduction_cases() -> list[Case]:
-    cases = []
-    for name in lax_internal.REDUCTIONS:
-        fn = getattr(lax, name)
-        x = bools(2, 3) if name in ("reduce_and", "reduce_or") else f32(2, 3, lo=0.5, hi=1.5)
-        x = i32(2, 3) if name == "reduce_xor" else x
-        for axes in [(0,), (1,), (0, 1)]:
-            cases.append(Case(name, lambda x, fn=fn, axes=axes: fn(x, axes), (x,)))
-    return cases
+    ]
 
 
 CASES = _cases()
@@ -442,7 +392,8 @@ def test_primitive_against_loop(device: Any, case: Case) -> None:
 
 def test_every_primitive_has_a_rule_and_a_case() -> None:
     assert missing_batching_rules() == []
-    untested = sorted(set(lax_internal.prims) - {c.prim for c in CASES})
+    in_op_table = {r.prim for r in OP_TABLE if r.vmappable}
+    untested = sorted(set(lax_internal.prims) - {c.prim for c in CASES} - in_op_table)
     assert untested == [], f"add vmap test cases for {untested}"
 
 
