@@ -1,1 +1,2 @@
-"""example_libraries."""
+"""jax.example_libraries: optimizers (init/update/get_params triples) and stax (layers as
+(init_fun, apply_fun) pairs)."""

@@ -1,1 +1,1 @@
-"""experimental."""
+"""jax.experimental: odeint (adaptive Dormand-Prince with the adjoint method)."""
