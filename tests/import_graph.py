@@ -149,19 +149,32 @@ def cycles(found: list[Edge]) -> list[list[str]]:
 
 
 def lines_per_layer(mods: dict[str, Path], stack: list[list[str]]) -> list[tuple[str, int, int]]:
-    """(layer, files, lines of Python) for each layer, top first; the public modules first."""
-    counts = [[0, 0] for _ in stack]
-    public = [0, 0]
+    """(layer, files, lines of Python), top first: the public modules first, then each layer
+    (independent siblings, `a | b`, on rows of their own), then any `_src` module in none."""
+    rows: list[tuple[str, list[str]]] = [("public modules (webjax.*)", [])]
+    for entry in contract()["layers"]:
+        for group in entry.split("|"):
+            members = [m.strip() for m in group.split(":")]
+            rows.append((", ".join(m.removeprefix("webjax._src.") for m in members), members))
+    counts = {name: [0, 0] for name, _ in rows}
+    loose = [0, 0]
     for name, path in mods.items():
-        index = layer_of(name, stack)
-        slot = public if index is None else counts[index]
+        if name == "webjax._src":
+            continue  # the package's own one-line docstring
+        lines = len(path.read_text().splitlines())
+        if not name.startswith("webjax._src"):
+            slot = counts["public modules (webjax.*)"]
+        else:
+            owner = next(
+                (row for row, members in rows[1:] if layer_of(name, [members]) is not None), None
+            )
+            slot = loose if owner is None else counts[owner]
         slot[0] += 1
-        slot[1] += len(path.read_text().splitlines())
-    rows = [("public modules (webjax.*)", public[0], public[1])]
-    for members, (files, lines) in zip(stack, counts):
-        short = ", ".join(m.removeprefix("webjax._src.") for m in members)
-        rows.append((short, files, lines))
-    return rows
+        slot[1] += lines
+    out = [(name, *counts[name]) for name, _ in rows]
+    if loose[0]:
+        out.append(("(in no layer)", *loose))
+    return out  # type: ignore[return-value]
 
 
 def top_level_files() -> list[Path]:
