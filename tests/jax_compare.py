@@ -35,13 +35,22 @@ def assert_same(got: Any, want: Any, rtol: float, atol: float) -> None:
             assert str(a.dtype) == str(b.dtype), (path, a.dtype, b.dtype)
             assert a.weak_type == b.weak_type, (path, "weak_type", a.weak_type, b.weak_type)
             if b_np.dtype.kind in "fc" or str(b.dtype) == "bfloat16":
-                np.testing.assert_allclose(a_np.astype(b_np.dtype), b_np, rtol=rtol, atol=atol,
-                                           equal_nan=True, err_msg=path)  # fmt: skip
+                np.testing.assert_allclose(
+                    a_np.astype(b_np.dtype),
+                    b_np,
+                    rtol=rtol,
+                    atol=atol,
+                    equal_nan=True,
+                    err_msg=path,
+                )
             else:
                 np.testing.assert_array_equal(a_np, b_np, err_msg=path)
         elif isinstance(b, float):
             assert isinstance(a, float) and np.isclose(a, b, rtol=rtol, equal_nan=True), (
-                path, a, b)  # fmt: skip
+                path,
+                a,
+                b,
+            )
         else:
             assert type(a) is type(b) and a == b, (path, a, b)
 
@@ -58,8 +67,15 @@ def run(fn: Callable[..., Any], mods: tuple[Any, ...]) -> tuple[Any, list[str]]:
     return out, kinds
 
 
-def check(name: str, got: tuple[Any, list[str]], want: tuple[Any, list[str]], *, rtol: float,
-          atol: float, warnings_too: bool) -> None:  # fmt: skip
+def check(
+    name: str,
+    got: tuple[Any, list[str]],
+    want: tuple[Any, list[str]],
+    *,
+    rtol: float,
+    atol: float,
+    warnings_too: bool,
+) -> None:
     (g, g_warn), (w, w_warn) = got, want
     if isinstance(w, Exception):
         assert isinstance(g, Exception), (name, "expected", type(w).__name__, g)
@@ -76,8 +92,15 @@ class Cases:
     """A table of cases `fn(jnp, lax, jax)`, each run under webjax and JAX (`mods` tuples);
     JAX's results are computed once per case."""
 
-    def __init__(self, webjax_mods: tuple[Any, ...], jax_mods: tuple[Any, ...], *, rtol: float,
-                 atol: float, warnings_too: bool) -> None:  # fmt: skip
+    def __init__(
+        self,
+        webjax_mods: tuple[Any, ...],
+        jax_mods: tuple[Any, ...],
+        *,
+        rtol: float,
+        atol: float,
+        warnings_too: bool,
+    ) -> None:
         self.fns: dict[str, Callable[..., Any]] = {}
         self._mods = (webjax_mods, jax_mods)
         self._tols = (rtol, atol, warnings_too)

@@ -76,12 +76,19 @@ def _same_values(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, what: s
     if a.dtype.kind in "biu" and b.dtype.kind in "biu":
         np.testing.assert_array_equal(a, b, err_msg=what)
         return
-    np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol,
-                               equal_nan=True, err_msg=what)  # fmt: skip
+    np.testing.assert_allclose(
+        a.astype(np.float64),
+        b.astype(np.float64),
+        rtol=rtol,
+        atol=atol,
+        equal_nan=True,
+        err_msg=what,
+    )
 
 
-def assert_like_jax(ours: Any, theirs: Any, what: str, rtol: float = 2e-5,
-                    atol: float = 2e-6) -> None:  # fmt: skip
+def assert_like_jax(
+    ours: Any, theirs: Any, what: str, rtol: float = 2e-5, atol: float = 2e-6
+) -> None:
     """Same structure, shapes, dtypes, weak types and (close) values as the oracle's."""
     a, b = _leaves(ours), _leaves(theirs)
     assert len(a) == len(b), f"{what}: {len(a)} results vs {len(b)}"
@@ -148,8 +155,13 @@ def test_repr_and_str_match_jax(expr):
 
 def test_repr_complex128_and_printoptions_match_jax():
     with x64():
-        for expr in ("array([1/3 + 2j/3, 1e-3j])", "array(0.1+0.2j)", "array([1e-300+1e300j])",
-                     "array(1e15+1j)", "arange(1500, dtype=jnp.complex128) / 7"):  # fmt: skip
+        for expr in (
+            "array([1/3 + 2j/3, 1e-3j])",
+            "array(0.1+0.2j)",
+            "array([1e-300+1e300j])",
+            "array(1e15+1j)",
+            "arange(1500, dtype=jnp.complex128) / 7",
+        ):
             ours = eval("jnp." + expr, {"jnp": jnp})
             theirs = eval("rjnp." + expr.replace("jnp.", "rjnp."), {"rjnp": rjnp})
             assert repr(ours) == repr(theirs) and str(ours) == str(theirs), expr
@@ -270,10 +282,30 @@ def test_lax_unary_matches_jax(device, name):
     assert_like_jax(ours, theirs, name, rtol=5e-6, atol=1e-6)
 
 
-SPECIAL = np.array([0j, complex(-0.0, 0.0), complex(0.0, -0.0), 1 + 0j, -1 + 0j, 2 + 0j,
-                    -2 + 0j, complex(-2, -0.0), 2j, -2j, complex(INF, 0), complex(-INF, 0),
-                    complex(0, INF), complex(INF, INF), complex(1, INF), complex(INF, 1),
-                    complex(NAN, 0), complex(0, NAN), complex(NAN, NAN)], np.complex64)  # fmt: skip
+SPECIAL = np.array(
+    [
+        0j,
+        complex(-0.0, 0.0),
+        complex(0.0, -0.0),
+        1 + 0j,
+        -1 + 0j,
+        2 + 0j,
+        -2 + 0j,
+        complex(-2, -0.0),
+        2j,
+        -2j,
+        complex(INF, 0),
+        complex(-INF, 0),
+        complex(0, INF),
+        complex(INF, INF),
+        complex(1, INF),
+        complex(INF, 1),
+        complex(NAN, 0),
+        complex(0, NAN),
+        complex(NAN, NAN),
+    ],
+    np.complex64,
+)
 # special values (zeros of either sign, infinities, NaNs) where webjax's results equal XLA's up
 # to the signs of zero results (XLA's own conventions for those are not C99's, nor consistent)
 SPECIAL_NAMES = ["exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
@@ -292,15 +324,44 @@ def test_special_values_match_jax(device, name):
 
 
 def test_division_and_power_special_values_match_jax(device):
-    a = np.array([1 + 1j, 1 + 1j, 1 + 1j, complex(INF, 0), 0j, 1e30 + 1e30j, 1e-30 + 1e-30j,
-                  complex(INF, INF), 1 + 2j, 3 + 4j], np.complex64)  # fmt: skip
-    b = np.array([0j, complex(INF, 0), complex(INF, INF), 1 + 1j, 0j, 1e30 + 1e30j,
-                  1e-30 + 1e-30j, 1 + 0j, complex(0, INF), 2 - 1j], np.complex64)  # fmt: skip
+    a = np.array(
+        [
+            1 + 1j,
+            1 + 1j,
+            1 + 1j,
+            complex(INF, 0),
+            0j,
+            1e30 + 1e30j,
+            1e-30 + 1e-30j,
+            complex(INF, INF),
+            1 + 2j,
+            3 + 4j,
+        ],
+        np.complex64,
+    )
+    b = np.array(
+        [
+            0j,
+            complex(INF, 0),
+            complex(INF, INF),
+            1 + 1j,
+            0j,
+            1e30 + 1e30j,
+            1e-30 + 1e-30j,
+            1 + 0j,
+            complex(0, INF),
+            2 - 1j,
+        ],
+        np.complex64,
+    )
     assert_like_jax(jnp.asarray(a) / jnp.asarray(b), rjnp.asarray(a) / rjnp.asarray(b), "div")
-    base = np.array([0j, 0j, 0j, 0j, 1 + 0j, complex(NAN, 0), -1 + 0j, 2 + 0j, 10 + 0j, 1 + 1j],
-                    np.complex64)  # fmt: skip
-    expo = np.array([0j, 1 + 1j, 2 + 0j, -1 + 0j, complex(NAN, 0), 0j, 0.5 + 0j, 3 + 0j, 2 + 0j,
-                     0.5 - 2j], np.complex64)  # fmt: skip
+    base = np.array(
+        [0j, 0j, 0j, 0j, 1 + 0j, complex(NAN, 0), -1 + 0j, 2 + 0j, 10 + 0j, 1 + 1j], np.complex64
+    )
+    expo = np.array(
+        [0j, 1 + 1j, 2 + 0j, -1 + 0j, complex(NAN, 0), 0j, 0.5 + 0j, 3 + 0j, 2 + 0j, 0.5 - 2j],
+        np.complex64,
+    )
     assert_like_jax(jnp.power(base, expo), rjnp.power(base, expo), "pow", rtol=2e-6, atol=1e-6)
 
 
@@ -385,10 +446,21 @@ def test_lax_non_elementwise_matches_jax(device, name):
 
 def test_lax_rejects_what_jax_rejects():
     z = jnp.asarray(ZV)
-    for fn in (lax.floor, lax.ceil, lax.round, lax.is_finite, lax.cbrt, lax.erf, lax.lgamma,
-               lambda v: lax.rem(v, v), lambda v: lax.nextafter(v, v), lambda v: lax.lt(v, v),
-               lambda v: lax.bitwise_and(v, v), lambda v: lax.reduce_and(v, (0,)),
-               lambda v: lax.argmax(v, 0, np.int32)):  # fmt: skip
+    for fn in (
+        lax.floor,
+        lax.ceil,
+        lax.round,
+        lax.is_finite,
+        lax.cbrt,
+        lax.erf,
+        lax.lgamma,
+        lambda v: lax.rem(v, v),
+        lambda v: lax.nextafter(v, v),
+        lambda v: lax.lt(v, v),
+        lambda v: lax.bitwise_and(v, v),
+        lambda v: lax.reduce_and(v, (0,)),
+        lambda v: lax.argmax(v, 0, np.int32),
+    ):
         with pytest.raises(TypeError):
             fn(z)
     with pytest.raises(ValueError, match="top_k is not compatible with complex"):
@@ -847,8 +919,9 @@ def test_jit_matches_eager(device, name):
     for a, b in zip(_leaves(jitted), _leaves(eager)):
         assert a.shape == b.shape and a.dtype == b.dtype, name
         _same_values(np.asarray(a), np.asarray(b), 1e-5, 1e-6, name)
-    assert_like_jax(eager, JIT_CASES[name](rjnp, rjnp.asarray(Z), rjnp.asarray(W)), name,
-                    rtol=1e-4, atol=1e-5)  # fmt: skip
+    assert_like_jax(
+        eager, JIT_CASES[name](rjnp, rjnp.asarray(Z), rjnp.asarray(W)), name, rtol=1e-4, atol=1e-5
+    )
 
 
 VMAP_CASES = {
@@ -1080,8 +1153,7 @@ def test_linalg_matches_jax(device, fn, rtol, atol):
 
 
 def test_linalg_unsupported_raise_clearly():
-    for fn in (lambda: jnp.linalg.qr(Z2), lambda: jnp.linalg.eigh(H4),
-               lambda: jnp.linalg.svd(Z2)):  # fmt: skip
+    for fn in (lambda: jnp.linalg.qr(Z2), lambda: jnp.linalg.eigh(H4), lambda: jnp.linalg.svd(Z2)):
         with pytest.raises(NotImplementedError, match="webjax"):
             fn()
 
@@ -1127,16 +1199,31 @@ def test_unary_derivatives_match_jax(device, name):
     ours = webjax.grad(lambda v: loss(jnp, f, v, w))(z)
     assert_like_jax(ours, jax.grad(lambda v: loss(rjnp, rf, v, rw))(rz), name + " grad", **tol)
     ct = _AD_W.real.copy() if real_out else _AD_W
-    assert_like_jax(webjax.vjp(f, z)[1](jnp.asarray(ct)), jax.vjp(rf, rz)[1](rjnp.asarray(ct)),
-                    name + " vjp", **tol)  # fmt: skip
+    assert_like_jax(
+        webjax.vjp(f, z)[1](jnp.asarray(ct)),
+        jax.vjp(rf, rz)[1](rjnp.asarray(ct)),
+        name + " vjp",
+        **tol,
+    )
     if not real_out and name != "conj":
-        assert_like_jax(webjax.grad(lambda v: jnp.sum(f(v)), holomorphic=True)(z),
-                        jax.grad(lambda v: rjnp.sum(rf(v)), holomorphic=True)(rz),
-                        name + " holomorphic", **tol)  # fmt: skip
-        assert_like_jax(webjax.jacfwd(f, holomorphic=True)(z), jax.jacfwd(rf, holomorphic=True)(rz),
-                        name + " jacfwd", **tol)  # fmt: skip
-        assert_like_jax(webjax.jacrev(f, holomorphic=True)(z), jax.jacrev(rf, holomorphic=True)(rz),
-                        name + " jacrev", **tol)  # fmt: skip
+        assert_like_jax(
+            webjax.grad(lambda v: jnp.sum(f(v)), holomorphic=True)(z),
+            jax.grad(lambda v: rjnp.sum(rf(v)), holomorphic=True)(rz),
+            name + " holomorphic",
+            **tol,
+        )
+        assert_like_jax(
+            webjax.jacfwd(f, holomorphic=True)(z),
+            jax.jacfwd(rf, holomorphic=True)(rz),
+            name + " jacfwd",
+            **tol,
+        )
+        assert_like_jax(
+            webjax.jacrev(f, holomorphic=True)(z),
+            jax.jacrev(rf, holomorphic=True)(rz),
+            name + " jacrev",
+            **tol,
+        )
 
 
 AD_BINARY = {
@@ -1175,8 +1262,12 @@ def test_binary_derivatives_match_jax(device, name):
     def loss(m: Any, g: Any) -> Any:
         return lambda a, b: m.sum(m.abs(g(a, b)) ** 2)
 
-    assert_like_jax(webjax.grad(loss(jnp, fw), (0, 1))(*args),
-                    jax.grad(loss(rjnp, fj), (0, 1))(*rargs), name + " grad", **tol)  # fmt: skip
+    assert_like_jax(
+        webjax.grad(loss(jnp, fw), (0, 1))(*args),
+        jax.grad(loss(rjnp, fj), (0, 1))(*rargs),
+        name + " grad",
+        **tol,
+    )
 
 
 def _fd_grad(f: Callable[[np.ndarray], float], z: np.ndarray, h: float = 1e-3) -> np.ndarray:

@@ -393,8 +393,9 @@ def test_large_conv_im2col_path_matches_jax(device, layout):
     assert flops >= convolution.IM2COL_MIN_FLOPS
 
     def f(lax_mod, a, b):
-        return lax_mod.conv_general_dilated(a, b, (1, 2), ((1, 1), (0, 2)), rhs_dilation=(1, 2),
-                                            dimension_numbers=layout)  # fmt: skip
+        return lax_mod.conv_general_dilated(
+            a, b, (1, 2), ((1, 1), (0, 2)), rhs_dilation=(1, 2), dimension_numbers=layout
+        )
 
     got = f(webjax.lax, jnp.asarray(x), jnp.asarray(w))
     want = f(rjax.lax, x, w)

@@ -52,8 +52,14 @@ def values(d: dt.DType, rng: random.Random | None = None, n: int = 0) -> list[An
         vs = [scalar.normalize(d, v) for v in F_SPECIAL]
         if rng:
             for _ in range(n):
-                v = rng.choice([rng.uniform(-4, 4), rng.gauss(0, 50), rng.uniform(-1, 1),
-                                math.ldexp(rng.random(), rng.randint(-30, 30))])  # fmt: skip
+                v = rng.choice(
+                    [
+                        rng.uniform(-4, 4),
+                        rng.gauss(0, 50),
+                        rng.uniform(-1, 1),
+                        math.ldexp(rng.random(), rng.randint(-30, 30)),
+                    ]
+                )
                 vs.append(scalar.normalize(d, v))
         return vs
     lo, hi = dt.iinfo_bounds(d)
@@ -179,8 +185,21 @@ def test_random_float_transcendentals_narrow() -> None:
         ]
         n = len(vals)
         x = E.load(0, E.idx(n), d)
-        for op in [Op.EXP, Op.LOG, Op.TANH, Op.SIN, Op.LOGISTIC, Op.EXPM1, Op.LOG1P, Op.ATAN,
-                   Op.CBRT, Op.EXP2, Op.ASINH, Op.SINH, Op.RSQRT]:  # fmt: skip
+        for op in [
+            Op.EXP,
+            Op.LOG,
+            Op.TANH,
+            Op.SIN,
+            Op.LOGISTIC,
+            Op.EXPM1,
+            Op.LOG1P,
+            Op.ATAN,
+            Op.CBRT,
+            Op.EXP2,
+            Op.ASINH,
+            Op.SINH,
+            Op.RSQRT,
+        ]:
             e = E.unary(op, E.unary(Op.ABS, x) if op in (Op.LOG, Op.RSQRT) else x)
             check(Kernel(e, n, (d,)), [pack(d, vals)], f"{op.value} {d}")
         y = E.load(0, E.mod(E.add(E.idx(n), 17), n), d)
@@ -242,8 +261,16 @@ def test_reductions(d: dt.DType, shape: tuple[int, int], chunks: str) -> None:
     if d.kind == "f":
         vals = [scalar.normalize(d, rng.gauss(0, 3)) for _ in range(rows * rs)]
         # a few rows with specials: NaN, infinities, all -0.0, mixed zeros, huge
-        for r, sp in enumerate([[math.nan], [math.inf, -math.inf], [-0.0] * rs, [0.0, -0.0],
-                                [1e30, -1e30, 3e38], [-0.0, 0.0]]):  # fmt: skip
+        for r, sp in enumerate(
+            [
+                [math.nan],
+                [math.inf, -math.inf],
+                [-0.0] * rs,
+                [0.0, -0.0],
+                [1e30, -1e30, 3e38],
+                [-0.0, 0.0],
+            ]
+        ):
             if r < rows:
                 row = (sp * rs)[:rs] if len(sp) > 1 else sp + vals[r * rs + 1 : (r + 1) * rs]
                 vals[r * rs : (r + 1) * rs] = [scalar.normalize(d, v) for v in row]

@@ -38,8 +38,7 @@ def test_jit_fast_path_reuses_the_trace(device):
     f(x, y)
     assert f.trace_count == 5
     # Python scalars and NumPy arrays take the general path and give the same values
-    np.testing.assert_allclose(np.asarray(f(np.arange(8, dtype=np.float32), 1.0)), want,
-                               rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(np.asarray(f(np.arange(8, dtype=np.float32), 1.0)), want, rtol=1e-6)
 
 
 def test_jit_fast_path_follows_the_default_device(device):
@@ -67,14 +66,16 @@ def test_jit_fast_path_inside_transformations(device):
     x = jnp.arange(5.0)
     f(x)  # cached for concrete arrays; tracers take the general path
     g = webjax.grad(lambda x: f(x).sum())(x)
-    np.testing.assert_allclose(np.asarray(g), np.cos(np.arange(5.0)) * np.arange(5.0)
-                               + np.sin(np.arange(5.0)), rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(g), np.cos(np.arange(5.0)) * np.arange(5.0) + np.sin(np.arange(5.0)), rtol=1e-5
+    )
     v = webjax.vmap(f)(jnp.ones((3, 5)))
     np.testing.assert_allclose(np.asarray(v), np.full((3, 5), np.sin(1.0)), rtol=1e-6)
     # a jit traced inside another jit, called on a concrete array, is staged into the outer
     outer = webjax.jit(lambda y: f(x) + y)
-    np.testing.assert_allclose(np.asarray(outer(jnp.ones(5))),
-                               np.sin(np.arange(5.0)) * np.arange(5.0) + 1, rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(outer(jnp.ones(5))), np.sin(np.arange(5.0)) * np.arange(5.0) + 1, rtol=1e-6
+    )
 
 
 def test_interned_expressions_die_with_their_users():
@@ -85,8 +86,7 @@ def test_interned_expressions_die_with_their_users():
         pass
 
     bufs = [Buf() for _ in range(50)]
-    nodes = [E.add(E.load(b, E.idx(8), dt.float32), E.const(1.0, dt.float32))
-             for b in bufs]  # fmt: skip
+    nodes = [E.add(E.load(b, E.idx(8), dt.float32), E.const(1.0, dt.float32)) for b in bufs]
     assert E.interned() >= before + 100
     again = E.add(E.load(bufs[3], E.idx(8), dt.float32), E.const(1.0, dt.float32))
     assert again is nodes[3]  # structurally equal: the same object

@@ -69,8 +69,9 @@ def numpy_lax_fft(x: Any, fft_type: str, lengths: tuple[int, ...]) -> Any:
     return np.fft.irfftn(wide, s=lengths, axes=axes)
 
 
-def example(fft_type: str, lead: tuple[int, ...], lengths: tuple[int, ...], seed: int = 0,
-            x64: bool = False) -> Any:  # fmt: skip
+def example(
+    fft_type: str, lead: tuple[int, ...], lengths: tuple[int, ...], seed: int = 0, x64: bool = False
+) -> Any:
     c, r = (np.complex128, np.float64) if x64 else (np.complex64, np.float32)
     if fft_type == "RFFT":
         return real(*lead, *lengths, seed=seed, dtype=r)
@@ -109,8 +110,14 @@ def test_lax_fft_multidim(device: Any, lengths: tuple[int, ...]) -> None:
 
 
 def test_lax_fft_against_jax(device: Any, rjax: Any) -> None:
-    for t, lengths in [("FFT", (16,)), ("IFFT", (3, 10)), ("RFFT", (12,)), ("IRFFT", (4, 9)),
-                       ("RFFT", (2, 5, 6)), ("IRFFT", (7,))]:  # fmt: skip
+    for t, lengths in [
+        ("FFT", (16,)),
+        ("IFFT", (3, 10)),
+        ("RFFT", (12,)),
+        ("IRFFT", (4, 9)),
+        ("RFFT", (2, 5, 6)),
+        ("IRFFT", (7,)),
+    ]:
         x = example(t, (3,), lengths, seed=1)
         got = lax.fft(jnp.asarray(x), t, lengths)
         want = rjax.lax.fft(x, t, lengths)
@@ -245,8 +252,9 @@ NUMPY_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", range(len(NUMPY_CASES)),
-                         ids=lambda i: f"{NUMPY_CASES[i][0]}-{NUMPY_CASES[i][2]}")  # fmt: skip
+@pytest.mark.parametrize(
+    "case", range(len(NUMPY_CASES)), ids=lambda i: f"{NUMPY_CASES[i][0]}-{NUMPY_CASES[i][2]}"
+)
 def test_numpy_fft_against_jax(device: Any, rjax: Any, case: int) -> None:
     name, x, kw = NUMPY_CASES[case]
     got = getattr(jnp.fft, name)(jnp.asarray(x), **kw)
@@ -260,11 +268,15 @@ def test_numpy_fft_against_jax(device: Any, rjax: Any, case: int) -> None:
 
 
 def test_freqs_and_shifts(rjax: Any) -> None:
-    for name, args, kw in [("fftfreq", (8,), {}), ("fftfreq", (7, 0.5), {}),
-                           ("rfftfreq", (9, 0.1), {}), ("rfftfreq", (10,), {}),
-                           ("fftfreq", (5,), {"dtype": np.int32}),
-                           ("rfftfreq", (6,), {"dtype": "complex64"}),
-                           ("fftfreq", (1,), {})]:  # fmt: skip
+    for name, args, kw in [
+        ("fftfreq", (8,), {}),
+        ("fftfreq", (7, 0.5), {}),
+        ("rfftfreq", (9, 0.1), {}),
+        ("rfftfreq", (10,), {}),
+        ("fftfreq", (5,), {"dtype": np.int32}),
+        ("rfftfreq", (6,), {"dtype": "complex64"}),
+        ("fftfreq", (1,), {}),
+    ]:
         got = getattr(jnp.fft, name)(*args, **kw)
         want = np.asarray(getattr(rjax.numpy.fft, name)(*args, **kw))
         assert str(got.dtype) == str(want.dtype), name
@@ -280,8 +292,10 @@ def test_freqs_and_shifts(rjax: Any) -> None:
 def test_roundtrips(device: Any) -> None:
     x = cplx(3, 20, seed=9)
     assert_close(jnp.fft.ifft(jnp.fft.fft(jnp.asarray(x))), x.astype(np.complex128))
-    assert_close(jnp.fft.ifftn(jnp.fft.fftn(jnp.asarray(x), norm="ortho"), norm="ortho"),
-                 x.astype(np.complex128))  # fmt: skip
+    assert_close(
+        jnp.fft.ifftn(jnp.fft.fftn(jnp.asarray(x), norm="ortho"), norm="ortho"),
+        x.astype(np.complex128),
+    )
     xr = real(4, 6, 7, seed=10)
     assert_close(jnp.fft.irfftn(jnp.fft.rfftn(jnp.asarray(xr)), xr.shape), xr.astype(np.float64))
 
@@ -343,8 +357,9 @@ VJP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", range(len(VJP_CASES)),
-                         ids=lambda i: f"{VJP_CASES[i][0]}-{VJP_CASES[i][1]}")  # fmt: skip
+@pytest.mark.parametrize(
+    "case", range(len(VJP_CASES)), ids=lambda i: f"{VJP_CASES[i][0]}-{VJP_CASES[i][1]}"
+)
 def test_vjp_and_grad_against_jax(device: Any, rjax: Any, case: int) -> None:
     name, kw, x = VJP_CASES[case]
     f = lambda a: getattr(jnp.fft, name)(a, **kw)
@@ -362,8 +377,9 @@ def test_vjp_and_grad_against_jax(device: Any, rjax: Any, case: int) -> None:
     g = webjax.grad(lambda a: loss(webjax, a))(jnp.asarray(x))
     rg = rjax.grad(lambda a: loss(rjax, a))(x)
     assert_close(g, np.asarray(rg), tol=4e-6)
-    assert_close(webjax.jit(webjax.grad(lambda a: loss(webjax, a)))(jnp.asarray(x)), np.asarray(rg),
-                 tol=4e-6)  # fmt: skip
+    assert_close(
+        webjax.jit(webjax.grad(lambda a: loss(webjax, a)))(jnp.asarray(x)), np.asarray(rg), tol=4e-6
+    )
 
 
 def test_jvp_against_jax(device: Any, rjax: Any) -> None:
@@ -380,20 +396,30 @@ def test_jvp_against_jax(device: Any, rjax: Any) -> None:
 def test_vmap_against_loop(device: Any) -> None:
     x = cplx(3, 4, 6, seed=4)
     xr = real(3, 5, 8, seed=5)
-    for fn, a, axis in [(jnp.fft.fft, x, 0), (lambda v: jnp.fft.fft2(v), x, 2),
-                        (lambda v: jnp.fft.rfft(v, n=10), xr, 1),
-                        (lambda v: jnp.fft.irfft(v, axis=0), x, 1),
-                        (lambda v: lax.fft(v, "IRFFT", (4, 10)), x, 0)]:  # fmt: skip
+    for fn, a, axis in [
+        (jnp.fft.fft, x, 0),
+        (lambda v: jnp.fft.fft2(v), x, 2),
+        (lambda v: jnp.fft.rfft(v, n=10), xr, 1),
+        (lambda v: jnp.fft.irfft(v, axis=0), x, 1),
+        (lambda v: lax.fft(v, "IRFFT", (4, 10)), x, 0),
+    ]:
         got = webjax.vmap(fn, in_axes=axis)(jnp.asarray(a))
-        want = np.stack([np.asarray(fn(jnp.asarray(np.take(a, i, axis)))) for i in
-                         range(a.shape[axis])])  # fmt: skip
+        want = np.stack(
+            [np.asarray(fn(jnp.asarray(np.take(a, i, axis)))) for i in range(a.shape[axis])]
+        )
         assert_close(got, want, tol=1e-6)
     # batched cotangents: per-example gradients
     g = webjax.vmap(webjax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.rfft(v)) ** 2)))(
         jnp.asarray(xr[:, 0])
     )
-    want = np.stack([np.asarray(webjax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.rfft(v)) ** 2))(
-        jnp.asarray(xr[i, 0]))) for i in range(3)])  # fmt: skip
+    want = np.stack(
+        [
+            np.asarray(
+                webjax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.rfft(v)) ** 2))(jnp.asarray(xr[i, 0]))
+            )
+            for i in range(3)
+        ]
+    )
     assert_close(g, want, tol=1e-6)
 
 
@@ -450,7 +476,8 @@ def test_install_as_jax_maps_numpy_fft() -> None:
     )
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1] / "pkg"), "PATH": "/usr/bin:/bin",
            "WEBJAX_PLATFORM": "cpu"}  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3.0"

@@ -71,8 +71,9 @@ def test_jit_program_compiles_once(device, monkeypatch):
 
     calls = []
     original = lowering.apply_primitive
-    monkeypatch.setattr(lowering, "apply_primitive", lambda *a, **k: calls.append(1) or original(
-        *a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        lowering, "apply_primitive", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
     f = webjax.jit(lambda x, w: jnp.tanh(x @ w).sum(axis=0) * 2.0)
     x, w = jnp.arange(6.0).reshape(2, 3), jnp.ones((3, 4))
     x2 = x * 2.0

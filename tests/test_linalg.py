@@ -89,8 +89,10 @@ def test_cholesky(device, shape):
     close(jnp.linalg.cholesky(jnp.asarray(a), upper=True), mT(np.linalg.cholesky(a)))
     # the primitive reads only the lower triangle
     garbage_upper = np.tril(a) + np.triu(rand(*shape), 1)
-    close(lax.linalg.cholesky(jnp.asarray(garbage_upper), symmetrize_input=False),
-          np.linalg.cholesky(a))  # fmt: skip
+    close(
+        lax.linalg.cholesky(jnp.asarray(garbage_upper), symmetrize_input=False),
+        np.linalg.cholesky(a),
+    )
 
 
 def test_cholesky_not_positive_definite(device):
@@ -119,9 +121,14 @@ def test_triangular_solve(device, left_side, lower, transpose_a, unit_diagonal):
         a[:, np.arange(n), np.arange(n)] = 7.0  # not read
     op = mT(tri) if transpose_a else tri
     b = rand(2, n, k) if left_side else rand(2, k, n)
-    x = lax.linalg.triangular_solve(jnp.asarray(a), jnp.asarray(b), left_side=left_side,
-                                    lower=lower, transpose_a=transpose_a,
-                                    unit_diagonal=unit_diagonal)  # fmt: skip
+    x = lax.linalg.triangular_solve(
+        jnp.asarray(a),
+        jnp.asarray(b),
+        left_side=left_side,
+        lower=lower,
+        transpose_a=transpose_a,
+        unit_diagonal=unit_diagonal,
+    )
     want = np.linalg.solve(op, b) if left_side else mT(np.linalg.solve(mT(op), mT(b)))
     close(x, want, 1e-4)
 
@@ -200,8 +207,11 @@ def test_eigh_triangles_and_subset(device):
     w, v = jnp.linalg.eigh(jnp.asarray(junk), UPLO="L", symmetrize_input=False)
     close(w, np.linalg.eigvalsh(a), 1e-5)
     junk = np.triu(a) + np.tril(rand(5, 5), -1)
-    close(jnp.linalg.eigh(jnp.asarray(junk), UPLO="U", symmetrize_input=False)[0],
-          np.linalg.eigvalsh(a), 1e-5)  # fmt: skip
+    close(
+        jnp.linalg.eigh(jnp.asarray(junk), UPLO="U", symmetrize_input=False)[0],
+        np.linalg.eigvalsh(a),
+        1e-5,
+    )
     v, w = lax.linalg.eigh(jnp.asarray(a), subset_by_index=(1, 3))
     assert v.shape == (5, 2) and w.shape == (2,)
     close(w, np.linalg.eigvalsh(a)[1:3], 1e-5)
@@ -233,8 +243,11 @@ def test_svd_hermitian(device):
     u, s, vh = jnp.linalg.svd(jnp.asarray(a), hermitian=True)
     close(s, np.linalg.svd(a, compute_uv=False), 1e-5)
     close((npf(u) * npf(s)[..., None, :]) @ npf(vh), a, 1e-5)
-    close(jnp.linalg.svd(jnp.asarray(a), hermitian=True, compute_uv=False),
-          np.linalg.svd(a, compute_uv=False), 1e-5)  # fmt: skip
+    close(
+        jnp.linalg.svd(jnp.asarray(a), hermitian=True, compute_uv=False),
+        np.linalg.svd(a, compute_uv=False),
+        1e-5,
+    )
 
 
 def test_svd_rank_deficient(device):
@@ -286,8 +299,11 @@ def test_solve_inv(device):
     ab = rand(3, 4, 4) + 4 * np.eye(4, dtype=np.float32)
     bb = rand(2, 1, 4, 2)  # broadcast batch dims
     close(jnp.linalg.solve(jnp.asarray(ab), jnp.asarray(bb)), np.linalg.solve(ab, bb), 1e-5)
-    close(jnp.linalg.solve(jnp.asarray(ab), jnp.asarray(b)),
-          np.linalg.solve(ab, np.broadcast_to(b, (3, 4))[..., None])[..., 0], 1e-5)  # fmt: skip
+    close(
+        jnp.linalg.solve(jnp.asarray(ab), jnp.asarray(b)),
+        np.linalg.solve(ab, np.broadcast_to(b, (3, 4))[..., None])[..., 0],
+        1e-5,
+    )
     close(jnp.linalg.inv(jnp.asarray(ab)), np.linalg.inv(ab), 1e-5)
     # integer inputs promote to the default float, as in JAX
     ai = np.array([[2, 1], [1, 3]], np.int32)
@@ -339,10 +355,12 @@ def test_norm(device, shape, ord, axis, keepdims):
 def test_vector_matrix_norms_svdvals(device):
     x = rand(2, 3, 4)
     close(jnp.linalg.vector_norm(jnp.asarray(x)), np.linalg.norm(x.ravel()), 1e-5)
-    close(jnp.linalg.vector_norm(jnp.asarray(x), axis=(0, 2), ord=1),
-          np.sum(np.abs(x), axis=(0, 2)), 1e-5)  # fmt: skip
-    close(jnp.linalg.matrix_norm(jnp.asarray(x), ord=2), np.linalg.norm(x, 2, axis=(-2, -1)),
-          1e-5)  # fmt: skip
+    close(
+        jnp.linalg.vector_norm(jnp.asarray(x), axis=(0, 2), ord=1),
+        np.sum(np.abs(x), axis=(0, 2)),
+        1e-5,
+    )
+    close(jnp.linalg.matrix_norm(jnp.asarray(x), ord=2), np.linalg.norm(x, 2, axis=(-2, -1)), 1e-5)
     close(jnp.linalg.svdvals(jnp.asarray(x)), np.linalg.svd(x, compute_uv=False), 1e-5)
 
 
@@ -357,8 +375,7 @@ def test_pinv_rank_power_lstsq(device):
     assert jnp.linalg.matrix_rank(jnp.ones(3)).dtype == jnp.int32
     sq = rand(3, 3) + 2 * np.eye(3, dtype=np.float32)
     for k in (0, 1, 2, 3, 5, -1, -2):
-        close(jnp.linalg.matrix_power(jnp.asarray(sq), k), np.linalg.matrix_power(npf(sq), k),
-              1e-4)  # fmt: skip
+        close(jnp.linalg.matrix_power(jnp.asarray(sq), k), np.linalg.matrix_power(npf(sq), k), 1e-4)
     b = rand(5)
     x, resid, rank, s = jnp.linalg.lstsq(jnp.asarray(a), jnp.asarray(b))
     xn, rn, rankn, sn = np.linalg.lstsq(a, b, rcond=None)
@@ -374,12 +391,16 @@ def test_pinv_rank_power_lstsq(device):
 
 def test_products_and_helpers(device):
     a, b, c = rand(3, 4), rand(4, 5), rand(5)
-    close(jnp.linalg.multi_dot([jnp.asarray(a), jnp.asarray(b), jnp.asarray(c)]),
-          np.linalg.multi_dot([a, b, c]), 1e-5)  # fmt: skip
+    close(
+        jnp.linalg.multi_dot([jnp.asarray(a), jnp.asarray(b), jnp.asarray(c)]),
+        np.linalg.multi_dot([a, b, c]),
+        1e-5,
+    )
     u, v = rand(2, 3), rand(3)
     close(jnp.linalg.cross(jnp.asarray(u), jnp.asarray(v)), np.cross(u, v), 1e-6)
-    close(jnp.cross(jnp.asarray(u[:, :2]), jnp.asarray(v[:2])),
-          u[:, 0] * v[1] - u[:, 1] * v[0], 1e-6)  # fmt: skip
+    close(
+        jnp.cross(jnp.asarray(u[:, :2]), jnp.asarray(v[:2])), u[:, 0] * v[1] - u[:, 1] * v[0], 1e-6
+    )
     close(jnp.cross(jnp.asarray(u), jnp.asarray(v), axisc=0), np.cross(u, v, axisc=0), 1e-6)
     close(jnp.cross(jnp.asarray(u.T), jnp.asarray(u.T), axisa=0, axisb=0), np.zeros((2, 3)), 0)
     close(jnp.linalg.outer(jnp.asarray(v), jnp.asarray(c)), np.outer(v, c), 1e-6)
@@ -391,8 +412,11 @@ def test_products_and_helpers(device):
     close(jnp.linalg.tensordot(jnp.asarray(a), jnp.asarray(b), axes=1), a @ b, 1e-5)
     ta = rand(2, 3, 6) + np.eye(6, dtype=np.float32).reshape(2, 3, 6) * 3
     tb = rand(2, 3)
-    close(jnp.linalg.tensorsolve(jnp.asarray(ta), jnp.asarray(tb)), np.linalg.tensorsolve(ta, tb),
-          1e-4)  # fmt: skip
+    close(
+        jnp.linalg.tensorsolve(jnp.asarray(ta), jnp.asarray(tb)),
+        np.linalg.tensorsolve(ta, tb),
+        1e-4,
+    )
     ti = rand(4, 2, 2) + np.eye(4, dtype=np.float32).reshape(4, 2, 2) * 3
     close(jnp.linalg.tensorinv(jnp.asarray(ti), ind=1), np.linalg.tensorinv(ti, ind=1), 1e-4)
     sq = rand(3, 3) + 2 * np.eye(3, dtype=np.float32)
@@ -411,10 +435,16 @@ def test_scipy_linalg(device):
     tri = np.triu(a)
     for trans in (0, 1, "T", 2):
         op = tri.T if trans in (1, "T", 2) else tri
-        close(wsl.solve_triangular(jnp.asarray(tri), jnp.asarray(b), trans=trans),
-              np.linalg.solve(op, b), 1e-5)  # fmt: skip
-    close(wsl.solve_triangular(jnp.asarray(np.tril(a)), jnp.asarray(bv), lower=True),
-          np.linalg.solve(np.tril(a), bv), 1e-5)  # fmt: skip
+        close(
+            wsl.solve_triangular(jnp.asarray(tri), jnp.asarray(b), trans=trans),
+            np.linalg.solve(op, b),
+            1e-5,
+        )
+    close(
+        wsl.solve_triangular(jnp.asarray(np.tril(a)), jnp.asarray(bv), lower=True),
+        np.linalg.solve(np.tril(a), bv),
+        1e-5,
+    )
     L = np.linalg.cholesky(s)
     close(wsl.cholesky(jnp.asarray(s)), L.T, 1e-5)
     close(wsl.cholesky(jnp.asarray(s), lower=True), L, 1e-5)
@@ -451,10 +481,16 @@ def test_scipy_linalg(device):
     close(wsl.det(jnp.asarray(a)), np.linalg.det(npf(a)), 1e-5)
     for assume_a in ("gen", "sym", "pos"):
         rhs = s if assume_a != "gen" else a
-        close(wsl.solve(jnp.asarray(rhs), jnp.asarray(b), assume_a=assume_a),
-              np.linalg.solve(rhs, b), 1e-5)  # fmt: skip
-    close(wsl.solve(jnp.asarray(s), jnp.asarray(bv), assume_a="pos", lower=True),
-          np.linalg.solve(s, bv), 1e-5)  # fmt: skip
+        close(
+            wsl.solve(jnp.asarray(rhs), jnp.asarray(b), assume_a=assume_a),
+            np.linalg.solve(rhs, b),
+            1e-5,
+        )
+    close(
+        wsl.solve(jnp.asarray(s), jnp.asarray(bv), assume_a="pos", lower=True),
+        np.linalg.solve(s, bv),
+        1e-5,
+    )
     blk = wsl.block_diag(jnp.ones((1, 2)), jnp.asarray(2.0), jnp.ones((2, 1)))
     close(blk, [[1, 1, 0, 0], [0, 0, 2, 0], [0, 0, 0, 1], [0, 0, 0, 1]], 0)
 
@@ -547,8 +583,9 @@ def test_jaxprs_match_jax():
         ours_p = [e.primitive.name for e in ours.jaxpr.eqns]
         theirs_p = [e.primitive.name for e in theirs.jaxpr.eqns]
         linalg_names = {"cholesky", "lu", "qr", "eigh", "svd", "triangular_solve"}
-        assert [p for p in ours_p if p in linalg_names] == [p for p in theirs_p
-                                                            if p in linalg_names]  # fmt: skip
+        assert [p for p in ours_p if p in linalg_names] == [
+            p for p in theirs_p if p in linalg_names
+        ]
         for e_ours, e_theirs in zip(
             [e for e in ours.jaxpr.eqns if e.primitive.name in linalg_names],
             [e for e in theirs.jaxpr.eqns if e.primitive.name in linalg_names],
@@ -640,7 +677,8 @@ def test_grads_on_device(device):
 def test_grads_match_jax(name):
     fn, args = next((f, a) for n, f, a in GRADS if n == name)
     ours = webjax.grad(lambda *a: _sum_all(fn(*a)), argnums=tuple(range(len(args))))(
-        *[jnp.asarray(a) for a in args])  # fmt: skip
+        *[jnp.asarray(a) for a in args]
+    )
     rfn = {
         "cholesky": lambda a: rjnp.linalg.cholesky(a),
         "inv": lambda a: rjnp.linalg.inv(a),
@@ -650,12 +688,14 @@ def test_grads_match_jax(name):
         "qr": lambda a: tuple(rjnp.linalg.qr(a)),
         "svdvals_tall": lambda a: rjnp.linalg.svd(a, compute_uv=False),
         "lu": lambda a: rjax.lax.linalg.lu(a)[0],
-        "triangular_solve": lambda a, b: rjax.lax.linalg.triangular_solve(a, b, left_side=True,
-                                                                          lower=True),
+        "triangular_solve": lambda a, b: rjax.lax.linalg.triangular_solve(
+            a, b, left_side=True, lower=True
+        ),
         "pinv": lambda a: rjnp.linalg.pinv(a),
-    }[name]  # fmt: skip
+    }[name]
     theirs = rjax.grad(lambda *a: _sum_all(rfn(*a), rjnp), argnums=tuple(range(len(args))))(
-        *[rjnp.asarray(a) for a in args])  # fmt: skip
+        *[rjnp.asarray(a) for a in args]
+    )
     for g, w in zip(ours, theirs, strict=True):
         close(g, w, 1e-4)
 
@@ -700,9 +740,9 @@ def test_vmap_solves_with_mixed_batching(device):
     )(jnp.asarray(bs))
     close(got, np.linalg.solve(tri, bs), 1e-5)
     trib = np.stack([tri, tri * 2])
-    got = webjax.vmap(lambda t: lax.linalg.triangular_solve(t, jnp.asarray(bs[0]),
-                                                            left_side=True, lower=True))(
-        jnp.asarray(trib))  # fmt: skip
+    got = webjax.vmap(
+        lambda t: lax.linalg.triangular_solve(t, jnp.asarray(bs[0]), left_side=True, lower=True)
+    )(jnp.asarray(trib))
     close(got, np.linalg.solve(trib, bs[0]), 1e-5)
     grads = webjax.vmap(webjax.grad(lambda m: jnp.linalg.slogdet(m)[1]))(
         jnp.asarray(bs[:, :2, :2] + 3)
@@ -896,15 +936,57 @@ def test_public_modules():
     import webjax.scipy.linalg as sl
 
     assert webjax.numpy.linalg is nl and webjax.scipy.linalg is sl and webjax.lax.linalg is ll
-    for name in ("cholesky", "qr", "eigh", "eigvalsh", "svd", "solve", "inv", "det", "slogdet",
-                 "norm", "pinv", "matrix_rank", "matrix_power", "lstsq", "multi_dot", "cross",
-                 "outer", "trace", "tensorsolve", "tensorinv", "cond", "svdvals"):  # fmt: skip
+    for name in (
+        "cholesky",
+        "qr",
+        "eigh",
+        "eigvalsh",
+        "svd",
+        "solve",
+        "inv",
+        "det",
+        "slogdet",
+        "norm",
+        "pinv",
+        "matrix_rank",
+        "matrix_power",
+        "lstsq",
+        "multi_dot",
+        "cross",
+        "outer",
+        "trace",
+        "tensorsolve",
+        "tensorinv",
+        "cond",
+        "svdvals",
+    ):
         assert callable(getattr(nl, name)), name
-    for name in ("solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor",
-                 "lu_solve", "lu", "qr", "eigh", "svd", "inv", "det", "solve", "expm"):  # fmt: skip
+    for name in (
+        "solve_triangular",
+        "cholesky",
+        "cho_factor",
+        "cho_solve",
+        "lu_factor",
+        "lu_solve",
+        "lu",
+        "qr",
+        "eigh",
+        "svd",
+        "inv",
+        "det",
+        "solve",
+        "expm",
+    ):
         assert callable(getattr(sl, name)), name
-    for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
-                 "lu_pivots_to_permutation"):  # fmt: skip
+    for name in (
+        "cholesky",
+        "triangular_solve",
+        "lu",
+        "qr",
+        "eigh",
+        "svd",
+        "lu_pivots_to_permutation",
+    ):
         assert callable(getattr(ll, name)), name
 
 
@@ -920,8 +1002,12 @@ def test_install_as_jax_covers_linalg():
         "print(float(jnp.linalg.det(jnp.eye(3) * 2)))\n"
     )
     pkg = Path(__file__).resolve().parents[1] / "pkg"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(pkg), "PATH": "/usr/bin:/bin"},
-                         timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(pkg), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("8.0")

@@ -142,8 +142,7 @@ def test_one_hot() -> None:
 
 def test_standardize_and_glu() -> None:
     close(nn.standardize(jnp.array(M)), jax.nn.standardize(M), rtol=1e-5, atol=1e-6)
-    close(nn.standardize(jnp.array(M), axis=0), jax.nn.standardize(M, axis=0), rtol=1e-5,
-          atol=1e-6)  # fmt: skip
+    close(nn.standardize(jnp.array(M), axis=0), jax.nn.standardize(M, axis=0), rtol=1e-5, atol=1e-6)
     close(nn.glu(jnp.array(M)), jax.nn.glu(M))
     close(nn.glu(jnp.array(M), axis=0), jax.nn.glu(M, axis=0))
 
@@ -201,8 +200,9 @@ def test_library_composites_compile_eagerly_and_inline_when_traced() -> None:
         rtol=1e-5,
     )
     g = webjax.grad(lambda v: nn.logsumexp(v) * 2.0)(x)
-    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(nn.softmax(x.ravel())).reshape(3, 4),
-                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(g), 2 * np.asarray(nn.softmax(x.ravel())).reshape(3, 4), rtol=1e-5
+    )
 
 
 # ---- mish, squareplus, sparse_*, log1mexp; logmeanexp; dot_product_attention; orthogonal --

@@ -129,8 +129,10 @@ def test_bits(seed: int, dtype: str, shape: tuple) -> None:
 def test_bits_on_every_backend(device: object) -> None:
     k, jk = keys(3)
     assert_same(wr.bits(k, (5, 6)), jr.bits(jk, (5, 6)))
-    assert_same(wr.uniform(k, (50,), minval=-1.7, maxval=2.9),
-                jr.uniform(jk, (50,), minval=-1.7, maxval=2.9))  # fmt: skip
+    assert_same(
+        wr.uniform(k, (50,), minval=-1.7, maxval=2.9),
+        jr.uniform(jk, (50,), minval=-1.7, maxval=2.9),
+    )
 
 
 def test_threefry2x32_primitive(device: object) -> None:
@@ -140,8 +142,9 @@ def test_threefry2x32_primitive(device: object) -> None:
     def u32(*v: int) -> object:
         return jnp.asarray(np.array(v, dtype=np.uint32))
 
-    y0, y1 = prng.threefry2x32(u32(0x13198A2E), u32(0x03707344), u32(0x243F6A88, 0),
-                               u32(0x85A308D3, 0))  # fmt: skip
+    y0, y1 = prng.threefry2x32(
+        u32(0x13198A2E), u32(0x03707344), u32(0x243F6A88, 0), u32(0x85A308D3, 0)
+    )
     assert (int(y0[0]), int(y1[0])) == (0xC4923A9C, 0x483DF7A0)
     z0, z1 = prng.threefry2x32(u32(0), u32(0), u32(0), u32(0))
     assert (int(z0[0]), int(z1[0])) == (0x6B200159, 0x99BA4EFE)
@@ -177,8 +180,10 @@ def test_uniform_fused_multiply_add_many() -> None:
         lo = np.float32(rs.randn() * 10)
         hi = np.float32(lo + abs(rs.randn()) * 30 + 1e-3)
         k, jk = keys(i)
-        assert_same(wr.uniform(k, (1000,), minval=float(lo), maxval=float(hi)),
-                    jr.uniform(jk, (1000,), minval=lo, maxval=hi))  # fmt: skip
+        assert_same(
+            wr.uniform(k, (1000,), minval=float(lo), maxval=float(hi)),
+            jr.uniform(jk, (1000,), minval=lo, maxval=hi),
+        )
 
 
 def test_uniform_array_bounds() -> None:
@@ -260,8 +265,9 @@ def test_categorical(axis: int, shape: tuple | None) -> None:
 def test_categorical_neg_inf_logits() -> None:
     logits = np.array([[-np.inf, 0.0, -np.inf], [1.0, -np.inf, 2.0]], np.float32)
     k, jk = keys(8)
-    assert_same(wr.categorical(k, jnp.array(logits), shape=(4, 2)),
-                jr.categorical(jk, logits, shape=(4, 2)))  # fmt: skip
+    assert_same(
+        wr.categorical(k, jnp.array(logits), shape=(4, 2)), jr.categorical(jk, logits, shape=(4, 2))
+    )
 
 
 def test_choice() -> None:
@@ -338,12 +344,15 @@ def test_jit_matches_eager() -> None:
 
 def test_vmap_over_keys() -> None:
     ks, jks = wr.split(wr.PRNGKey(0), 4), jr.split(jr.PRNGKey(0), 4)
-    assert_same(webjax.vmap(lambda k: wr.uniform(k, (3,)))(ks),
-                jax.vmap(lambda k: jr.uniform(k, (3,)))(jks))  # fmt: skip
+    assert_same(
+        webjax.vmap(lambda k: wr.uniform(k, (3,)))(ks), jax.vmap(lambda k: jr.uniform(k, (3,)))(jks)
+    )
     assert_same(webjax.vmap(wr.split)(ks), jax.vmap(jr.split)(jks))
     assert_same(webjax.vmap(wr.fold_in)(ks, jnp.arange(4)), jax.vmap(jr.fold_in)(jks, np.arange(4)))
-    assert_same(webjax.vmap(lambda k: wr.randint(k, (3,), 0, 100))(ks),
-                jax.vmap(lambda k: jr.randint(k, (3,), 0, 100))(jks))  # fmt: skip
+    assert_same(
+        webjax.vmap(lambda k: wr.randint(k, (3,), 0, 100))(ks),
+        jax.vmap(lambda k: jr.randint(k, (3,), 0, 100))(jks),
+    )
 
 
 def test_erf_inv_float32_is_xlas_algorithm(device: object) -> None:

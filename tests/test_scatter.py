@@ -84,8 +84,9 @@ def test_at_modes_match_jax(device, monkeypatch, mode, forced: bool) -> None:
         np.asarray(jnp.asarray(r).at[idx].get(mode="fill", fill_value=-5.0)),
         np.asarray(jax.numpy.asarray(r).at[idx].get(mode="fill", fill_value=-5.0)),
     )
-    np.testing.assert_array_equal(np.asarray(jnp.asarray(r).at[idx].get()),
-                                  np.asarray(jax.numpy.asarray(r).at[idx].get()))  # fmt: skip
+    np.testing.assert_array_equal(
+        np.asarray(jnp.asarray(r).at[idx].get()), np.asarray(jax.numpy.asarray(r).at[idx].get())
+    )
     with pytest.raises(ValueError, match="mode"):
         jnp.asarray(a).at[idx].set(1.0, mode="bogus")
 

@@ -59,10 +59,14 @@ def test_vq(device: Any) -> None:
     jitted = webjax.jit(wvq.vq)(jnp.asarray(obs), jnp.asarray(book))
     np.testing.assert_array_equal(np.asarray(jitted[0]), np.asarray(jvq.vq(obs, book)[0]))
     for wf, jf in [
-        (lambda: wvq.vq(jnp.asarray(obs), jnp.asarray(book[:, 0])),
-         lambda: jvq.vq(obs, book[:, 0])),
-        (lambda: wvq.vq(jnp.ones((2, 2, 2)), jnp.ones((2, 2, 2))),
-         lambda: jvq.vq(jjnp.ones((2, 2, 2)), jjnp.ones((2, 2, 2)))),
+        (
+            lambda: wvq.vq(jnp.asarray(obs), jnp.asarray(book[:, 0])),
+            lambda: jvq.vq(obs, book[:, 0]),
+        ),
+        (
+            lambda: wvq.vq(jnp.ones((2, 2, 2)), jnp.ones((2, 2, 2))),
+            lambda: jvq.vq(jjnp.ones((2, 2, 2)), jjnp.ones((2, 2, 2))),
+        ),
         (lambda: wvq.vq([1.0], jnp.asarray(book)), lambda: jvq.vq([1.0], book)),
-    ]:  # fmt: skip
+    ]:
         raises_like(wf, jf)

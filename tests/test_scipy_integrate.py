@@ -40,8 +40,14 @@ def test_trapezoid(device: Any) -> None:
     y = f32(3, 7)
     x = np.sort(f32(7, hi=4.0))
     x2 = np.sort(f32(3, 7, hi=4.0), axis=1)
-    for args, kw in [((), {}), ((x,), {}), ((x2,), {}), ((), {"dx": 0.3}),
-                     ((), {"dx": 0.5, "axis": 0}), ((np.sort(f32(3)),), {"axis": 0})]:  # fmt: skip
+    for args, kw in [
+        ((), {}),
+        ((x,), {}),
+        ((x2,), {}),
+        ((), {"dx": 0.3}),
+        ((), {"dx": 0.5, "axis": 0}),
+        ((np.sort(f32(3)),), {"axis": 0}),
+    ]:
         got = wi.trapezoid(jnp.asarray(y), *map(jnp.asarray, args), **kw)
         close(got, ji.trapezoid(y, *args, **kw), 1e-5, 1e-6)
         np.testing.assert_allclose(np.asarray(got), si.trapezoid(y, *args, **kw), 1e-5, 1e-6)

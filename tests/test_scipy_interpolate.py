@@ -54,8 +54,9 @@ def _queries(n: int = 20) -> np.ndarray:
 
 
 def _rgi(mod: Any, np_: Any, grid: Any, values: Any, *a: Any, **k: Any) -> Any:
-    return mod.RegularGridInterpolator(tuple(np_.asarray(g) for g in grid), np_.asarray(values),
-                                       *a, **k)  # fmt: skip
+    return mod.RegularGridInterpolator(
+        tuple(np_.asarray(g) for g in grid), np_.asarray(values), *a, **k
+    )
 
 
 @pytest.mark.parametrize("method", ["linear", "nearest"])
@@ -82,12 +83,15 @@ def test_regular_grid_interpolator(device: Any, method: str) -> None:
     other = "nearest" if method == "linear" else "linear"
     close(interp(jnp.asarray(q), method=other), jinterp_(q, method=other))
     v3 = f32(4, 3, 2)
-    close(_rgi(winterp, jnp, GRID, v3, method)(jnp.asarray(q)),
-          _rgi(jinterp, jjnp, GRID, v3, method)(q))  # fmt: skip
+    close(
+        _rgi(winterp, jnp, GRID, v3, method)(jnp.asarray(q)),
+        _rgi(jinterp, jjnp, GRID, v3, method)(q),
+    )
     g1 = (np.array([1, 2, 3]), np.array([4, 5, 6]))
     vi, qi = np.arange(9).reshape(3, 3), np.array([[1.5, 4.5], [2.2, 5.8]], np.float32)
-    close(_rgi(winterp, jnp, g1, vi, method)(jnp.asarray(qi)),
-          _rgi(jinterp, jjnp, g1, vi, method)(qi))  # fmt: skip
+    close(
+        _rgi(winterp, jnp, g1, vi, method)(jnp.asarray(qi)), _rgi(jinterp, jjnp, g1, vi, method)(qi)
+    )
 
 
 def test_regular_grid_interpolator_grads_jit_vmap(device: Any) -> None:
@@ -120,19 +124,33 @@ def test_regular_grid_interpolator_errors() -> None:
     v = np.ones((4, 3), np.float32)
     gw, gj = tuple(map(jnp.asarray, GRID)), GRID
     for wf, jf in [
-        (lambda: winterp.RegularGridInterpolator(gw, v, "cubic"),
-         lambda: jinterp.RegularGridInterpolator(gj, v, "cubic")),
-        (lambda: winterp.RegularGridInterpolator(gw, v, bounds_error=True),
-         lambda: jinterp.RegularGridInterpolator(gj, v, bounds_error=True)),
-        (lambda: winterp.RegularGridInterpolator(gw, v, fill_value=1j),
-         lambda: jinterp.RegularGridInterpolator(gj, v, fill_value=1j)),
-        (lambda: winterp.RegularGridInterpolator(gw + gw, v),
-         lambda: jinterp.RegularGridInterpolator(gj + gj, v)),
-        (lambda: winterp.RegularGridInterpolator(gw, v)(jnp.ones((3, 3))),
-         lambda: jinterp.RegularGridInterpolator(gj, v)(jjnp.ones((3, 3)))),
-        (lambda: winterp.RegularGridInterpolator(gw, v)([[1.0, 0.0]]),
-         lambda: jinterp.RegularGridInterpolator(gj, v)([[1.0, 0.0]])),
-        (lambda: winterp.RegularGridInterpolator(gw, v)(jnp.ones((1, 2)), method="cubic"),
-         lambda: jinterp.RegularGridInterpolator(gj, v)(jjnp.ones((1, 2)), method="cubic")),
-    ]:  # fmt: skip
+        (
+            lambda: winterp.RegularGridInterpolator(gw, v, "cubic"),
+            lambda: jinterp.RegularGridInterpolator(gj, v, "cubic"),
+        ),
+        (
+            lambda: winterp.RegularGridInterpolator(gw, v, bounds_error=True),
+            lambda: jinterp.RegularGridInterpolator(gj, v, bounds_error=True),
+        ),
+        (
+            lambda: winterp.RegularGridInterpolator(gw, v, fill_value=1j),
+            lambda: jinterp.RegularGridInterpolator(gj, v, fill_value=1j),
+        ),
+        (
+            lambda: winterp.RegularGridInterpolator(gw + gw, v),
+            lambda: jinterp.RegularGridInterpolator(gj + gj, v),
+        ),
+        (
+            lambda: winterp.RegularGridInterpolator(gw, v)(jnp.ones((3, 3))),
+            lambda: jinterp.RegularGridInterpolator(gj, v)(jjnp.ones((3, 3))),
+        ),
+        (
+            lambda: winterp.RegularGridInterpolator(gw, v)([[1.0, 0.0]]),
+            lambda: jinterp.RegularGridInterpolator(gj, v)([[1.0, 0.0]]),
+        ),
+        (
+            lambda: winterp.RegularGridInterpolator(gw, v)(jnp.ones((1, 2)), method="cubic"),
+            lambda: jinterp.RegularGridInterpolator(gj, v)(jjnp.ones((1, 2)), method="cubic"),
+        ),
+    ]:
         raises_like(wf, jf)

@@ -63,11 +63,13 @@ def test_map_coordinates(device: Any, mode: str) -> None:
         cs = _coords(shape)
         for order in (0, 1):
             for cval in (0.0, 1.5):
-                got = wn.map_coordinates(jnp.asarray(x), [jnp.asarray(c) for c in cs], order,
-                                         mode=mode, cval=cval)  # fmt: skip
+                got = wn.map_coordinates(
+                    jnp.asarray(x), [jnp.asarray(c) for c in cs], order, mode=mode, cval=cval
+                )
                 close(got, jn.map_coordinates(x, cs, order, mode=mode, cval=cval), 1e-6, 1e-6)
-            want = sn.map_coordinates(x.astype(np.float64), cs, order=order,
-                                      mode=SCIPY_MODE.get(mode, mode), cval=1.5)  # fmt: skip
+            want = sn.map_coordinates(
+                x.astype(np.float64), cs, order=order, mode=SCIPY_MODE.get(mode, mode), cval=1.5
+            )
             if order == 0:  # SciPy rounds halves differently; compare away from them
                 ok = np.all([np.abs(c - np.round(c)) != 0.5 for c in cs], axis=0)
                 got, want = np.asarray(got)[ok], want[ok]
@@ -79,13 +81,17 @@ def test_map_coordinates_dtypes(device: Any) -> None:
     cs = _coords((4, 5))
     for order in (0, 1):
         for mode in ("constant", "nearest"):
-            close(wn.map_coordinates(jnp.asarray(xi), [jnp.asarray(c) for c in cs], order, mode),
-                  jn.map_coordinates(xi, cs, order, mode))  # fmt: skip
+            close(
+                wn.map_coordinates(jnp.asarray(xi), [jnp.asarray(c) for c in cs], order, mode),
+                jn.map_coordinates(xi, cs, order, mode),
+            )
     ci = [np.array([0, 3, 5, -1], np.int32), np.array([1, 2, 4, 0], np.int32)]
     x = f32(4, 5)
     for order in (0, 1):
-        close(wn.map_coordinates(jnp.asarray(x), [jnp.asarray(c) for c in ci], order),
-              jn.map_coordinates(x, ci, order))  # fmt: skip
+        close(
+            wn.map_coordinates(jnp.asarray(x), [jnp.asarray(c) for c in ci], order),
+            jn.map_coordinates(x, ci, order),
+        )
     # lists and numpy arrays are accepted as in JAX
     close(wn.map_coordinates(x, [c.tolist() for c in cs], 1), jn.map_coordinates(x, cs, 1))
 
@@ -94,10 +100,15 @@ def test_map_coordinates_grads(device: Any) -> None:
     x = f32(4, 5)
     cs = [R.uniform(0.1, 2.9, 6).astype(np.float32), R.uniform(0.1, 3.9, 6).astype(np.float32)]
     for mode in ("constant", "wrap", "reflect"):
-        check_grads(lambda v, m=mode: wn.map_coordinates(v, [jnp.asarray(c) for c in cs], 1, m),
-                    (x,))  # fmt: skip
-        check_grads(lambda a, b, m=mode: wn.map_coordinates(jnp.asarray(x), [a, b], 1, m),
-                    (cs[0], cs[1]), eps=1e-3, rtol=5e-2)  # fmt: skip
+        check_grads(
+            lambda v, m=mode: wn.map_coordinates(v, [jnp.asarray(c) for c in cs], 1, m), (x,)
+        )
+        check_grads(
+            lambda a, b, m=mode: wn.map_coordinates(jnp.asarray(x), [a, b], 1, m),
+            (cs[0], cs[1]),
+            eps=1e-3,
+            rtol=5e-2,
+        )
 
         def loss(v: Any, a: Any, np_: Any, mod: Any, m: str = mode) -> Any:
             return np_.sum(mod.map_coordinates(v, [a, a * 1.3], 1, m) ** 2)
@@ -126,9 +137,12 @@ def test_map_coordinates_jit_and_vmap(device: Any) -> None:
 
 def test_map_coordinates_errors() -> None:
     x, c = np.ones((3, 4), np.float32), [np.zeros(2, np.float32)] * 2
-    raises_like(lambda: wn.map_coordinates(jnp.asarray(x), c[:1], 1),
-                lambda: jn.map_coordinates(x, c[:1], 1))  # fmt: skip
-    raises_like(lambda: wn.map_coordinates(jnp.asarray(x), c, 3),
-                lambda: jn.map_coordinates(x, c, 3))  # fmt: skip
+    raises_like(
+        lambda: wn.map_coordinates(jnp.asarray(x), c[:1], 1),
+        lambda: jn.map_coordinates(x, c[:1], 1),
+    )
+    raises_like(
+        lambda: wn.map_coordinates(jnp.asarray(x), c, 3), lambda: jn.map_coordinates(x, c, 3)
+    )
     with pytest.raises(NotImplementedError, match="does not yet support mode grid-wrap"):
         wn.map_coordinates(jnp.asarray(x), c, 1, mode="grid-wrap")

@@ -124,11 +124,17 @@ def test_minimize_jit_and_vmap(device: Any) -> None:
 def test_minimize_errors() -> None:
     f, x0 = rosen(jnp), jnp.asarray([1.0, 2.0])
     g, y0 = rosen(jjnp), jjnp.asarray([1.0, 2.0])
-    raises_like(lambda: wo.minimize(f, x0, [1], method="BFGS"),
-                lambda: jo.minimize(g, y0, [1], method="BFGS"))  # fmt: skip
-    raises_like(lambda: wo.minimize(f, x0, method="Nelder-Mead"),
-                lambda: jo.minimize(g, y0, method="Nelder-Mead"))  # fmt: skip
-    raises_like(lambda: wo.minimize(f, x0, method="BFGS", options={"bogus": 1}),
-                lambda: jo.minimize(g, y0, method="BFGS", options={"bogus": 1}))  # fmt: skip
+    raises_like(
+        lambda: wo.minimize(f, x0, [1], method="BFGS"),
+        lambda: jo.minimize(g, y0, [1], method="BFGS"),
+    )
+    raises_like(
+        lambda: wo.minimize(f, x0, method="Nelder-Mead"),
+        lambda: jo.minimize(g, y0, method="Nelder-Mead"),
+    )
+    raises_like(
+        lambda: wo.minimize(f, x0, method="BFGS", options={"bogus": 1}),
+        lambda: jo.minimize(g, y0, method="BFGS", options={"bogus": 1}),
+    )
     with pytest.raises(TypeError):
         wo.minimize(f, x0)  # method is keyword-only and required, as in JAX

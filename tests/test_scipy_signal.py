@@ -87,17 +87,33 @@ def test_correlate_complex(device: Any) -> None:
     a = (f32(6) + 1j * f32(6)).astype(np.complex64)
     b = np.array([1.0, 2.0j, -0.5 + 0.5j], np.complex64)
     for mode in ("full", "same", "valid"):
-        close(wsig.correlate(jnp.asarray(a), jnp.asarray(b), mode), jsig.correlate(a, b, mode),
-              1e-5, 1e-6)  # fmt: skip
+        close(
+            wsig.correlate(jnp.asarray(a), jnp.asarray(b), mode),
+            jsig.correlate(a, b, mode),
+            1e-5,
+            1e-6,
+        )
         r = f32(3)
-        close(wsig.convolve(jnp.asarray(r), jnp.asarray(a), mode), jsig.convolve(r, a, mode),
-              1e-5, 1e-6)  # fmt: skip
+        close(
+            wsig.convolve(jnp.asarray(r), jnp.asarray(a), mode),
+            jsig.convolve(r, a, mode),
+            1e-5,
+            1e-6,
+        )
     a2, b2 = a.reshape(2, 3), np.array([[1.0, 2.0j]], np.complex64)
     for mode in ("full", "same", "valid"):
-        close(wsig.correlate2d(jnp.asarray(a2), jnp.asarray(b2), mode),
-              jsig.correlate2d(a2, b2, mode), 1e-5, 1e-6)  # fmt: skip
-        close(wsig.correlate2d(jnp.asarray(b2), jnp.asarray(a2), mode),
-              jsig.correlate2d(b2, a2, mode), 1e-5, 1e-6)  # fmt: skip
+        close(
+            wsig.correlate2d(jnp.asarray(a2), jnp.asarray(b2), mode),
+            jsig.correlate2d(a2, b2, mode),
+            1e-5,
+            1e-6,
+        )
+        close(
+            wsig.correlate2d(jnp.asarray(b2), jnp.asarray(a2), mode),
+            jsig.correlate2d(b2, a2, mode),
+            1e-5,
+            1e-6,
+        )
 
 
 def test_convolve_grads(device: Any) -> None:
@@ -133,36 +149,62 @@ def test_convolve_jit_and_vmap(device: Any) -> None:
 def test_signal_errors() -> None:
     a, b = np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)
     for wf, jf in [
-        (lambda: wsig.convolve(jnp.ones(3), jnp.ones(2), mode="x"),
-         lambda: jsig.convolve(jjnp.ones(3), jjnp.ones(2), mode="x")),
-        (lambda: wsig.convolve(jnp.ones(3), jnp.ones(2), method="x"),
-         lambda: jsig.convolve(jjnp.ones(3), jjnp.ones(2), method="x")),
+        (
+            lambda: wsig.convolve(jnp.ones(3), jnp.ones(2), mode="x"),
+            lambda: jsig.convolve(jjnp.ones(3), jjnp.ones(2), mode="x"),
+        ),
+        (
+            lambda: wsig.convolve(jnp.ones(3), jnp.ones(2), method="x"),
+            lambda: jsig.convolve(jjnp.ones(3), jjnp.ones(2), method="x"),
+        ),
         (lambda: wsig.convolve(jnp.asarray(a), jnp.asarray(b)), lambda: jsig.convolve(a, b)),
-        (lambda: wsig.convolve(jnp.ones((2, 3)), jnp.ones(3)),
-         lambda: jsig.convolve(jjnp.ones((2, 3)), jjnp.ones(3))),
-        (lambda: wsig.convolve(jnp.ones(0), jnp.ones(3)),
-         lambda: jsig.convolve(jjnp.ones(0), jjnp.ones(3))),
-        (lambda: wsig.convolve2d(jnp.ones(3), jnp.ones(3)),
-         lambda: jsig.convolve2d(jjnp.ones(3), jjnp.ones(3))),
-        (lambda: wsig.correlate2d(jnp.asarray(a), jnp.asarray(a), boundary="wrap"),
-         lambda: jsig.correlate2d(a, a, boundary="wrap")),
-        (lambda: wsig.convolve2d(jnp.asarray(a), jnp.asarray(a), fillvalue=1),
-         lambda: jsig.convolve2d(a, a, fillvalue=1)),
-        (lambda: wsig.correlate2d(jnp.asarray(a), jnp.asarray(b), "valid"),
-         lambda: jsig.correlate2d(a, b, "valid")),
-        (lambda: wsig.fftconvolve(jnp.ones(5), jnp.ones((2, 2))),
-         lambda: jsig.fftconvolve(jjnp.ones(5), jjnp.ones((2, 2)))),
-        (lambda: wsig.fftconvolve(jnp.ones(5), jnp.ones(2), mode="x"),
-         lambda: jsig.fftconvolve(jjnp.ones(5), jjnp.ones(2), mode="x")),
-        (lambda: wsig.fftconvolve([1.0, 2.0], jnp.ones(2)),
-         lambda: jsig.fftconvolve([1.0, 2.0], jjnp.ones(2))),
-        (lambda: wsig.fftconvolve(jnp.ones((2, 5)), jnp.ones((3, 2)), axes=1),
-         lambda: jsig.fftconvolve(jjnp.ones((2, 5)), jjnp.ones((3, 2)), axes=1)),
+        (
+            lambda: wsig.convolve(jnp.ones((2, 3)), jnp.ones(3)),
+            lambda: jsig.convolve(jjnp.ones((2, 3)), jjnp.ones(3)),
+        ),
+        (
+            lambda: wsig.convolve(jnp.ones(0), jnp.ones(3)),
+            lambda: jsig.convolve(jjnp.ones(0), jjnp.ones(3)),
+        ),
+        (
+            lambda: wsig.convolve2d(jnp.ones(3), jnp.ones(3)),
+            lambda: jsig.convolve2d(jjnp.ones(3), jjnp.ones(3)),
+        ),
+        (
+            lambda: wsig.correlate2d(jnp.asarray(a), jnp.asarray(a), boundary="wrap"),
+            lambda: jsig.correlate2d(a, a, boundary="wrap"),
+        ),
+        (
+            lambda: wsig.convolve2d(jnp.asarray(a), jnp.asarray(a), fillvalue=1),
+            lambda: jsig.convolve2d(a, a, fillvalue=1),
+        ),
+        (
+            lambda: wsig.correlate2d(jnp.asarray(a), jnp.asarray(b), "valid"),
+            lambda: jsig.correlate2d(a, b, "valid"),
+        ),
+        (
+            lambda: wsig.fftconvolve(jnp.ones(5), jnp.ones((2, 2))),
+            lambda: jsig.fftconvolve(jjnp.ones(5), jjnp.ones((2, 2))),
+        ),
+        (
+            lambda: wsig.fftconvolve(jnp.ones(5), jnp.ones(2), mode="x"),
+            lambda: jsig.fftconvolve(jjnp.ones(5), jjnp.ones(2), mode="x"),
+        ),
+        (
+            lambda: wsig.fftconvolve([1.0, 2.0], jnp.ones(2)),
+            lambda: jsig.fftconvolve([1.0, 2.0], jjnp.ones(2)),
+        ),
+        (
+            lambda: wsig.fftconvolve(jnp.ones((2, 5)), jnp.ones((3, 2)), axes=1),
+            lambda: jsig.fftconvolve(jjnp.ones((2, 5)), jjnp.ones((3, 2)), axes=1),
+        ),
         (lambda: wsig.detrend(jnp.ones(5), type="x"), lambda: jsig.detrend(jjnp.ones(5), type="x")),
         (lambda: wsig.detrend(jnp.ones(5), bp=[7]), lambda: jsig.detrend(jjnp.ones(5), bp=[7])),
-        (lambda: wsig.detrend(jnp.ones(5), overwrite_data=True),
-         lambda: jsig.detrend(jjnp.ones(5), overwrite_data=True)),
-    ]:  # fmt: skip
+        (
+            lambda: wsig.detrend(jnp.ones(5), overwrite_data=True),
+            lambda: jsig.detrend(jjnp.ones(5), overwrite_data=True),
+        ),
+    ]:
         raises_like(wf, jf)
 
 
@@ -189,30 +231,46 @@ def test_fftconvolve(device: Any, shapes: tuple) -> None:
 def test_fftconvolve_axes_complex_grad(device: Any) -> None:
     a, b = f32(3, 8), f32(3, 4)
     for axes, mode in [(1, "full"), ([-1], "same"), ((1,), "valid")]:
-        close(wsig.fftconvolve(jnp.asarray(a), jnp.asarray(b), mode, axes=axes),
-              jsig.fftconvolve(a, b, mode, axes=axes), 1e-4, 2e-5)  # fmt: skip
+        close(
+            wsig.fftconvolve(jnp.asarray(a), jnp.asarray(b), mode, axes=axes),
+            jsig.fftconvolve(a, b, mode, axes=axes),
+            1e-4,
+            2e-5,
+        )
     c = (f32(6) + 1j * f32(6)).astype(np.complex64)
-    close(wsig.fftconvolve(jnp.asarray(c), jnp.asarray(c[:3])), jsig.fftconvolve(c, c[:3]),
-          1e-4, 2e-5)  # fmt: skip
-    close(wsig.fftconvolve(jnp.ones((1, 3)), jnp.ones((4, 1))),
-          jsig.fftconvolve(jjnp.ones((1, 3)), jjnp.ones((4, 1))))  # fmt: skip
+    close(
+        wsig.fftconvolve(jnp.asarray(c), jnp.asarray(c[:3])), jsig.fftconvolve(c, c[:3]), 1e-4, 2e-5
+    )
+    close(
+        wsig.fftconvolve(jnp.ones((1, 3)), jnp.ones((4, 1))),
+        jsig.fftconvolve(jjnp.ones((1, 3)), jjnp.ones((4, 1))),
+    )
     check_grads(lambda x, y: wsig.fftconvolve(x, y, "same"), (a[0], b[0]), eps=3e-2)
 
 
 @pytest.mark.parametrize(
     "kw",
-    [{}, {"axis": 0}, {"type": "constant"}, {"type": "constant", "axis": 0}, {"bp": [3, 5]},
-     {"bp": 8}, {"bp": np.array([2, 2, 6])}, {"bp": [1, 2], "axis": 1}],
+    [
+        {},
+        {"axis": 0},
+        {"type": "constant"},
+        {"type": "constant", "axis": 0},
+        {"bp": [3, 5]},
+        {"bp": 8},
+        {"bp": np.array([2, 2, 6])},
+        {"bp": [1, 2], "axis": 1},
+    ],
     ids=str,
-)  # fmt: skip
+)
 def test_detrend(device: Any, kw: dict) -> None:
     import scipy.signal as ss
 
     d = f32(4, 9, hi=3.0) + np.arange(9, dtype=np.float32)
     got = wsig.detrend(jnp.asarray(d), **kw)
     close(got, jsig.detrend(d, **kw), 1e-4, 3e-6)
-    np.testing.assert_allclose(np.asarray(got), ss.detrend(d.astype(np.float64), **kw),
-                               rtol=1e-4, atol=3e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(got), ss.detrend(d.astype(np.float64), **kw), rtol=1e-4, atol=3e-6
+    )
 
 
 def test_detrend_int_grad_jit(device: Any) -> None:

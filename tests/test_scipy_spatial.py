@@ -57,11 +57,19 @@ def test_rotation(device: Any) -> None:
         close(wr.as_euler(seq), jr.as_euler(seq), 2e-5, 2e-5)
         np.testing.assert_allclose(np.asarray(wr.as_euler(seq)), sr.as_euler(seq), 1e-4, 1e-4)
         ang = np.asarray(jr.as_euler(seq))
-        close(wtr.Rotation.from_euler(seq, jnp.asarray(ang)).quat,
-              jtr.Rotation.from_euler(seq, ang).quat, 1e-5, 1e-6)  # fmt: skip
+        close(
+            wtr.Rotation.from_euler(seq, jnp.asarray(ang)).quat,
+            jtr.Rotation.from_euler(seq, ang).quat,
+            1e-5,
+            1e-6,
+        )
         deg = ang[:, :2] * 50
-        close(wtr.Rotation.from_euler(seq[:2], jnp.asarray(deg), degrees=True).quat,
-              jtr.Rotation.from_euler(seq[:2], deg, degrees=True).quat, 1e-5, 1e-6)  # fmt: skip
+        close(
+            wtr.Rotation.from_euler(seq[:2], jnp.asarray(deg), degrees=True).quat,
+            jtr.Rotation.from_euler(seq[:2], deg, degrees=True).quat,
+            1e-5,
+            1e-6,
+        )
     close(wr.as_matrix(), jr.as_matrix())
     np.testing.assert_allclose(np.asarray(wr.as_matrix()), sr.as_matrix(), 1e-5, 1e-6)
     m = np.asarray(jr.as_matrix())
@@ -77,16 +85,18 @@ def test_rotation(device: Any) -> None:
     close(wtr.Rotation.from_mrp(jnp.asarray(mrp)).quat, jtr.Rotation.from_mrp(mrp).quat, 1e-5)
     for kw in [{}, {"canonical": True}, {"scalar_first": True}]:
         close(wr.as_quat(**kw), jr.as_quat(**kw))
-        np.testing.assert_allclose(np.abs(np.asarray(wr.as_quat(**kw))),
-                                   np.abs(sr.as_quat(**kw)), 1e-6, 1e-6)  # fmt: skip
+        np.testing.assert_allclose(
+            np.abs(np.asarray(wr.as_quat(**kw))), np.abs(sr.as_quat(**kw)), 1e-6, 1e-6
+        )
     close(wr.inv().quat, jr.inv().quat)
     close((wr * wr[::-1]).quat, (jr * jr[::-1]).quat, 1e-5, 1e-6)
     close((wr[0] * wr).quat, (jr[0] * jr).quat, 1e-5, 1e-6)
     v = f32(6, 3)
     for inverse in (False, True):
         close(wr.apply(jnp.asarray(v), inverse), jr.apply(v, inverse), 1e-5, 1e-6)
-        np.testing.assert_allclose(np.asarray(wr.apply(jnp.asarray(v), inverse)),
-                                   sr.apply(v, inverse), 1e-5, 1e-6)  # fmt: skip
+        np.testing.assert_allclose(
+            np.asarray(wr.apply(jnp.asarray(v), inverse)), sr.apply(v, inverse), 1e-5, 1e-6
+        )
     close(wr[2].apply(jnp.asarray(v)), jr[2].apply(v), 1e-5, 1e-6)
     w = np.arange(1.0, 7.0, dtype=np.float32)
     close(wr.mean(jnp.asarray(w)).as_matrix(), jr.mean(w).as_matrix(), 1e-5, 1e-5)
@@ -123,8 +133,9 @@ def test_slerp(device: Any) -> None:
     ss = SS(times, SR.from_quat(q))
     tq = np.array([0.0, 0.3, 1.0, 2.0, 2.7, 4.9, 5.0], np.float32)
     close(ws(jnp.asarray(tq)).quat, js(tq).quat, 1e-5, 1e-6)
-    np.testing.assert_allclose(np.asarray(ws(jnp.asarray(tq)).as_matrix()),
-                               ss(tq).as_matrix(), 1e-5, 1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(ws(jnp.asarray(tq)).as_matrix()), ss(tq).as_matrix(), 1e-5, 1e-5
+    )
     close(ws(1.7).quat, js(1.7).quat, 1e-5, 1e-6)
     jitted = webjax.jit(lambda s, t: s(t).quat)(ws, jnp.asarray(tq))
     close(jitted, ws(jnp.asarray(tq)).quat, 1e-6, 1e-7)
@@ -134,26 +145,34 @@ def test_slerp(device: Any) -> None:
         (lambda: wtr.Slerp.init(jnp.asarray(times), wr[0]), lambda: jtr.Slerp.init(times, jr[0])),
         (lambda: wtr.Slerp.init(jnp.asarray(times), q), lambda: jtr.Slerp.init(times, q)),
         (lambda: ws(jnp.ones((2, 2))), lambda: js(jjnp.ones((2, 2)))),
-    ]:  # fmt: skip
+    ]:
         raises_like(wf, jf)
 
 
 def test_rotation_errors() -> None:
     wr, jr = wtr.Rotation.from_quat(jnp.ones((3, 4))), jtr.Rotation.from_quat(jjnp.ones((3, 4)))
     for wf, jf in [
-        (lambda: wtr.Rotation.from_euler("xxz", jnp.ones(3)),
-         lambda: jtr.Rotation.from_euler("xxz", jjnp.ones(3))),
-        (lambda: wtr.Rotation.from_euler("xYz", jnp.ones(3)),
-         lambda: jtr.Rotation.from_euler("xYz", jjnp.ones(3))),
-        (lambda: wtr.Rotation.from_euler("xyzx", jnp.ones(4)),
-         lambda: jtr.Rotation.from_euler("xyzx", jjnp.ones(4))),
-        (lambda: wtr.Rotation.from_euler("z", jnp.ones(2)),
-         lambda: jtr.Rotation.from_euler("z", jjnp.ones(2))),
+        (
+            lambda: wtr.Rotation.from_euler("xxz", jnp.ones(3)),
+            lambda: jtr.Rotation.from_euler("xxz", jjnp.ones(3)),
+        ),
+        (
+            lambda: wtr.Rotation.from_euler("xYz", jnp.ones(3)),
+            lambda: jtr.Rotation.from_euler("xYz", jjnp.ones(3)),
+        ),
+        (
+            lambda: wtr.Rotation.from_euler("xyzx", jnp.ones(4)),
+            lambda: jtr.Rotation.from_euler("xyzx", jjnp.ones(4)),
+        ),
+        (
+            lambda: wtr.Rotation.from_euler("z", jnp.ones(2)),
+            lambda: jtr.Rotation.from_euler("z", jjnp.ones(2)),
+        ),
         (lambda: wr.as_euler("xy"), lambda: jr.as_euler("xy")),
         (lambda: wr.mean(jnp.ones(2)), lambda: jr.mean(jjnp.ones(2))),
         (lambda: wr.mean(jnp.ones((3, 1))), lambda: jr.mean(jjnp.ones((3, 1)))),
         (lambda: len(wr[0]), lambda: len(jr[0])),
         (lambda: wr[0][0], lambda: jr[0][0]),
         (lambda: wtr.Rotation.random(None), lambda: jtr.Rotation.random(None)),
-    ]:  # fmt: skip
+    ]:
         raises_like(wf, jf)

@@ -432,8 +432,10 @@ def test_jnp_functions_under_vmap(device: Any) -> None:
 # ---- the API: pytrees, axes, sizes ---------------------------------------------------------------
 def test_pytree_args_and_outputs(device: Any) -> None:
     a, b = jnp.asarray(f32(2, 3)), jnp.asarray(f32(3, 2))
-    out = vmap(lambda d, t: {"s": d["a"] + t[0], "p": (d["b"] * 2, None)},
-               in_axes=({"a": 0, "b": 1}, (0, None)))({"a": a, "b": b}, (a, 7.0))  # fmt: skip
+    out = vmap(
+        lambda d, t: {"s": d["a"] + t[0], "p": (d["b"] * 2, None)},
+        in_axes=({"a": 0, "b": 1}, (0, None)),
+    )({"a": a, "b": b}, (a, 7.0))
     np.testing.assert_allclose(np.asarray(out["s"]), 2 * np.asarray(a))
     np.testing.assert_allclose(np.asarray(out["p"][0]), 2 * np.asarray(b).T)
     assert out["p"][1] is None

@@ -390,8 +390,11 @@ def _random_exp(rng: random.Random, d: dt.DType, depth: int, n: int) -> Exp:
         c = E.binary(rng.choice([Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE]), a, b)
         return E.where(c, _random_exp(rng, d, depth - 1, n), _random_exp(rng, d, depth - 1, n))
     if r < 0.45:
-        ops = [o for o in (Op.NEG, Op.ABS, Op.NOT, Op.SIGN, Op.SQRT, Op.EXP, Op.TANH)
-               if reference_ok(o, d, 1) and not (o is Op.NOT and d.kind == "f")]  # fmt: skip
+        ops = [
+            o
+            for o in (Op.NEG, Op.ABS, Op.NOT, Op.SIGN, Op.SQRT, Op.EXP, Op.TANH)
+            if reference_ok(o, d, 1) and not (o is Op.NOT and d.kind == "f")
+        ]
         if ops:
             return E.unary(rng.choice(ops), _random_exp(rng, d, depth - 1, n))
     ops = [o for o in EXACT_BINARY if o not in COMPARE and reference_ok(o, d, 2)]
@@ -433,8 +436,9 @@ def test_kernel_ranges_split_like_workers() -> None:
     n = 53
     i = E.idx(n)
     x = E.load(0, i, dt.float32)
-    kernel = Kernel(E.binary(Op.ADD, E.binary(Op.MUL, x, x), E.cast(i, dt.float32)), n,
-                    (dt.float32,))  # fmt: skip
+    kernel = Kernel(
+        E.binary(Op.ADD, E.binary(Op.MUL, x, x), E.cast(i, dt.float32)), n, (dt.float32,)
+    )
     data = pack(dt.float32, [k * 0.25 for k in range(n)])
     want = unpack(dt.float32, run_reference(kernel, [data]))
     exe = WASM.prepare(kernel)
@@ -496,8 +500,11 @@ def test_reduce_with_epilogue_and_invariants() -> None:
     out = E.binary(
         Op.DIV, E.binary(Op.ADD, red, E.load(1, i, dt.float32)), E.const(50.0, dt.float32)
     )
-    kernel = Kernel(E.unary(Op.EXP, E.binary(Op.MUL, out, E.const(0.01, dt.float32))), rows,
-                    (dt.float32, dt.float32, dt.float32))  # fmt: skip
+    kernel = Kernel(
+        E.unary(Op.EXP, E.binary(Op.MUL, out, E.const(0.01, dt.float32))),
+        rows,
+        (dt.float32, dt.float32, dt.float32),
+    )
     rng = random.Random(3)
     a = [scalar.normalize(dt.float32, rng.uniform(-1, 1)) for _ in range(rows * k)]
     b = [float(x) for x in range(rows)]
@@ -571,8 +578,10 @@ def _sample(d: dt.DType, lo: float, hi: float, n: int = 300, seed: int = 0) -> l
     rng = random.Random(seed)
     out = [scalar.normalize(d, v) for v in T_SPECIAL]
     out += [scalar.normalize(d, rng.uniform(lo, hi)) for _ in range(n)]
-    out += [scalar.normalize(d, math.copysign(10 ** rng.uniform(-8, 2), rng.random() - 0.5))
-            for _ in range(n // 3)]  # fmt: skip
+    out += [
+        scalar.normalize(d, math.copysign(10 ** rng.uniform(-8, 2), rng.random() - 0.5))
+        for _ in range(n // 3)
+    ]
     return out
 
 
@@ -730,8 +739,9 @@ def test_special_functions_float64(op: Op) -> None:
     lo, hi = SPECIAL_FUNCTIONS[op]
     vs = [rng.uniform(lo, hi) for _ in range(300)] + [10 ** rng.uniform(-8, 5) for _ in range(50)]
     if op is Op.ERF_INV:
-        vs = [rng.uniform(-1, 1) for _ in range(300)] + [1 - 10 ** -rng.uniform(1, 15)
-                                                          for _ in range(60)]  # fmt: skip
+        vs = [rng.uniform(-1, 1) for _ in range(300)] + [
+            1 - 10 ** -rng.uniform(1, 15) for _ in range(60)
+        ]
     vs += [0.0, 1.0, 2.0, 0.5, -0.5, 1e-300, math.nan, math.inf]
 
     def oracle(v: float) -> float:
@@ -750,8 +760,11 @@ def test_special_functions_float64(op: Op) -> None:
     i = E.idx(len(vs))
     kernel = Kernel(E.unary(op, E.load(0, i, dt.float64)), len(vs), (dt.float64,))
     got = unpack(dt.float64, run(WASM, kernel, [pack(dt.float64, vs)]))
-    bad = [(v, g, w) for v, g, w in zip(vs, got, map(oracle, vs))
-           if ulps(dt.float64, g, w) > 4 and not abs(g - w) <= 1e-14]  # fmt: skip
+    bad = [
+        (v, g, w)
+        for v, g, w in zip(vs, got, map(oracle, vs))
+        if ulps(dt.float64, g, w) > 4 and not abs(g - w) <= 1e-14
+    ]
     assert not bad, bad[:5]
 
 
@@ -797,8 +810,9 @@ def test_unsupported_dtype_names_dtype_and_backend() -> None:
 
 def test_prepare_is_cached() -> None:
     i = E.idx(8)
-    kernel = Kernel(E.binary(Op.ADD, E.load(0, i, dt.float32), E.const(1.0, dt.float32)), 8,
-                    (dt.float32,))  # fmt: skip
+    kernel = Kernel(
+        E.binary(Op.ADD, E.load(0, i, dt.float32), E.const(1.0, dt.float32)), 8, (dt.float32,)
+    )
     assert WASM.prepare(kernel) is WASM.prepare(kernel)
     same_kernel = Kernel(kernel.exp, 8, (dt.float32,))
     assert WASM.prepare(same_kernel) is WASM.prepare(kernel)

@@ -117,8 +117,9 @@ def test_matmul_epilogue_bias_relu() -> None:
     out = E.binary(Op.MAX, E.binary(Op.ADD, base.exp, bias), E.const(0.0, F32))
     kernel = Kernel(out, m * n, (F32, F32, F32))
     assert wasm_reduce.plan_matmul(kernel, base.exp) is not None
-    _close(kernel, [pack(F32, _rand(m * k, 9)), pack(F32, _rand(k * n, 10)),
-                    pack(F32, _rand(n, 11))])  # fmt: skip
+    _close(
+        kernel, [pack(F32, _rand(m * k, 9)), pack(F32, _rand(k * n, 10)), pack(F32, _rand(n, 11))]
+    )
 
 
 def test_short_buffers_fall_back_to_bounds_safe_loads() -> None:
@@ -196,8 +197,7 @@ def test_vector_reduction_of_an_expression() -> None:
     red = E.reduce(Op.ADD, body, k)
     kernel = Kernel(E.unary(Op.SQRT, red), rows, (F32, F32, F32))
     assert wasm_reduce.plan_reduce(red, _dep_r(kernel)) is not None
-    _close(kernel, [pack(F32, _rand(rows * k, 18)), pack(F32, _rand(k, 19)),
-                    pack(F32, [0.5])])  # fmt: skip
+    _close(kernel, [pack(F32, _rand(rows * k, 18)), pack(F32, _rand(k, 19)), pack(F32, [0.5])])
 
 
 def _dep_r(kernel: Kernel) -> set[int]:
@@ -220,12 +220,14 @@ def test_end_to_end_jnp_on_wasm() -> None:
     b = rng.standard_normal((45,), dtype=np.float32)
     xs, ws, bs = (webjax.device_put(v, dev) for v in (x, w, b))
     f = webjax.jit(lambda x, w, b: jnp.maximum(x @ w + b, 0))
-    np.testing.assert_allclose(np.asarray(f(xs, ws, bs)), np.maximum(x @ w + b, 0),
-                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(f(xs, ws, bs)), np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-5
+    )
     g = webjax.jit(lambda x, w: x @ w.T)
     w2 = rng.standard_normal((45, 70), dtype=np.float32)
-    np.testing.assert_allclose(np.asarray(g(xs, webjax.device_put(w2, dev))), x @ w2.T,
-                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(g(xs, webjax.device_put(w2, dev))), x @ w2.T, rtol=1e-5, atol=1e-5
+    )
     np.testing.assert_allclose(float(jnp.sum(xs)), float(x.astype(np.float64).sum()), rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(jnp.max(xs, axis=1)), x.max(axis=1))
 
@@ -258,8 +260,11 @@ def test_split_ranges_keep_their_tiles(m: int, k: int, n: int, batch: int, parts
         for c in cuts:
             assert c % N == 0 and ((c // N) % M % MR == 0 or (c // N) % M >= Mfull)
         fn = WASM.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
-        ins = [pack(F32, _rand(batch * m * k, 20)), pack(F32, _rand(batch * k * n, 21)),
-               pack(F32, _rand(n, 22))][: kernel.nargs]  # fmt: skip
+        ins = [
+            pack(F32, _rand(batch * m * k, 20)),
+            pack(F32, _rand(batch * k * n, 21)),
+            pack(F32, _rand(n, 22)),
+        ][: kernel.nargs]
         hs = [WASM.malloc(len(x)) for x in ins]
         for h, x in zip(hs, ins, strict=True):
             WASM.write(h, x)

@@ -338,8 +338,10 @@ def test_sizes(d: dt.DType, size: int) -> None:
     vs = values(d)
     src = Buf(d, [vs[k % len(vs)] for k in range(max(size, 1))])
     x = E.load(src, E.idx(size), d)
-    check(E.where(E.binary(Op.CMPEQ, E.mod(E.idx(size), E.i32(3)), E.i32(0)), x, x) if size
-          else x, size)  # fmt: skip
+    check(
+        E.where(E.binary(Op.CMPEQ, E.mod(E.idx(size), E.i32(3)), E.i32(0)), x, x) if size else x,
+        size,
+    )
 
 
 def test_packed_output_keeps_bytes_past_the_end() -> None:
@@ -456,8 +458,9 @@ def test_reduce_with_epilogue_and_hoisted_loads() -> None:
     s = Buf(dt.float32, [1.0 + k for k in range(rows)])
     b = Buf(dt.float32, [-3.0 * k for k in range(rows)])
     i, r = E.idx(rows), E.ridx(rsize)
-    body = E.binary(Op.MUL, E.load(a, E.add(E.mul(i, rsize), r), dt.float32),
-                    E.load(s, i, dt.float32))  # fmt: skip
+    body = E.binary(
+        Op.MUL, E.load(a, E.add(E.mul(i, rsize), r), dt.float32), E.load(s, i, dt.float32)
+    )
     red = E.reduce(Op.MAX, body, rsize)
     check(E.binary(Op.ADD, red, E.load(b, i, dt.float32)), rows)
 
@@ -603,8 +606,9 @@ def test_unary_transcendental(op: Op, d: dt.DType) -> None:
     if op is Op.LGAMMA:  # (-inf after rounding to the format)
         vals = [v for v in vals if scalar.normalize(d, v) != -math.inf]
     src = Buf(d, vals)
-    _check_close(op, d, E.unary(op, E.load(src, E.idx(len(vals)), d)), len(vals), tol,
-                 lambda k: src.vals[k])  # fmt: skip
+    _check_close(
+        op, d, E.unary(op, E.load(src, E.idx(len(vals)), d)), len(vals), tol, lambda k: src.vals[k]
+    )
 
 
 @pytest.mark.parametrize("op", [Op.POW, Op.ATAN2], ids=lambda o: o.value)

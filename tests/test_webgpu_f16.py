@@ -285,8 +285,23 @@ def test_casts_both_ways(storage: int, d: dt.DType) -> None:
 
 @pytest.mark.parametrize("d", [dt.int16, dt.uint16], ids=str)
 def test_bitcasts(storage: int, d: dt.DType) -> None:
-    pats = [0, 1, 0x3FF, 0x400, 0x3C00, 0x7BFF, 0x7C00, 0x8000, 0x8001, 0xFBFF, 0xFC00, 0x7E00,
-            0xFE00, 0x3555, 0xC000] + list(range(0, 0x10000, 251))  # fmt: skip
+    pats = [
+        0,
+        1,
+        0x3FF,
+        0x400,
+        0x3C00,
+        0x7BFF,
+        0x7C00,
+        0x8000,
+        0x8001,
+        0xFBFF,
+        0xFC00,
+        0x7E00,
+        0xFE00,
+        0x3555,
+        0xC000,
+    ] + list(range(0, 0x10000, 251))
     # NaNs only as 0x7e00 / 0xfe00: the reference's bitcasts canonicalize NaN payloads
     pats = [p for p in pats if (p & 0x7FFF) <= 0x7C00 or p & 0x7FFF == 0x7E00]
     ints = [p - 0x10000 if d is dt.int16 and p >= 0x8000 else p for p in pats]
@@ -304,8 +319,9 @@ def _rows(x: Buf, rows: int, rsize: int) -> E.Exp:
     return E.load(x, E.add(E.mul(E.idx(rows), rsize), E.ridx(rsize)), F16)
 
 
-@pytest.mark.parametrize("rows,rsize", [(1, 5), (3, 7), (5, 300), (2, 4 * 1001), (3, 9000),
-                                        (4097, 12), (1, 1 << 16)])  # fmt: skip
+@pytest.mark.parametrize(
+    "rows,rsize", [(1, 5), (3, 7), (5, 300), (2, 4 * 1001), (3, 9000), (4097, 12), (1, 1 << 16)]
+)
 def test_sum_accumulates_in_f32(device_class: int, rows: int, rsize: int) -> None:
     # jnp.sum of float16 (lowering): f32 accumulation, one rounding at the end. The terms are
     # multiples of 0.25 whose sums stay exact in f32, so every schedule (split, trees, lanes)

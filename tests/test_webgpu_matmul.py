@@ -107,8 +107,9 @@ def test_matmul_shapes(tiled: list[str], device_class: int, m: int, k: int, n: i
 @gpu_only
 @pytest.mark.parametrize("tile", wgsl_matmul.TILES, ids=str)
 @pytest.mark.parametrize("m,k,n", [(128, 64, 128), (100, 37, 200)])
-def test_every_tile(tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any,
-                    m: int, k: int, n: int) -> None:  # fmt: skip
+def test_every_tile(
+    tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any, m: int, k: int, n: int
+) -> None:
     limits = GPU.limits
     if tile.smem > limits["max_workgroup_storage"] or tile.threads > limits["max_invocations"]:
         pytest.skip("tile over this adapter's limits")
@@ -121,8 +122,9 @@ def test_every_tile(tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any
 @gpu_only
 @pytest.mark.parametrize("tile", wgsl_matmul.REG_TILES, ids=str)
 @pytest.mark.parametrize("m,k,n", [(128, 64, 128), (100, 37, 200), (36, 12, 20)])
-def test_every_register_tile(tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any,
-                             m: int, k: int, n: int) -> None:  # fmt: skip
+def test_every_register_tile(
+    tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any, m: int, k: int, n: int
+) -> None:
     monkeypatch.setitem(GPU.limits, "cpu", 1)  # (the tiled fixture clears the cache after)
     monkeypatch.setattr(wgsl_matmul, "FORCE_REGS", tile)
     a, b = _rand(m, k), _rand(k, n, seed=2)
@@ -247,9 +249,11 @@ def test_tile_follows_limits() -> None:
     small = {"max_workgroup_storage": 8192, "max_invocations": 64}
     t = wgsl_matmul.choose_tile(4096, 4096, small)
     assert t.smem <= 8192 and t.threads <= 64
-    big = wgsl_matmul.choose_tile(4096, 4096, {"max_workgroup_storage": 16384,
-                                               "max_invocations": 256})  # fmt: skip
+    big = wgsl_matmul.choose_tile(
+        4096, 4096, {"max_workgroup_storage": 16384, "max_invocations": 256}
+    )
     assert (big.tm, big.tn) == (128, 128)
-    prog = wgsl.render(_dot(512, 64, 512), 8, {"max_workgroup_storage": 16384,
-                                               "max_invocations": 256})  # fmt: skip
+    prog = wgsl.render(
+        _dot(512, 64, 512), 8, {"max_workgroup_storage": 16384, "max_invocations": 256}
+    )
     assert "var<workgroup>" in prog.source and "128x128" in prog.note

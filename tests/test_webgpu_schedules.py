@@ -72,8 +72,9 @@ N = 4 * 67  # four elements per invocation, an odd number of quads
 
 
 def _ramp(n: int, d: dt.DType = dt.float32, scale: float = 0.5) -> Buf:
-    return Buf(d, [(k * 37 % 101 - 50) * scale if d.kind == "f" else k * 37 % 101 - 50
-                   for k in range(n)])  # fmt: skip
+    return Buf(
+        d, [(k * 37 % 101 - 50) * scale if d.kind == "f" else k * 37 % 101 - 50 for k in range(n)]
+    )
 
 
 def _index_patterns(i: E.Exp, n: int) -> dict[str, E.Exp]:
@@ -132,8 +133,11 @@ def test_lanes_masked_reads_past_a_short_buffer(n: int) -> None:
     out = 4 * (-(-(n + 5) // 4))
     i = E.idx(out)
     x, y = _ramp(n), Buf(dt.float32, [100.0 + k for k in range(out - n)])
-    exp = E.where(E.binary(Op.CMPLT, i, E.i32(n)), E.load(x, i, dt.float32),
-                  E.load(y, E.add(i, -n), dt.float32))  # fmt: skip
+    exp = E.where(
+        E.binary(Op.CMPLT, i, E.i32(n)),
+        E.load(x, i, dt.float32),
+        E.load(y, E.add(i, -n), dt.float32),
+    )
     check(exp, out)
 
 
@@ -191,8 +195,11 @@ def test_split_reduce_layouts(device_class: int, rows: int, rsize: int) -> None:
     for k, row in enumerate(rowvals):
         for v in row:
             xor[k] ^= v
-    for comb, want in ((Op.ADD, [sum(row) for row in rowvals]),
-                       (Op.MAX, [max(row) for row in rowvals]), (Op.XOR, xor)):  # fmt: skip
+    for comb, want in (
+        (Op.ADD, [sum(row) for row in rowvals]),
+        (Op.MAX, [max(row) for row in rowvals]),
+        (Op.XOR, xor),
+    ):
         kernel, bufs = make_kernel(E.reduce(comb, body, rsize), rows)
         assert len(wgsl.render(kernel, GPU.max_args + 1, GPU.limits).passes) == 2
         assert run_on(GPU, kernel, bufs) == want
@@ -267,8 +274,11 @@ def test_sqrt_both_forms(exact: int) -> None:
     n = len(x.vals)
     kernel, bufs = make_kernel(E.unary(Op.SQRT, E.load(x, E.idx(n), dt.float32)), n)
     got, want = run_on(GPU, kernel, bufs), ref_eval(kernel, bufs)
-    bad = [(x.vals[k], g, w) for k, (g, w) in enumerate(zip(got, want, strict=True))
-           if ulp_diff(dt.float32, g, w) > (0 if exact else 1)]  # fmt: skip
+    bad = [
+        (x.vals[k], g, w)
+        for k, (g, w) in enumerate(zip(got, want, strict=True))
+        if ulp_diff(dt.float32, g, w) > (0 if exact else 1)
+    ]
     assert not bad, bad[:5]
     assert ("m_sqrt_hw(" in GPU.prepare(kernel).source) == bool(exact)
 
@@ -297,8 +307,10 @@ def test_probe_verdict() -> None:
     a, b = struct.unpack(f"<{n}f", a_bytes), struct.unpack(f"<{n}f", b_bytes)
     raw = _probe_output(list(a), list(b))
     assert wgsl.probe_verdict(bytes(raw)) == {"exact_sqrt": 1, "exact_div": 1}
-    for word, verdict in ((2 * 1000, {"exact_sqrt": 0, "exact_div": 1}),
-                          (2 * 1001 + 1, {"exact_sqrt": 1, "exact_div": 0})):  # fmt: skip
+    for word, verdict in (
+        (2 * 1000, {"exact_sqrt": 0, "exact_div": 1}),
+        (2 * 1001 + 1, {"exact_sqrt": 1, "exact_div": 0}),
+    ):
         bad = bytearray(raw)
         struct.pack_into("<I", bad, 4 * word, struct.unpack_from("<I", raw, 4 * word)[0] ^ 1)
         assert wgsl.probe_verdict(bytes(bad)) == verdict  # one ulp off anywhere: no shortcut
@@ -331,8 +343,11 @@ def test_many_values_any_schedule(device_class: int) -> None:
     check(E.binary(Op.MUL, E.load(x, i, dt.int16), E.cast(E.mod(i, 5), dt.int16)), n)
     rows, rsize = 7, 4 * 1001
     xi = _ramp(rows * rsize, dt.int16)
-    red = E.reduce(Op.ADD, E.cast(E.load(xi, E.add(E.mul(E.idx(rows), rsize), E.ridx(rsize)),
-                                         dt.int16), dt.int32), rsize)  # fmt: skip
+    red = E.reduce(
+        Op.ADD,
+        E.cast(E.load(xi, E.add(E.mul(E.idx(rows), rsize), E.ridx(rsize)), dt.int16), dt.int32),
+        rsize,
+    )
     check(E.cast(red, dt.int16), rows)
 
 
@@ -345,8 +360,9 @@ def test_profiler_events_get_gpu_times() -> None:
     n, rows, rsize = 1 << 16, 1, 1 << 16
     x = _ramp(n)
     elementwise = E.unary(Op.SIN, E.load(x, E.idx(n), dt.float32))
-    split = E.reduce(Op.ADD, E.load(x, E.add(E.mul(E.idx(rows), rsize), E.ridx(rsize)),
-                                    dt.float32), rsize)  # two passes  # fmt: skip
+    split = E.reduce(
+        Op.ADD, E.load(x, E.add(E.mul(E.idx(rows), rsize), E.ridx(rsize)), dt.float32), rsize
+    )  # two passes
     profiler.start_trace()
     try:
         recorded = []

@@ -101,8 +101,7 @@ def test_device_init_under_plain_run_python(fresh_page: PyodidePage) -> None:
     assert info.value.type_name == "SyncReadError"
     assert "init_webgpu_async" in info.value.message
     fresh_page.run_py(
-        "from webjax._src.runtime.webgpu import init_webgpu_async\n"
-        "await init_webgpu_async()\n"
+        "from webjax._src.runtime.webgpu import init_webgpu_async\nawait init_webgpu_async()\n"
     )
     # with the device open, the factory and dispatches work from plain runPython too
     fresh_page.run_py_sync("gpu = WebGPUBackend()\nh, n = run(gpu, 'bool')")

@@ -48,8 +48,14 @@ def _to_result(value: Any, aval: ShapedArray, name: str) -> Any:
 
 
 @pure_callback_p.def_impl
-def _impl(*args: Any, callback: Callable[..., Any], in_tree: Any,
-          result_avals: tuple[ShapedArray, ...], out_tree: Any, **_: Any) -> list[Any]:  # fmt: skip
+def _impl(
+    *args: Any,
+    callback: Callable[..., Any],
+    in_tree: Any,
+    result_avals: tuple[ShapedArray, ...],
+    out_tree: Any,
+    **_: Any,
+) -> list[Any]:
     a, kw = tree_unflatten(in_tree, list(args))
     out = callback(*a, **kw)
     flat, tree = tree_flatten(out)
@@ -76,22 +82,22 @@ def _transpose(cts: Any, *args: Any, **params: Any) -> Any:
     )
 
 
-def _batch(vals: list[Any], dims: list[Any], *, vmap_method: Any, result_avals: Any,
-           **params: Any) -> tuple[list, list]:  # fmt: skip
-    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True)
-                if d is not None)  # fmt: skip
-    vals = [batching.bdim_at_front(v, d, size) if d is not None else v
-            for v, d in zip(vals, dims, strict=True)]  # fmt: skip
+def _batch(
+    vals: list[Any], dims: list[Any], *, vmap_method: Any, result_avals: Any, **params: Any
+) -> tuple[list, list]:
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    vals = [
+        batching.bdim_at_front(v, d, size) if d is not None else v
+        for v, d in zip(vals, dims, strict=True)
+    ]
     batched = tuple(ShapedArray((size, *a.shape), a.dtype, a.weak_type) for a in result_avals)
     n_out = len(result_avals)
     if vmap_method == "legacy_vectorized":
-        outs = pure_callback_p.bind(*vals, vmap_method=vmap_method, result_avals=batched,
-                                    **params)  # fmt: skip
+        outs = pure_callback_p.bind(*vals, vmap_method=vmap_method, result_avals=batched, **params)
     elif vmap_method in ("expand_dims", "broadcast_all"):
         k = size if vmap_method == "broadcast_all" else 1
         args = [lax.broadcast(v, (k,)) if d is None else v for v, d in zip(vals, dims, strict=True)]
-        outs = pure_callback_p.bind(*args, vmap_method=vmap_method, result_avals=batched,
-                                    **params)  # fmt: skip
+        outs = pure_callback_p.bind(*args, vmap_method=vmap_method, result_avals=batched, **params)
     elif vmap_method in ("sequential", "sequential_unrolled"):
         mapped = [d is not None for d in dims]
         fixed = [v for v, m in zip(vals, mapped, strict=True) if not m]
@@ -100,8 +106,9 @@ def _batch(vals: list[Any], dims: list[Any], *, vmap_method: Any, result_avals: 
         def body(carry: Any, row: Any) -> Any:
             it_f, it_r = iter(fixed), iter(row)
             merged = [next(it_r) if m else next(it_f) for m in mapped]
-            return carry, pure_callback_p.bind(*merged, vmap_method=vmap_method,
-                                               result_avals=result_avals, **params)  # fmt: skip
+            return carry, pure_callback_p.bind(
+                *merged, vmap_method=vmap_method, result_avals=result_avals, **params
+            )
 
         _, outs = control_flow.scan(body, (), xs)
     else:

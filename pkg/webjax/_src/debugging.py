@@ -35,13 +35,15 @@ def _jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[list, 
 
 def _batch(vals: list[Any], dims: list[Any], **params: Any) -> tuple[list, list]:
     """One call per batch element, in order (as JAX does for debug callbacks)."""
-    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True)
-                if d is not None)  # fmt: skip
-    vals = [batching.bdim_at_front(v, d, size) if d is not None else v
-            for v, d in zip(vals, dims, strict=True)]  # fmt: skip
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    vals = [
+        batching.bdim_at_front(v, d, size) if d is not None else v
+        for v, d in zip(vals, dims, strict=True)
+    ]
     for i in range(size):
-        row = [lax.index_in_dim(v, i) if d is not None else v
-               for v, d in zip(vals, dims, strict=True)]  # fmt: skip
+        row = [
+            lax.index_in_dim(v, i) if d is not None else v for v, d in zip(vals, dims, strict=True)
+        ]
         debug_callback_p.bind(*row, **params)
     return [], []
 
@@ -67,8 +69,7 @@ def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs
         call(*a, **kw)
 
     dyn_tree = tree_flatten((tuple(dyn), {}))[1]
-    debug_callback_p.bind(*dyn, callback=lambda *a: rebuild(*a), in_tree=dyn_tree,
-                          ordered=ordered)  # fmt: skip
+    debug_callback_p.bind(*dyn, callback=lambda *a: rebuild(*a), in_tree=dyn_tree, ordered=ordered)
 
 
 def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:

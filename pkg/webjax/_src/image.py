@@ -57,22 +57,23 @@ def _triangle(x: Any) -> Any:
 def _keys_cubic(x: Any) -> Any:
     c = lambda v: _c(v, x)
     near = lax.add(lax.mul(lax.mul(lax.sub(lax.mul(c(1.5), x), c(2.5)), x), x), c(1.0))
-    far = lax.add(lax.mul(lax.sub(lax.mul(lax.add(lax.mul(c(-0.5), x), c(2.5)), x), c(4.0)), x),
-                  c(2.0))  # fmt: skip
+    far = lax.add(
+        lax.mul(lax.sub(lax.mul(lax.add(lax.mul(c(-0.5), x), c(2.5)), x), c(4.0)), x), c(2.0)
+    )
     out = lax.select(lax.ge(x, c(1.0)), far, near)
-    return lax.select(lax.ge(x, c(2.0)), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype),
-                      out)  # fmt: skip
+    return lax.select(lax.ge(x, c(2.0)), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype), out)
 
 
 def _opencv_cubic(x: Any) -> Any:
     a = -0.75
     c = lambda v: _c(v, x)
     near = lax.add(lax.mul(lax.mul(lax.sub(lax.mul(c(a + 2.0), x), c(a + 3.0)), x), x), c(1.0))
-    far = lax.sub(lax.mul(lax.add(lax.mul(lax.sub(lax.mul(c(a), x), c(5.0 * a)), x), c(8.0 * a)),
-                          x), c(4.0 * a))  # fmt: skip
+    far = lax.sub(
+        lax.mul(lax.add(lax.mul(lax.sub(lax.mul(c(a), x), c(5.0 * a)), x), c(8.0 * a)), x),
+        c(4.0 * a),
+    )
     out = lax.select(lax.ge(x, c(1.0)), far, near)
-    return lax.select(lax.ge(x, c(2.0)), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype),
-                      out)  # fmt: skip
+    return lax.select(lax.ge(x, c(2.0)), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype), out)
 
 
 def _lanczos(radius: float) -> Callable[[Any], Any]:
@@ -80,12 +81,19 @@ def _lanczos(radius: float) -> Callable[[Any], Any]:
         c = lambda v: _c(v, x)
         pix = lax.mul(c(math.pi), x)
         y = lax.mul(lax.mul(c(radius), lax.sin(pix)), lax.sin(lax.div(pix, c(radius))))
-        safe = lax.select(lax.ne(x, c(0.0)), lax.mul(c(math.pi**2), lax.mul(x, x)),
-                          lax.full(util.aval(x).shape, 1.0, util.aval(x).dtype))  # fmt: skip
-        out = lax.select(lax.gt(x, c(1e-3)), lax.div(y, safe),
-                         lax.full(util.aval(x).shape, 1.0, util.aval(x).dtype))  # fmt: skip
-        return lax.select(lax.gt(x, c(radius)),
-                          lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype), out)  # fmt: skip
+        safe = lax.select(
+            lax.ne(x, c(0.0)),
+            lax.mul(c(math.pi**2), lax.mul(x, x)),
+            lax.full(util.aval(x).shape, 1.0, util.aval(x).dtype),
+        )
+        out = lax.select(
+            lax.gt(x, c(1e-3)),
+            lax.div(y, safe),
+            lax.full(util.aval(x).shape, 1.0, util.aval(x).dtype),
+        )
+        return lax.select(
+            lax.gt(x, c(radius)), lax.full(util.aval(x).shape, 0.0, util.aval(x).dtype), out
+        )
 
     return kernel
 
@@ -105,8 +113,17 @@ def _is_py(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _weights(m: int, n: int, scale: Any, translation: Any, kernel: Any, antialias: bool,
-             edge_padding: bool, radius: int, dt: Any) -> Any:  # fmt: skip
+def _weights(
+    m: int,
+    n: int,
+    scale: Any,
+    translation: Any,
+    kernel: Any,
+    antialias: bool,
+    edge_padding: bool,
+    radius: int,
+    dt: Any,
+) -> Any:
     """(m, n) weights: input index x output sample."""
     f = lambda v: lax.full((), v, dt)
     if _is_py(scale) and _is_py(translation):
@@ -148,32 +165,49 @@ def _weights(m: int, n: int, scale: Any, translation: Any, kernel: Any, antialia
         )
         w = lax.max(f(0.0), lax.sub(hi, lo))
     else:
-        d = lax.abs(lax.sub(lax.broadcast_in_dim(sample, (e, n), (1,)),
-                            lax.broadcast_in_dim(taps, (e, n), (0,))))  # fmt: skip
+        d = lax.abs(
+            lax.sub(
+                lax.broadcast_in_dim(sample, (e, n), (1,)), lax.broadcast_in_dim(taps, (e, n), (0,))
+            )
+        )
         w = kernel(lax.div(d, kscale))
     if edge_padding:
         i32 = dtypes.int32
-        clamped = lax.clamp(lax.full((), 0, i32), lax.convert_element_type(taps, i32),
-                            lax.full((), m - 1, i32))  # fmt: skip
+        clamped = lax.clamp(
+            lax.full((), 0, i32), lax.convert_element_type(taps, i32), lax.full((), m - 1, i32)
+        )
         onehot = lax.convert_element_type(
-            lax.eq(lax.broadcast_in_dim(clamped, (m, e), (1,)),
-                   lax.broadcasted_iota(dtypes.int32, (m, e), 0)), dt)  # fmt: skip
+            lax.eq(
+                lax.broadcast_in_dim(clamped, (m, e), (1,)),
+                lax.broadcasted_iota(dtypes.int32, (m, e), 0),
+            ),
+            dt,
+        )
         w = lax.dot_general(onehot, w, (((1,), (0,)), ((), ())))
     total = lax.reduce_sum(w, (0,))
     ok = lax.gt(lax.abs(total), f(1000.0 * 2.0**-23))
     safe = lax.select(lax.ne(total, f(0.0)), total, lax.full((n,), 1.0, dt))
-    w = lax.select(lax.broadcast_in_dim(ok, (m, n), (1,)),
-                   lax.div(w, lax.broadcast_in_dim(safe, (m, n), (1,))),
-                   lax.full((m, n), 0.0, dt))  # fmt: skip
+    w = lax.select(
+        lax.broadcast_in_dim(ok, (m, n), (1,)),
+        lax.div(w, lax.broadcast_in_dim(safe, (m, n), (1,))),
+        lax.full((m, n), 0.0, dt),
+    )
     if not edge_padding:
         inside = lax.bitwise_and(lax.ge(sample, f(-0.5)), lax.le(sample, f(m - 0.5)))
         w = lax.select(lax.broadcast_in_dim(inside, (m, n), (1,)), w, lax.full((m, n), 0.0, dt))
     return w
 
 
-def _apply(x: Any, shape: tuple[int, ...], dims: Sequence[int], scale: Sequence[Any],
-           translation: Sequence[Any], method: ResizeMethod, antialias: bool,
-           wdt: Any) -> Any:  # fmt: skip
+def _apply(
+    x: Any,
+    shape: tuple[int, ...],
+    dims: Sequence[int],
+    scale: Sequence[Any],
+    translation: Sequence[Any],
+    method: ResizeMethod,
+    antialias: bool,
+    wdt: Any,
+) -> Any:
     if method == ResizeMethod.CUBIC_PYTORCH and antialias:
         method = ResizeMethod.CUBIC
     radius, kernel = _KERNELS[method]
@@ -200,16 +234,22 @@ def _resize_nearest(x: Any, shape: tuple[int, ...]) -> Any:
         if m == n:
             continue
         pos = lax.convert_element_type(lax.iota(dtypes.int32, n), dtypes.float32)
-        pos = lax.mul(lax.add(pos, lax.full((), 0.5, dtypes.float32)),
-                      lax.full((), float(m), dtypes.float32))  # fmt: skip
+        pos = lax.mul(
+            lax.add(pos, lax.full((), 0.5, dtypes.float32)), lax.full((), float(m), dtypes.float32)
+        )
         pos = lax.div(pos, lax.full((), float(n), dtypes.float32))
         idx = lax.convert_element_type(lax.floor(pos), dtypes.int32)
         x = _one_hot_gather(x, idx, d)
     return x
 
 
-def resize(image: Any, shape: Sequence[int], method: str | ResizeMethod, antialias: bool = True,
-           precision: Any = None) -> Any:  # fmt: skip
+def resize(
+    image: Any,
+    shape: Sequence[int],
+    method: str | ResizeMethod,
+    antialias: bool = True,
+    precision: Any = None,
+) -> Any:
     """`image` resampled to `shape` (every axis whose size changes)."""
     shape = core.canonicalize_shape(shape)
     image = util.ensure_array(image)
@@ -230,9 +270,16 @@ def resize(image: Any, shape: Sequence[int], method: str | ResizeMethod, antiali
     return _apply(image, shape, dims, scale, [0.0] * len(dims), method, bool(antialias), wdt)
 
 
-def scale_and_translate(image: Any, shape: Sequence[int], spatial_dims: Sequence[int],
-                        scale: Any, translation: Any, method: str | ResizeMethod,
-                        antialias: bool = True, precision: Any = None) -> Any:  # fmt: skip
+def scale_and_translate(
+    image: Any,
+    shape: Sequence[int],
+    spatial_dims: Sequence[int],
+    scale: Any,
+    translation: Any,
+    method: str | ResizeMethod,
+    antialias: bool = True,
+    precision: Any = None,
+) -> Any:
     """Resample `image` to `shape` along `spatial_dims`: output sample i of an axis reads the
     input at (i + 0.5 - translation) / scale - 0.5."""
     shape = core.canonicalize_shape(shape)
@@ -250,20 +297,23 @@ def scale_and_translate(image: Any, shape: Sequence[int], spatial_dims: Sequence
         )
     (image,) = u._promote_inexact("scale_and_translate", image)
     scale = list(scale) if isinstance(scale, (list, tuple)) else _split(scale)
-    translation = (list(translation) if isinstance(translation, (list, tuple))
-                   else _split(translation))  # fmt: skip
+    translation = (
+        list(translation) if isinstance(translation, (list, tuple)) else _split(translation)
+    )
     if not (len(spatial_dims) == len(scale) == len(translation)):
         raise ValueError("spatial_dims, scale and translation must have equal lengths")
     py = all(_is_py(v) for v in [*scale, *translation])
     if py:
         wdt = dtypes.default_float()
     else:
-        wdt, _ = util.result_type(*[util.ensure_array(v) if not _is_py(v) else v
-                                    for v in [*scale, *translation]])  # fmt: skip
+        wdt, _ = util.result_type(
+            *[util.ensure_array(v) if not _is_py(v) else v for v in [*scale, *translation]]
+        )
         if wdt.kind != "f":
             wdt = dtypes.default_float()
-    return _apply(image, shape, list(spatial_dims), scale, translation, method, bool(antialias),
-                  wdt)  # fmt: skip
+    return _apply(
+        image, shape, list(spatial_dims), scale, translation, method, bool(antialias), wdt
+    )
 
 
 def _split(v: Any) -> list[Any]:

@@ -292,8 +292,12 @@ class Jitted:
         self._cache: dict[Any, tuple[ClosedJaxpr, Any]] = {}
         # Calls with only concrete arrays, passed by position, to a function without static
         # or donated arguments: the same traces, keyed by the avals alone (no pytree walk).
-        self._plain = not (self.static_argnums or self.static_argnames or self.donate_argnums
-                           or self.donate_argnames)  # fmt: skip
+        self._plain = not (
+            self.static_argnums
+            or self.static_argnames
+            or self.donate_argnums
+            or self.donate_argnames
+        )
         self._fast: dict[Any, tuple[ClosedJaxpr, Any]] = {}
         self.trace_count = 0
         self.__name__ = getattr(fun, "__name__", "fun")
@@ -349,16 +353,20 @@ class Jitted:
         self._cache[key] = (closed, out_tree_box[0])
         return closed, out_tree_box[0], flat
 
-    def _argument_error(self, nargs: int, dyn_args: list[Any], dyn_kwargs: dict[str, Any]
-                        ) -> TypeError:  # fmt: skip
+    def _argument_error(
+        self, nargs: int, dyn_args: list[Any], dyn_kwargs: dict[str, Any]
+    ) -> TypeError:
         """JAX's error for an argument leaf that is not an array, naming where it was passed:
         the parameter's name (or `args[i]`) and the path inside it."""
         static_pos = {i % nargs for i in self.static_argnums if -nargs <= i < nargs}
         positions = [i for i in range(nargs) if i not in static_pos]
         names: list[str] = []
         if self._sig is not None:
-            names = [p.name for p in self._sig.parameters.values()
-                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]  # fmt: skip
+            names = [
+                p.name
+                for p in self._sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
         for path, leaf in tree_flatten_with_path((dyn_args, dyn_kwargs))[0]:
             try:
                 _to_array(leaf)
@@ -443,8 +451,7 @@ def _hoist_tracers(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
         return closed, []
     keep = [(v, c) for v, c in pairs if not isinstance(c, core.Tracer)]
     j = closed.jaxpr
-    jaxpr = core.Jaxpr([v for v, _ in keep], [*(v for v, _ in hoist), *j.invars], j.outvars,
-                       j.eqns)  # fmt: skip
+    jaxpr = core.Jaxpr([v for v, _ in keep], [*(v for v, _ in hoist), *j.invars], j.outvars, j.eqns)
     return ClosedJaxpr(jaxpr, [c for _, c in keep]), [c for _, c in hoist]
 
 

@@ -58,8 +58,7 @@ def _segment(
         num_segments = (
             int(lax.reduce_max(ids_c, tuple(range(ia.ndim))).item()) + 1 if ia.size else 0
         )
-    num_segments = core.concrete_or_error(int, num_segments,
-                                          f"{name}() `num_segments` argument.")  # fmt: skip
+    num_segments = core.concrete_or_error(int, num_segments, f"{name}() `num_segments` argument.")
     if num_segments < 0:
         raise ValueError("num_segments must be non-negative.")
     da = util.aval(data)
@@ -76,8 +75,15 @@ def _segment(
             inserted_window_dims=(0,),
             scatter_dims_to_operand_dims=(0,),
         )
-        return _SCATTER[kind](out, idx, updates, dn, indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices, mode=mode)  # fmt: skip
+        return _SCATTER[kind](
+            out,
+            idx,
+            updates,
+            dn,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+        )
     if ia.ndim != 1:
         raise NotImplementedError(f"{name} with bucket_size needs 1-d segment_ids")
     n = ia.shape[0]
@@ -90,8 +96,15 @@ def _segment(
         inserted_window_dims=(0, 1),
         scatter_dims_to_operand_dims=(0, 1),
     )
-    out = _SCATTER[kind](out, idx, updates, dn, indices_are_sorted=indices_are_sorted,
-                         unique_indices=unique_indices, mode=mode)  # fmt: skip
+    out = _SCATTER[kind](
+        out,
+        idx,
+        updates,
+        dn,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
     return _REDUCE[kind](out, (0,))
 
 
@@ -106,8 +119,17 @@ def _make(kind: str, name: str, doc: str) -> Any:
         mode: Any = None,
         out_sharding: Any = None,
     ) -> Any:
-        return _segment(name, kind, data, segment_ids, num_segments, indices_are_sorted,
-                        unique_indices, bucket_size, mode)  # fmt: skip
+        return _segment(
+            name,
+            kind,
+            data,
+            segment_ids,
+            num_segments,
+            indices_are_sorted,
+            unique_indices,
+            bucket_size,
+            mode,
+        )
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc

@@ -139,8 +139,12 @@ class _FloatFormat:
         if self.sci:
             whole, frac, e = _scientific_parts(v, self.dtype)
             exp = f"e{'+' if e >= 0 else '-'}{str(abs(e)).rjust(self.exp_digits, '0')}"
-            return ((self._sign(v) + whole).rjust(self.pad_left) + "." +
-                    frac.ljust(self.frac, "0") + exp)  # fmt: skip
+            return (
+                (self._sign(v) + whole).rjust(self.pad_left)
+                + "."
+                + frac.ljust(self.frac, "0")
+                + exp
+            )
         whole, frac = _positional_parts(v, self.dtype)
         return (self._sign(v) + whole).rjust(self.pad_left) + "." + frac.ljust(self.pad_right)
 

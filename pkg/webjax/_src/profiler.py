@@ -81,8 +81,9 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
             "dtype": kernel.out_dtype.name,
             "expr": repr(kernel.exp)[:500],
         }
-        profiler_browser.measure(f"kernel[{kernel.size}]", browser_t0,
-                                 profiler_browser.now_ms(), platform, props)  # fmt: skip
+        profiler_browser.measure(
+            f"kernel[{kernel.size}]", browser_t0, profiler_browser.now_ms(), platform, props
+        )
     red = kernel.reduction
     _events.append(
         {

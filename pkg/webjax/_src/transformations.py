@@ -37,13 +37,15 @@ class _Outs:
         if self.aux_tree is None:
             return main, None
         n_aux = self.aux_tree.num_leaves
-        leaves = [self.aux_static[i] if i in self.aux_static else next(aux_dyn)
-                  for i in range(n_aux)]  # fmt: skip
+        leaves = [
+            self.aux_static[i] if i in self.aux_static else next(aux_dyn) for i in range(n_aux)
+        ]
         return main, tree_unflatten(self.aux_tree, leaves)
 
 
-def _flat_fun(fun: Callable[..., Any], in_tree: Any, store: _Outs,
-              has_aux: bool = False) -> Callable[..., list]:  # fmt: skip
+def _flat_fun(
+    fun: Callable[..., Any], in_tree: Any, store: _Outs, has_aux: bool = False
+) -> Callable[..., list]:
     """`fun` on flat arguments returning flat outputs; with has_aux the aux leaves that are
     arrays come after the main outputs (so transformations return them concrete)."""
 
@@ -225,8 +227,14 @@ def _argnums(argnums: Any, nargs: int) -> tuple[tuple[int, ...], bool]:
 Split = tuple[tuple[int, ...], bool, tuple[Any, ...], Callable[..., Any]]
 
 
-def _split_argnums(fun: Callable[..., Any], argnums: Any, args: tuple[Any, ...],
-                   kwargs: dict[str, Any], allow_int: bool, fname: str) -> Split:  # fmt: skip
+def _split_argnums(
+    fun: Callable[..., Any],
+    argnums: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    allow_int: bool,
+    fname: str,
+) -> Split:
     """The differentiated arguments (checked) and `fun` as a function of them alone.
 
     Returns (argnums, single, dynamic args, partial function)."""
@@ -270,8 +278,10 @@ def value_and_grad(
             for leaf in tree_flatten(dyn)[0]:
                 dt = core.get_aval(_to_array(leaf)).dtype
                 if dt.kind != "c":
-                    raise TypeError("grad with holomorphic=True requires inputs with complex "
-                                    f"dtype, but got {dt.name}.")  # fmt: skip
+                    raise TypeError(
+                        "grad with holomorphic=True requires inputs with complex "
+                        f"dtype, but got {dt.name}."
+                    )
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         out_leaves = tree_flatten(out)[0]
@@ -283,8 +293,10 @@ def value_and_grad(
             )
         out_aval = core.get_aval(_to_array(out_leaves[0]))
         if holomorphic and out_aval.dtype.kind != "c":
-            raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
-                            f"but got {out_aval.dtype.name}.")  # fmt: skip
+            raise TypeError(
+                "grad with holomorphic=True requires outputs with complex dtype, "
+                f"but got {out_aval.dtype.name}."
+            )
         if out_aval.dtype.kind != "f" and not holomorphic:
             raise TypeError(
                 "grad requires real-valued outputs (output dtype that is a sub-dtype of "
@@ -330,8 +342,10 @@ def _check_jac_dtypes(leaves: list[Any], fname: str, holomorphic: bool, what: st
         dt = core.get_aval(_to_array(leaf)).dtype
         if holomorphic:
             if dt.kind != "c":
-                raise TypeError(f"{fname} with holomorphic=True requires {what}s with complex "
-                                f"dtype, but got {dt.name}.")  # fmt: skip
+                raise TypeError(
+                    f"{fname} with holomorphic=True requires {what}s with complex "
+                    f"dtype, but got {dt.name}."
+                )
         elif dt.kind == "c" and (fname, what) in (("jacfwd", "input"), ("jacrev", "output")):
             use = "jax.jvp" if fname == "jacfwd" else "jax.vjp"
             detail = "complex inputs or integer inputs" if fname == "jacfwd" else "complex outputs"

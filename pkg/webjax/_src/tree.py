@@ -49,8 +49,9 @@ def tree_structure(tree: Any, is_leaf: IsLeaf = None) -> PyTreeDef:
     return _tu.tree_structure(tree, _leaf(is_leaf))
 
 
-def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = ...,
-                is_leaf: IsLeaf = None) -> Any:  # fmt: skip
+def tree_reduce(
+    function: Callable[[Any, Any], Any], tree: Any, initializer: Any = ..., is_leaf: IsLeaf = None
+) -> Any:
     return _tu.tree_reduce(function, tree, initializer, _leaf(is_leaf))
 
 
@@ -71,8 +72,9 @@ tree_map_with_path = _public(_tu.tree_map_with_path)
 tree_all = _public(_tu.tree_all)
 
 
-def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
-                   pytree_to_transpose: Any) -> Any:  # fmt: skip
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
     if inner_treedef is None:  # the inner structure of the first entry, keys as leaves
         first = outer_treedef.flatten_up_to(pytree_to_transpose)[0]
         inner_treedef = tree_structure(first)

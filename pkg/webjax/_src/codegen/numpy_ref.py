@@ -526,13 +526,26 @@ def op_fn(node: Exp) -> Callable[..., Any]:
 def _reduce_combiner(op: Op, d: DType) -> tuple[str, Any]:
     """(kind, ufunc or fn) for a REDUCE combiner on dtype d."""
     if d.kind == "b":
-        uf = {Op.ADD: np.logical_or, Op.MUL: np.logical_and, Op.MAX: np.logical_or,
-              Op.MIN: np.logical_and, Op.AND: np.logical_and, Op.OR: np.logical_or,
-              Op.XOR: np.logical_xor}[op]  # fmt: skip
+        uf = {
+            Op.ADD: np.logical_or,
+            Op.MUL: np.logical_and,
+            Op.MAX: np.logical_or,
+            Op.MIN: np.logical_and,
+            Op.AND: np.logical_and,
+            Op.OR: np.logical_or,
+            Op.XOR: np.logical_xor,
+        }[op]
         return "reduce", uf
     if d.kind in "iu":
-        uf = {Op.ADD: np.add, Op.MUL: np.multiply, Op.MAX: np.maximum, Op.MIN: np.minimum,
-              Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor}[op]  # fmt: skip
+        uf = {
+            Op.ADD: np.add,
+            Op.MUL: np.multiply,
+            Op.MAX: np.maximum,
+            Op.MIN: np.minimum,
+            Op.AND: np.bitwise_and,
+            Op.OR: np.bitwise_or,
+            Op.XOR: np.bitwise_xor,
+        }[op]
         return "reduce", uf
     if op in (Op.MAX, Op.MIN):
         return "maxmin", op

@@ -248,8 +248,10 @@ def _debug_dispatch(platform: str, kernel: Kernel, exe: Any) -> None:
     level = _config.debug_level()
     red = kernel.reduction
     what = f"reduce[{red.arg[1]}]" if red is not None else "elementwise"
-    print(f"[webjax] dispatch {platform}: {what} kernel of {kernel.size} x "
-          f"{kernel.out_dtype.name}, {kernel.nargs} inputs")  # fmt: skip
+    print(
+        f"[webjax] dispatch {platform}: {what} kernel of {kernel.size} x "
+        f"{kernel.out_dtype.name}, {kernel.nargs} inputs"
+    )
     if level >= 3:
         print(f"[webjax]   ir: {kernel.exp!r}")
     if level >= 4:

@@ -95,8 +95,14 @@ COMPONENTWISE: dict[str, Callable[..., Any]] = {}
 ELEMENTWISE: set[str] = set()
 
 
-def _one_reduction(prim: Primitive, exps: list[Exp], avals: list[ShapedArray],
-                   out: ShapedArray, device: Device, none: bool = False) -> list[Exp]:  # fmt: skip
+def _one_reduction(
+    prim: Primitive,
+    exps: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    device: Device,
+    none: bool = False,
+) -> list[Exp]:
     """Keep a reduction inside an input expression only where this primitive reads it
     elementwise at the same index and nothing else brings a reduction (with `none`, nowhere):
     a kernel holds one REDUCE, and re-indexing one would recompute it per read."""
@@ -121,8 +127,11 @@ _MATERIALIZE_OPERANDS = frozenset({"dot_general", "conv_general_dilated"})
 def _materialized(e: Exp, aval: ShapedArray, device: Device) -> Exp:
     if e.op in (Op.LOAD, Op.CONST) or not e.info[1]:
         return e
-    if e.op is Op.LOAD or all(n.op in (Op.LOAD, Op.CONST, Op.IDX) or n.dtype.kind in "iu"
-                              for n in e.toposort() if n.op is not Op.LOAD):  # fmt: skip
+    if e.op is Op.LOAD or all(
+        n.op in (Op.LOAD, Op.CONST, Op.IDX) or n.dtype.kind in "iu"
+        for n in e.toposort()
+        if n.op is not Op.LOAD
+    ):
         return e  # only re-indexing (a view): nothing to recompute
     return lazy.load_all(lazy.schedule(e, aval.size, device))
 

@@ -41,8 +41,9 @@ Ref = tuple[str, Any]
 
 
 class Program:
-    def __init__(self, steps: list[tuple[Kernel, list[Ref]]], outputs: list[Any],
-                 arg_nbytes: list[int]) -> None:  # fmt: skip
+    def __init__(
+        self, steps: list[tuple[Kernel, list[Ref]]], outputs: list[Any], arg_nbytes: list[int]
+    ) -> None:
         self.steps = steps
         # per output: ("step", i, aval) | ("arg", position, aval) | ("exp", exp, aval)
         self.outputs = outputs
@@ -86,8 +87,7 @@ class Program:
         self._plans[key] = plan
         return plan
 
-    def run(self, args: list[Array], device: Device, donate: tuple[int, ...] = ()
-            ) -> list[Array]:  # fmt: skip
+    def run(self, args: list[Array], device: Device, donate: tuple[int, ...] = ()) -> list[Array]:
         bufs: list[LazyBuffer | None] = []
         arg_bufs = [a._buffer() for a in args]
         into: dict[int, int] = {}  # step -> donated argument position
@@ -156,8 +156,9 @@ def materialize(x: Any) -> Any:
     return x
 
 
-def _resolve(ref: Ref, arg_bufs: list[LazyBuffer | None], bufs: list[LazyBuffer | None]
-             ) -> LazyBuffer:  # fmt: skip
+def _resolve(
+    ref: Ref, arg_bufs: list[LazyBuffer | None], bufs: list[LazyBuffer | None]
+) -> LazyBuffer:
     kind, where = ref
     if kind == "arg":
         lb = arg_bufs[where]
@@ -173,8 +174,9 @@ _CACHE: dict[tuple[int, Device, tuple[Any, ...]], Program | None] = {}
 _KEEP: dict[int, ClosedJaxpr] = {}  # keeps cached jaxprs alive so their ids stay unique
 
 
-def run_jaxpr(closed: ClosedJaxpr, args: list[Any], donate: tuple[int, ...] = ()
-              ) -> list[Any] | None:  # fmt: skip
+def run_jaxpr(
+    closed: ClosedJaxpr, args: list[Any], donate: tuple[int, ...] = ()
+) -> list[Any] | None:
     """Run `closed` on concrete arrays through its compiled program; None if it cannot be
     compiled (the caller then evaluates it eagerly). Results may be written into the buffers
     of the `donate` argument positions (the caller deletes those arrays)."""

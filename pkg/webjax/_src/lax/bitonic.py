@@ -51,8 +51,9 @@ def _key_max(d: Any) -> Exp:
     return E.const(2 ** (d.bits - 1) - 1, d)
 
 
-def bitonic_source(keys: list[Exp], aval: ShapedArray, dim: int, device: Any,
-                    descending: bool = False) -> tuple[Exp, int]:  # fmt: skip
+def bitonic_source(
+    keys: list[Exp], aval: ShapedArray, dim: int, device: Any, descending: bool = False
+) -> tuple[Exp, int]:
     """The sorted rows' source positions, laid out (rows, N): flat r * N + j holds the position
     in row r of the element that sorts j-th."""
     n = aval.shape[dim]
@@ -95,8 +96,9 @@ def bitonic_source(keys: list[Exp], aval: ShapedArray, dim: int, device: Any,
     return state[-1], big
 
 
-def bitonic_first(src: Exp, aval: ShapedArray, dim: int, big: int, k_size: int
-                   ) -> tuple[Exp, ShapedArray]:  # fmt: skip
+def bitonic_first(
+    src: Exp, aval: ShapedArray, dim: int, big: int, k_size: int
+) -> tuple[Exp, ShapedArray]:
     """The first `k_size` sorted positions of each row, in `aval`'s layout along `dim`."""
     n = aval.shape[dim]
     other = tuple(s for a, s in enumerate(aval.shape) if a != dim)

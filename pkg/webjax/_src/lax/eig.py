@@ -33,9 +33,13 @@ eig_p.multiple_results = True
 
 
 @eig_p.def_abstract_eval
-def _eig_abstract(x: ShapedArray, *, compute_left_eigenvectors: bool,
-                  compute_right_eigenvectors: bool, use_magma: Any = None
-                  ) -> list[ShapedArray]:  # fmt: skip
+def _eig_abstract(
+    x: ShapedArray,
+    *,
+    compute_left_eigenvectors: bool,
+    compute_right_eigenvectors: bool,
+    use_magma: Any = None,
+) -> list[ShapedArray]:
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(
             "Argument to nonsymmetric eigendecomposition must have shape [..., n, n], got shape "
@@ -47,8 +51,10 @@ def _eig_abstract(x: ShapedArray, *, compute_left_eigenvectors: bool,
             "floating, complexfloating."
         )
     if x.dtype.itemsize < 4:
-        raise NotImplementedError(f"Unsupported dtype {x.dtype.name}: eig needs float32 or "
-                                  "float64 (cast the input first).")  # fmt: skip
+        raise NotImplementedError(
+            f"Unsupported dtype {x.dtype.name}: eig needs float32 or "
+            "float64 (cast the input first)."
+        )
     cdt = dtypes.to_complex(x.dtype) if x.dtype.kind == "f" else x.dtype
     batch, n = x.shape[:-2], x.shape[-1]
     outs = [ShapedArray((*batch, n), cdt)]
@@ -59,8 +65,13 @@ def _eig_abstract(x: ShapedArray, *, compute_left_eigenvectors: bool,
     return outs
 
 
-def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: Any = None) -> list[Any]:  # fmt: skip
+def eig(
+    x: Any,
+    *,
+    compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+    use_magma: Any = None,
+) -> list[Any]:
     """Eigenvalues w and (optionally) left and right eigenvectors of square matrices:
     A vr[:, j] = w[j] vr[:, j] and vl[:, j]^H A = w[j] vl[:, j]^H."""
     return eig_p.bind(
@@ -229,8 +240,9 @@ def _left_from_right(vr: Matrix) -> Matrix:
     return [[cols[j][i] for j in range(n)] for i in range(n)]
 
 
-def _decompose(mats: list[Matrix], left: bool, double: bool
-               ) -> list[tuple[list[complex], Matrix, Matrix]]:  # fmt: skip
+def _decompose(
+    mats: list[Matrix], left: bool, double: bool
+) -> list[tuple[list[complex], Matrix, Matrix]]:
     try:
         import numpy as np
     except ImportError:  # Pyodide without NumPy: the pure-Python decomposition
@@ -256,8 +268,13 @@ def _transpose(m: Matrix) -> Matrix:
 
 
 @eig_p.def_impl
-def _eig_impl(x: Any, *, compute_left_eigenvectors: bool, compute_right_eigenvectors: bool,
-              use_magma: Any = None) -> list[Any]:  # fmt: skip
+def _eig_impl(
+    x: Any,
+    *,
+    compute_left_eigenvectors: bool,
+    compute_right_eigenvectors: bool,
+    use_magma: Any = None,
+) -> list[Any]:
     from ..dispatch.array import from_flat
 
     aval = core.get_aval(x)

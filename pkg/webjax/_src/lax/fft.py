@@ -81,13 +81,16 @@ fft_p = lax._prim("fft")
 
 
 @fft_p.def_abstract_eval
-def _fft_abstract(x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int, ...]
-                  ) -> ShapedArray:  # fmt: skip
+def _fft_abstract(
+    x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int, ...]
+) -> ShapedArray:
     lengths = tuple(fft_lengths)
     k = len(lengths)
     if k > x.ndim:
-        raise ValueError(f"FFT input shape {x.shape} must have at least as many input "
-                         f"dimensions as fft_lengths {lengths}.")  # fmt: skip
+        raise ValueError(
+            f"FFT input shape {x.shape} must have at least as many input "
+            f"dimensions as fft_lengths {lengths}."
+        )
     if not 1 <= k <= 3:
         raise ValueError(f"FFT rank must be between 1 and 3, but got {k}.")
     lead, minor = x.shape[: x.ndim - k], x.shape[x.ndim - k :]
@@ -95,26 +98,32 @@ def _fft_abstract(x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int, 
         if x.dtype not in (dtypes.float32, dtypes.float64):
             raise ValueError(f"RFFT input must be float32 or float64, got {x.dtype}")
         if minor != lengths:
-            raise ValueError(f"RFFT input shape {x.shape} minor dimensions must be equal to "
-                             f"fft_lengths {lengths}")  # fmt: skip
-        return ShapedArray((*lead, *lengths[:-1], lengths[-1] // 2 + 1),
-                           dtypes.to_complex(x.dtype))  # fmt: skip
+            raise ValueError(
+                f"RFFT input shape {x.shape} minor dimensions must be equal to "
+                f"fft_lengths {lengths}"
+            )
+        return ShapedArray((*lead, *lengths[:-1], lengths[-1] // 2 + 1), dtypes.to_complex(x.dtype))
     if fft_type == FftType.IRFFT:
         if x.dtype.kind != "c":
             raise ValueError(f"IRFFT input must be complex64 or complex128, got {x.dtype}")
         if minor[:-1] != lengths[:-1]:
-            raise ValueError(f"IRFFT input shape {x.shape} minor dimensions must be equal to all "
-                             f"except the last fft_length, got fft_lengths={lengths}")  # fmt: skip
+            raise ValueError(
+                f"IRFFT input shape {x.shape} minor dimensions must be equal to all "
+                f"except the last fft_length, got fft_lengths={lengths}"
+            )
         if minor[-1] != lengths[-1] // 2 + 1:
-            raise ValueError(f"IRFFT requires innermost dimension to be compatible with "
-                             f"fft_length[-1]/2+1. Got: {minor[-1]} but fft_length is "
-                             f"{lengths[-1]}.")  # fmt: skip
+            raise ValueError(
+                f"IRFFT requires innermost dimension to be compatible with "
+                f"fft_length[-1]/2+1. Got: {minor[-1]} but fft_length is "
+                f"{lengths[-1]}."
+            )
         return ShapedArray((*lead, *lengths), dtypes.component(x.dtype))
     if x.dtype.kind != "c":
         raise ValueError(f"FFT input must be complex64 or complex128, got {x.dtype}")
     if minor != lengths:
-        raise ValueError(f"FFT input shape {x.shape} minor dimensions must be equal to "
-                         f"fft_lengths {lengths}")  # fmt: skip
+        raise ValueError(
+            f"FFT input shape {x.shape} minor dimensions must be equal to fft_lengths {lengths}"
+        )
     return ShapedArray(x.shape, x.dtype)
 
 
@@ -228,8 +237,10 @@ def _scaled(a: C, scale: float) -> C:
 
 def _storage_src(e: Exp, n: int) -> Src:
     """Read n complex elements from their storage expression."""
-    return lambda i: (view.reindex(e, 2 * n, E.mul(i, 2)),
-                      view.reindex(e, 2 * n, E.add(E.mul(i, 2), 1)))  # fmt: skip
+    return lambda i: (
+        view.reindex(e, 2 * n, E.mul(i, 2)),
+        view.reindex(e, 2 * n, E.add(E.mul(i, 2), 1)),
+    )
 
 
 def _real_src(e: Exp, n: int) -> Src:
@@ -381,8 +392,9 @@ def _twiddle_index(n: int, r: int, s: int, t: Exp, p: Exp, k: Exp) -> Exp:
     return E.where(E.binary(Op.CMPLT, j, E.i32(n)), j, E.add(j, -n))
 
 
-def _radix_small(src: Src, g: Geom, s: int, r: int, table: Exp, inverse: bool, scale: float
-                 ) -> Value:  # fmt: skip
+def _radix_small(
+    src: Src, g: Geom, s: int, r: int, table: Exp, inverse: bool, scale: float
+) -> Value:
     """A generic radix-r pass, unrolled: out[q + s (t + r p)] = sum_k x[q + s (p + m k)]
     w_n^(s t p) w_r^(t k)."""
     n = g.n
@@ -403,8 +415,9 @@ def _radix_small(src: Src, g: Geom, s: int, r: int, table: Exp, inverse: bool, s
     return value
 
 
-def _radix_reduce(src: Src, g: Geom, s: int, r: int, table: Exp, inverse: bool, scale: float
-                  ) -> Exp:  # fmt: skip
+def _radix_reduce(
+    src: Src, g: Geom, s: int, r: int, table: Exp, inverse: bool, scale: float
+) -> Exp:
     """A generic radix-r pass as a fused reduction over the r inputs of each output (the
     storage expression: a reduction sums one real part per output)."""
     n = g.n
@@ -461,8 +474,9 @@ def _use_bluestein(n: int) -> bool:
     return 3 * big * _pass_cost(_factors(big)) + 4 * n < n * _pass_cost(radices)
 
 
-def _axis_transform(src: Src, g: Geom, inverse: bool, scale: float, cdt: dtypes.DType,
-                    device: Device) -> Exp:  # fmt: skip
+def _axis_transform(
+    src: Src, g: Geom, inverse: bool, scale: float, cdt: dtypes.DType, device: Device
+) -> Exp:
     """The transform of `src` along the middle axis of `g`, as a storage expression (of the
     last pass, or reading its buffer): a consumer may re-index or fuse it."""
     n, size = g.n, g.size
@@ -508,15 +522,20 @@ def _rebase(base: Exp, n: int, to_n: int, inner: int) -> Exp:
     return E.add(E.mul(a, to_n * inner), b)
 
 
-def _bluestein(src: Src, g: Geom, inverse: bool, scale: float, cdt: dtypes.DType,
-               device: Device) -> Exp:  # fmt: skip
+def _bluestein(
+    src: Src, g: Geom, inverse: bool, scale: float, cdt: dtypes.DType, device: Device
+) -> Exp:
     """X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]), c[j] = exp(-+ pi i j^2 / n): the
     convolution as IFFT(FFT(x c) FFT(conj c)) at a power-of-two length >= 2n - 1."""
     n = g.n
     big = 1 << (2 * n - 2).bit_length()
     real = dtypes.component(cdt)
-    chirp = lazy.load_all(_cached(("chirp", device, real.name, n, inverse), lambda: _upload(
-        _interleaved(_chirp_values(n, inverse)), real, device)))  # fmt: skip
+    chirp = lazy.load_all(
+        _cached(
+            ("chirp", device, real.name, n, inverse),
+            lambda: _upload(_interleaved(_chirp_values(n, inverse)), real, device),
+        )
+    )
     kernel = _bluestein_kernel(n, big, inverse, real, device)
     c = _storage_src(chirp, n)
     gb = Geom(g.outer, big, g.inner)
@@ -547,8 +566,7 @@ def _bluestein(src: Src, g: Geom, inverse: bool, scale: float, cdt: dtypes.DType
     return _emit(value, g.size)
 
 
-def _bluestein_kernel(n: int, big: int, inverse: bool, real: dtypes.DType, device: Device
-                      ) -> Exp:  # fmt: skip
+def _bluestein_kernel(n: int, big: int, inverse: bool, real: dtypes.DType, device: Device) -> Exp:
     """FFT(b) / big, b[m] = conj(c[|m|]) on the circle of length big (computed on the device
     once and kept: the 1 / big of the inverse transform is folded in, exactly)."""
 
@@ -638,8 +656,9 @@ def _real_inverse_src(src: Src, rows: int, n: int, cdt: dtypes.DType, device: De
     return read
 
 
-def lower_fft(x: Exp, aval: ShapedArray, device: Device, fft_type: FftType,
-              fft_lengths: tuple[int, ...]) -> Exp:  # fmt: skip
+def lower_fft(
+    x: Exp, aval: ShapedArray, device: Device, fft_type: FftType, fft_lengths: tuple[int, ...]
+) -> Exp:
     """The storage expression of fft(x): passes scheduled on `device`, the last one not."""
     shape = aval.shape
     nd = len(shape)
@@ -705,8 +724,9 @@ def _fft_impl(x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> Any
         return array_mod.Array(out_aval, device, None)
     cdt = out_aval.dtype if out_aval.dtype.kind == "c" else aval.dtype
     if not device.backend.supports_dtype(dtypes.component(cdt)):
-        raise TypeError(f"The {device.platform} backend does not support dtype {cdt.name} "
-                        f"(needed by 'fft').")  # fmt: skip
+        raise TypeError(
+            f"The {device.platform} backend does not support dtype {cdt.name} (needed by 'fft')."
+        )
     if aval.size == 0:  # IRFFT of an empty half spectrum can't happen; a zero-length axis
         return lax.full(out_aval.shape, 0, out_aval.dtype)
     if not lazy.fuse_epilogues and not config.read("jax_disable_jit"):
@@ -729,8 +749,9 @@ fft_p.def_impl(_fft_impl)
 
 
 # ---- derivatives ---------------------------------------------------------------------------------
-def _fft_transpose(ct: Any, x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]
-                   ) -> list[Any]:  # fmt: skip
+def _fft_transpose(
+    ct: Any, x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]
+) -> list[Any]:
     """FFT and IFFT matrices are symmetric: each is its own transpose. RFFT = slice . FFT .
     (real -> complex), so its transpose is real . FFT . zero-padding; IRFFT's is the RFFT
     of the cotangent weighted by the Hermitian multiplicities, conjugated (JAX's convention for
@@ -746,19 +767,20 @@ def _fft_transpose(ct: Any, x: Any, *, fft_type: FftType, fft_lengths: tuple[int
         h = ct_aval.shape[-1]
         zero = lax.full((), 0, ct_aval.dtype)
         config = [(0, 0, 0)] * (nd - 1) + [(0, n - h, 0)]
-        full = fft_p.bind(lax.pad(ct, zero, config), fft_type=FftType.FFT,
-                          fft_lengths=fft_lengths)  # fmt: skip
+        full = fft_p.bind(lax.pad(ct, zero, config), fft_type=FftType.FFT, fft_lengths=fft_lengths)
         return [lax.real(full)]
     spec = fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
     sa = core.get_aval(spec)
     k = lax.broadcasted_iota(dtypes.int32, sa.shape, nd - 1)
     nyquist = n // 2 if n % 2 == 0 else 0
-    once = lax.bitwise_or(lax.eq(k, lax.full((), 0, dtypes.int32)),
-                          lax.eq(k, lax.full((), nyquist, dtypes.int32)))  # fmt: skip
+    once = lax.bitwise_or(
+        lax.eq(k, lax.full((), 0, dtypes.int32)), lax.eq(k, lax.full((), nyquist, dtypes.int32))
+    )
     real = dtypes.component(sa.dtype)
     total = math.prod(fft_lengths)
-    weight = lax.select(once, lax.full(sa.shape, 1.0 / total, real),
-                        lax.full(sa.shape, 2.0 / total, real))  # fmt: skip
+    weight = lax.select(
+        once, lax.full(sa.shape, 1.0 / total, real), lax.full(sa.shape, 2.0 / total, real)
+    )
     weighted = lax.mul(spec, lax.convert_element_type(weight, sa.dtype))
     return [lax.conj(weighted)]
 
@@ -766,8 +788,9 @@ def _fft_transpose(ct: Any, x: Any, *, fft_type: FftType, fft_lengths: tuple[int
 ad_rules.deflinear(fft_p, _fft_transpose)
 
 
-def _fft_batch(vals: list[Any], dims: list[Any], *, fft_type: FftType,
-               fft_lengths: tuple[int, ...]) -> tuple[Any, int]:  # fmt: skip
+def _fft_batch(
+    vals: list[Any], dims: list[Any], *, fft_type: FftType, fft_lengths: tuple[int, ...]
+) -> tuple[Any, int]:
     (x,), (d,) = vals, dims
     x = batching.moveaxis(x, d, 0)
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths), 0

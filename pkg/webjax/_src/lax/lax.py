@@ -762,8 +762,12 @@ def clamp(min: Any, x: Any, max: Any) -> Any:
     """Elementwise min(max(x, min), max) (JAX's argument order). As in JAX, Python scalars
     are not coerced to the array's dtype: each takes its own default dtype (weakly typed), so
     `clamp(0, float_array, 1)` is a dtype mismatch (TypeError)."""
-    args = [full((), a, dtypes.python_scalar_dtype(a), weak_type=type(a) is not builtins.bool)
-            if _is_python_scalar(a) else to_array(a) for a in (min, x, max)]  # fmt: skip
+    args = [
+        full((), a, dtypes.python_scalar_dtype(a), weak_type=type(a) is not builtins.bool)
+        if _is_python_scalar(a)
+        else to_array(a)
+        for a in (min, x, max)
+    ]
     return clamp_p.bind(*args)
 
 
@@ -776,9 +780,15 @@ def _dot_free(ndim: int, contract: Sequence[int], batch: Sequence[int]) -> list[
 
 
 @dot_general_p.def_abstract_eval
-def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: Any,
-                          precision: Any = None, preferred_element_type: Any = None,
-                          out_sharding: Any = None) -> ShapedArray:  # fmt: skip
+def _dot_general_abstract(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> ShapedArray:
     (lc, rc), (lb, rb) = dimension_numbers
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise TypeError(
@@ -812,8 +822,14 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbe
     return ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)
 
 
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
-                preferred_element_type: Any = None, out_sharding: Any = None) -> Any:  # fmt: skip
+def dot_general(
+    lhs: Any,
+    rhs: Any,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
     pet = (
@@ -821,16 +837,23 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
         if preferred_element_type is None
         else dtypes.canonicalize(dtypes.dtype(preferred_element_type))
     )
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=None,
-                              preferred_element_type=pet, out_sharding=None)  # fmt: skip
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=dn,
+        precision=None,
+        preferred_element_type=pet,
+        out_sharding=None,
+    )
 
 
 def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
     la, ra = _aval(lhs), _aval(rhs)
     if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
         raise TypeError(f"dot only supports rank 1 or 2 operands, got {la.shape} and {ra.shape}")
-    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)  # fmt: skip
+    return dot_general(
+        lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type
+    )
 
 
 bitcast_convert_type_p = _prim("bitcast_convert_type")

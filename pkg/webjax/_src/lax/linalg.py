@@ -68,8 +68,10 @@ def _check_rank(name: str, a: ShapedArray, position: int = 0) -> None:
 def _check_supported(name: str, dtype: dtypes.DType) -> None:
     """LAPACK (and so JAX) has no 16-bit float factorizations."""
     if dtype.itemsize < 4:
-        raise NotImplementedError(f"Unsupported dtype {dtype.name}: {name} needs float32 or "
-                                  "float64 (cast the input first).")  # fmt: skip
+        raise NotImplementedError(
+            f"Unsupported dtype {dtype.name}: {name} needs float32 or "
+            "float64 (cast the input first)."
+        )
 
 
 # ============================================================================================
@@ -176,9 +178,13 @@ def _batched_take_last(x: Any, idx: Any) -> Any:
     batch = tuple(range(nb))
     # indices (..., k, 1); batch dims of x batch the gather
     ind = lax.reshape(idx, (*s[:nb], k, 1))
-    dn = GatherDimensionNumbers(offset_dims=(nb,), collapsed_slice_dims=(nd - 1,),
-                                start_index_map=(nd - 1,), operand_batching_dims=batch,
-                                start_indices_batching_dims=batch)  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(nb,),
+        collapsed_slice_dims=(nd - 1,),
+        start_index_map=(nd - 1,),
+        operand_batching_dims=batch,
+        start_indices_batching_dims=batch,
+    )
     out = gather(x, ind, dn, (*([1] * nb), s[-2], 1), mode="clip")  # (..., n, k)
     return out
 
@@ -200,8 +206,9 @@ def _gather_static(x: Any, idx: Sequence[Any], dims: Sequence[int]) -> Any:
     kept = [d for d in range(len(s)) if d not in dims]
     # output: the index shape first, then the kept axes; then move the batch axis to front
     offset_dims = tuple(range(len(ishape), len(ishape) + len(kept)))
-    dn = GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(dims),
-                                start_index_map=tuple(dims))  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=offset_dims, collapsed_slice_dims=tuple(dims), start_index_map=tuple(dims)
+    )
     sizes = tuple(1 if d in dims else s[d] for d in range(len(s)))
     out = gather(x, ind, dn, sizes, mode="clip")
     # out axes: (*ishape, *kept) with kept[0] == 0 the batch axis -> (B, *ishape, *kept[1:])
@@ -236,8 +243,9 @@ def _barrier(x: Any) -> Any:
 _COMPILED: dict[Any, Any] = {}
 
 
-def _run_composite(name: str, fn: Callable[..., Any], args: Sequence[Any],
-                   params: dict[str, Any]) -> Any:  # fmt: skip
+def _run_composite(
+    name: str, fn: Callable[..., Any], args: Sequence[Any], params: dict[str, Any]
+) -> Any:
     from ..jit import jit
 
     key = (name, tuple(sorted(params.items())))
@@ -382,9 +390,16 @@ triangular_solve_p = lax._prim("triangular_solve")
 
 
 @triangular_solve_p.def_abstract_eval
-def _trsm_abstract(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bool,
-                   transpose_a: bool, conjugate_a: bool,
-                   unit_diagonal: bool) -> ShapedArray:  # fmt: skip
+def _trsm_abstract(
+    a: ShapedArray,
+    b: ShapedArray,
+    *,
+    left_side: bool,
+    lower: bool,
+    transpose_a: bool,
+    conjugate_a: bool,
+    unit_diagonal: bool,
+) -> ShapedArray:
     _check_rank("triangular_solve", a, 0)
     _check_rank("triangular_solve", b, 1)
     _check_float("triangular_solve", a, b)
@@ -415,24 +430,45 @@ def _trsm_abstract(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bo
     return ShapedArray(b.shape, b.dtype)
 
 
-def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
-                     transpose_a: bool = False, conjugate_a: bool = False,
-                     unit_diagonal: bool = False) -> Any:  # fmt: skip
+def triangular_solve(
+    a: Any,
+    b: Any,
+    *,
+    left_side: bool = False,
+    lower: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+) -> Any:
     """Solve op(a) x = b (left_side) or x op(a) = b for triangular a (op: transpose_a)."""
     a, b = lax.to_array(a), lax.to_array(b)
     singleton = len(_shape(b)) == len(_shape(a)) - 1
     if singleton:
         b = lax.expand_dims(b, (-1 if left_side else -2,))
-    out = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                  transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
-                                  unit_diagonal=bool(unit_diagonal))  # fmt: skip
+    out = triangular_solve_p.bind(
+        a,
+        b,
+        left_side=bool(left_side),
+        lower=bool(lower),
+        transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a),
+        unit_diagonal=bool(unit_diagonal),
+    )
     if singleton:
         out = lax.squeeze(out, (len(_shape(out)) - (1 if left_side else 2),))
     return out
 
 
-def _trsm_composite(a: Any, b: Any, *, left_side: bool, lower: bool, transpose_a: bool,
-                    conjugate_a: bool, unit_diagonal: bool) -> Any:  # fmt: skip
+def _trsm_composite(
+    a: Any,
+    b: Any,
+    *,
+    left_side: bool,
+    lower: bool,
+    transpose_a: bool,
+    conjugate_a: bool,
+    unit_diagonal: bool,
+) -> Any:
     a, batch = _flatten_batch(a)
     b, _ = _flatten_batch(b)
     # canonical form: M y = c with M lower triangular, solved from the left
@@ -493,17 +529,31 @@ def _trsm_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[A
     return x, t
 
 
-def _trsm_transpose(ct: Any, a: Any, b: Any, *, left_side: bool, lower: bool,
-                    transpose_a: bool, conjugate_a: bool,
-                    unit_diagonal: bool) -> list[Any]:  # fmt: skip
+def _trsm_transpose(
+    ct: Any,
+    a: Any,
+    b: Any,
+    *,
+    left_side: bool,
+    lower: bool,
+    transpose_a: bool,
+    conjugate_a: bool,
+    unit_diagonal: bool,
+) -> list[Any]:
     if is_undefined(a):
         raise NotImplementedError("triangular_solve is not linear in its first operand")
     b_aval = b.aval
     if isinstance(ct, Zero):
         return [None, Zero(b_aval)]
-    ct_b = triangular_solve_p.bind(a, ad.instantiate(ct), left_side=left_side, lower=lower,
-                                   transpose_a=not transpose_a, conjugate_a=conjugate_a,
-                                   unit_diagonal=unit_diagonal)  # fmt: skip
+    ct_b = triangular_solve_p.bind(
+        a,
+        ad.instantiate(ct),
+        left_side=left_side,
+        lower=lower,
+        transpose_a=not transpose_a,
+        conjugate_a=conjugate_a,
+        unit_diagonal=unit_diagonal,
+    )
     return [None, ct_b]
 
 
@@ -569,9 +619,11 @@ def _lu_composite(x: Any) -> list[Any]:
         p = lax.reduce_min(lax.select(hit, rows, _full_like_shape((B, m), m, dtypes.int32)), (1,))
         p = lax.select(lax.ge(p, _i32(m)), _full_like_shape((B,), j, dtypes.int32), p)
         pb = _bc(p, (B, m), (0,))
-        src = lax.select(lax.eq(rows, jj), pb,
-                         lax.select(lax.eq(rows, pb), _full_like_shape((B, m), j, dtypes.int32),
-                                    rows))  # fmt: skip
+        src = lax.select(
+            lax.eq(rows, jj),
+            pb,
+            lax.select(lax.eq(rows, pb), _full_like_shape((B, m), j, dtypes.int32), rows),
+        )
         ap = _batched_take_rows(ext, src)  # rows j and p swapped
         piv = _take(_take(ap, 1, j), 1, j)  # (B,)
         pivb = _bc(piv, (B, m), (0,))
@@ -581,8 +633,9 @@ def _lu_composite(x: Any) -> list[Any]:
         prow = _bc(_take(ap, 1, j), sh, (0, 2))
         below = lax.gt(R, jj)
         elim = _and(below, lax.gt(C, jj), lax.lt(C, _i32(n)))
-        new = lax.select(_and(below, lax.eq(C, jj)), l3,
-                         lax.select(elim, lax.sub(ap, lax.mul(l3, prow)), ap))  # fmt: skip
+        new = lax.select(
+            _and(below, lax.eq(C, jj)), l3, lax.select(elim, lax.sub(ap, lax.mul(l3, prow)), ap)
+        )
         pivot_slot = _and(lax.eq(R, jj), lax.eq(C, _i32(n + 1)))
         new = lax.select(pivot_slot, _bc(lax.convert_element_type(p, dt), sh, (0,)), new)
         ext = _barrier(new)
@@ -590,8 +643,11 @@ def _lu_composite(x: Any) -> list[Any]:
     perm = lax.convert_element_type(_take(ext, 2, n), dtypes.int32)
     pivots = lax.convert_element_type(lax.slice(ext, (0, 0, n + 1), (B, k, n + 2)), dtypes.int32)
     pivots = lax.reshape(pivots, (B, k))
-    return [_unflatten(lu_, batch), lax.reshape(pivots, (*batch, k)),
-            lax.reshape(perm, (*batch, m))]  # fmt: skip
+    return [
+        _unflatten(lu_, batch),
+        lax.reshape(pivots, (*batch, k)),
+        lax.reshape(perm, (*batch, m)),
+    ]
 
 
 @lu_p.def_impl
@@ -600,10 +656,14 @@ def _lu_impl(x: Any) -> list[Any]:
     _check_supported("lu", avals[0].dtype)
     if avals[0].size == 0:
         m = avals[2].shape[-1]
-        perm = lax.broadcast_in_dim(lax.iota(dtypes.int32, m), avals[2].shape,
-                                    (len(avals[2].shape) - 1,))  # fmt: skip
-        return [lax.full(avals[0].shape, 0, avals[0].dtype),
-                lax.full(avals[1].shape, 0, dtypes.int32), perm]  # fmt: skip
+        perm = lax.broadcast_in_dim(
+            lax.iota(dtypes.int32, m), avals[2].shape, (len(avals[2].shape) - 1,)
+        )
+        return [
+            lax.full(avals[0].shape, 0, avals[0].dtype),
+            lax.full(avals[1].shape, 0, dtypes.int32),
+            perm,
+        ]
     return list(_run_composite("lu", _lu_composite, [x], {}))
 
 
@@ -662,8 +722,9 @@ def _p2p_abstract(pivots: ShapedArray, *, permutation_size: int) -> ShapedArray:
 
 def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
     """The permutation that applying the row swaps `i <-> pivots[i]` in order gives."""
-    return lu_pivots_to_permutation_p.bind(lax.to_array(pivots),
-                                           permutation_size=int(permutation_size))  # fmt: skip
+    return lu_pivots_to_permutation_p.bind(
+        lax.to_array(pivots), permutation_size=int(permutation_size)
+    )
 
 
 def _p2p_composite(pivots: Any, *, permutation_size: int) -> Any:
@@ -678,9 +739,11 @@ def _p2p_composite(pivots: Any, *, permutation_size: int) -> Any:
     for j in range(k):
         jj = _i32(j)
         p = _bc(_take(piv, 1, j), (B, m), (0,))
-        src = lax.select(lax.eq(rows, jj), p,
-                         lax.select(lax.eq(rows, p), _full_like_shape((B, m), j, dtypes.int32),
-                                    rows))  # fmt: skip
+        src = lax.select(
+            lax.eq(rows, jj),
+            p,
+            lax.select(lax.eq(rows, p), _full_like_shape((B, m), j, dtypes.int32), rows),
+        )
         perm = lax.squeeze(_batched_take_last(lax.reshape(perm, (B, 1, m)), src), (1,))
         perm = _barrier(perm)
     return lax.reshape(perm, (*batch, m))
@@ -691,10 +754,10 @@ def _p2p_impl(pivots: Any, *, permutation_size: int) -> Any:
     aval = _p2p_abstract(core.get_aval(pivots), permutation_size=permutation_size)
     if aval.size == 0 or _shape(pivots)[-1] == 0:
         nd = len(aval.shape)
-        return lax.broadcast_in_dim(lax.iota(dtypes.int32, aval.shape[-1]), aval.shape,
-                                    (nd - 1,))  # fmt: skip
-    return _run_composite("lu_pivots_to_permutation", _p2p_composite, [pivots],
-                          {"permutation_size": permutation_size})  # fmt: skip
+        return lax.broadcast_in_dim(lax.iota(dtypes.int32, aval.shape[-1]), aval.shape, (nd - 1,))
+    return _run_composite(
+        "lu_pivots_to_permutation", _p2p_composite, [pivots], {"permutation_size": permutation_size}
+    )
 
 
 ad.nondifferentiable.add(lu_pivots_to_permutation_p)
@@ -711,8 +774,9 @@ qr_p.multiple_results = True
 
 
 @qr_p.def_abstract_eval
-def _qr_abstract(x: ShapedArray, *, pivoting: bool = False, full_matrices: bool = True,
-                 use_magma: Any = None) -> list[ShapedArray]:  # fmt: skip
+def _qr_abstract(
+    x: ShapedArray, *, pivoting: bool = False, full_matrices: bool = True, use_magma: Any = None
+) -> list[ShapedArray]:
     _check_rank("qr", x)
     _check_float("qr", x)
     if pivoting:
@@ -723,11 +787,16 @@ def _qr_abstract(x: ShapedArray, *, pivoting: bool = False, full_matrices: bool 
     return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
 
 
-def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
-       use_magma: Any = None) -> tuple[Any, Any]:  # fmt: skip
+def qr(
+    x: Any, *, pivoting: bool = False, full_matrices: bool = True, use_magma: Any = None
+) -> tuple[Any, Any]:
     """QR decomposition x = q r (Householder; q orthogonal, r upper triangular)."""
-    q, r = qr_p.bind(lax.to_array(x), pivoting=bool(pivoting), full_matrices=bool(full_matrices),
-                     use_magma=use_magma)  # fmt: skip
+    q, r = qr_p.bind(
+        lax.to_array(x),
+        pivoting=bool(pivoting),
+        full_matrices=bool(full_matrices),
+        use_magma=use_magma,
+    )
     return q, r
 
 
@@ -790,9 +859,12 @@ def _qr_impl(x: Any, **params: Any) -> list[Any]:
     q_aval, r_aval = _qr_abstract(core.get_aval(x), **params)
     _check_supported("qr", q_aval.dtype)
     if q_aval.size == 0 or r_aval.size == 0:
-        return [_eye(q_aval.shape, q_aval.dtype) if q_aval.size else
-                lax.full(q_aval.shape, 0, q_aval.dtype),
-                lax.full(r_aval.shape, 0, r_aval.dtype)]  # fmt: skip
+        return [
+            _eye(q_aval.shape, q_aval.dtype)
+            if q_aval.size
+            else lax.full(q_aval.shape, 0, q_aval.dtype),
+            lax.full(r_aval.shape, 0, r_aval.dtype),
+        ]
     return list(_run_composite("qr", _qr_composite, [x], params))
 
 
@@ -801,8 +873,10 @@ def _qr_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[lis
     q, r = qr_p.bind(x, **params)
     m, n = _shape(x)[-2:]
     if isinstance(t, Zero):
-        return [q, r], [Zero(ad.tangent_aval(core.get_aval(q))),
-                        Zero(ad.tangent_aval(core.get_aval(r)))]  # fmt: skip
+        return [q, r], [
+            Zero(ad.tangent_aval(core.get_aval(q))),
+            Zero(ad.tangent_aval(core.get_aval(r))),
+        ]
     if m < n or (params.get("full_matrices", True) and m != n):
         raise NotImplementedError("Unimplemented case of QR decomposition derivative")
     # dA = dQ R + Q dR with Q^T dQ skew and dR R^-1 upper: C = Q^T dA R^-1 splits in both
@@ -888,15 +962,19 @@ def _subset_size(n: int, subset_by_index: Any) -> int:
         return n
     lo, hi = subset_by_index
     if not 0 <= lo < hi <= n:
-        raise ValueError(f"subset_by_index must satisfy 0 <= lo < hi <= {n}, got "
-                         f"{subset_by_index}")  # fmt: skip
+        raise ValueError(f"subset_by_index must satisfy 0 <= lo < hi <= {n}, got {subset_by_index}")
     return hi - lo
 
 
 @eigh_p.def_abstract_eval
-def _eigh_abstract(x: ShapedArray, *, lower: bool = True, sort_eigenvalues: bool = True,
-                   subset_by_index: Any = None, algorithm: Any = None
-                   ) -> list[ShapedArray]:  # fmt: skip
+def _eigh_abstract(
+    x: ShapedArray,
+    *,
+    lower: bool = True,
+    sort_eigenvalues: bool = True,
+    subset_by_index: Any = None,
+    algorithm: Any = None,
+) -> list[ShapedArray]:
     _check_rank("eigh", x)
     _check_float("eigh", x)
     if x.shape[-1] != x.shape[-2]:
@@ -910,16 +988,27 @@ def _eigh_abstract(x: ShapedArray, *, lower: bool = True, sort_eigenvalues: bool
     return [ShapedArray((*batch, n, k), x.dtype), ShapedArray((*batch, k), x.dtype)]
 
 
-def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
-         sort_eigenvalues: bool = True, subset_by_index: Any = None,
-         implementation: Any = None) -> tuple[Any, Any]:  # fmt: skip
+def eigh(
+    x: Any,
+    *,
+    lower: bool = True,
+    symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True,
+    subset_by_index: Any = None,
+    implementation: Any = None,
+) -> tuple[Any, Any]:
     """Eigendecomposition of symmetric matrices: (v, w) with x v = v diag(w), w ascending."""
     x = lax.to_array(x)
     if symmetrize_input:
         x = _symmetrize(x)
     sbi = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
-    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
-                       subset_by_index=sbi, algorithm=None)  # fmt: skip
+    v, w = eigh_p.bind(
+        x,
+        lower=bool(lower),
+        sort_eigenvalues=bool(sort_eigenvalues),
+        subset_by_index=sbi,
+        algorithm=None,
+    )
     return v, w
 
 
@@ -933,8 +1022,9 @@ def _sort_columns(keys: Any, mats: list[Any]) -> tuple[Any, list[Any]]:
     return sk, [_batched_take_last(mm, perm) for mm in mats]
 
 
-def _eigh_composite(x: Any, *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any,
-                    algorithm: Any) -> list[Any]:  # fmt: skip
+def _eigh_composite(
+    x: Any, *, lower: bool, sort_eigenvalues: bool, subset_by_index: Any, algorithm: Any
+) -> list[Any]:
     a, batch = _flatten_batch(x)
     B, n, _ = _shape(a)
     dt = _dtype(a)
@@ -967,8 +1057,7 @@ def _eigh_composite(x: Any, *, lower: bool, sort_eigenvalues: bool, subset_by_in
             gi = lax.concatenate([_take(rot, 1, 1), lax.full((B, N), 0, dt)], 1)
             new = lax.add(lax.mul(_bc(ci, sh, (0, 1)), zj), lax.mul(_bc(gi, sh, (0, 1)), zjp))
             pr = _bc(prow, sh, (1,))
-            new = lax.select(lax.bitwise_and(top, lax.eq(C, pr)), _full_like_shape(sh, 0, dt),
-                             new)  # fmt: skip
+            new = lax.select(lax.bitwise_and(top, lax.eq(C, pr)), _full_like_shape(sh, 0, dt), new)
             z = _barrier(new)
     w = _gather_static(z, [ii, ii], [1, 2])  # (B, N)
     v = lax.slice(z, (0, N, 0), (B, 2 * N, N))
@@ -998,8 +1087,10 @@ def _eigh_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[l
     (x,), (t,) = primals, tangents
     v, w = eigh_p.bind(x, **params)
     if isinstance(t, Zero):
-        return [v, w], [Zero(ad.tangent_aval(core.get_aval(v))),
-                        Zero(ad.tangent_aval(core.get_aval(w)))]  # fmt: skip
+        return [v, w], [
+            Zero(ad.tangent_aval(core.get_aval(v))),
+            Zero(ad.tangent_aval(core.get_aval(w))),
+        ]
     if params.get("subset_by_index") is not None:
         raise NotImplementedError("Derivatives of eigh with subset_by_index are not implemented")
     # dw = diag(V^T dA V); dV = V (F o V^T dA V), F_ij = 1 / (w_j - w_i) off the diagonal
@@ -1028,9 +1119,14 @@ svd_p.multiple_results = True
 
 
 @svd_p.def_abstract_eval
-def _svd_abstract(x: ShapedArray, *, full_matrices: bool, compute_uv: bool,
-                  subset_by_index: Any = None, algorithm: Any = None
-                  ) -> list[ShapedArray]:  # fmt: skip
+def _svd_abstract(
+    x: ShapedArray,
+    *,
+    full_matrices: bool,
+    compute_uv: bool,
+    subset_by_index: Any = None,
+    algorithm: Any = None,
+) -> list[ShapedArray]:
     _check_rank("svd", x)
     _check_float("svd", x)
     m, n = x.shape[-2:]
@@ -1046,14 +1142,24 @@ def _svd_abstract(x: ShapedArray, *, full_matrices: bool, compute_uv: bool,
     return [s, ShapedArray((*batch, m, um), x.dtype), ShapedArray((*batch, vn, n), x.dtype)]
 
 
-def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
-        subset_by_index: Any = None, algorithm: Any = None) -> Any:  # fmt: skip
+def svd(
+    x: Any,
+    *,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    subset_by_index: Any = None,
+    algorithm: Any = None,
+) -> Any:
     """Singular value decomposition: (u, s, vh) with x = u diag(s) vh, s descending; s alone
     when compute_uv is False."""
     sbi = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
-    outs = svd_p.bind(lax.to_array(x), full_matrices=bool(full_matrices),
-                      compute_uv=bool(compute_uv), subset_by_index=sbi,
-                      algorithm=None)  # fmt: skip
+    outs = svd_p.bind(
+        lax.to_array(x),
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        subset_by_index=sbi,
+        algorithm=None,
+    )
     if compute_uv:
         s, u, vh = outs
         return u, s, vh
@@ -1075,8 +1181,13 @@ def _svd_tall(a: Any, compute_uv: bool, full_matrices: bool) -> tuple[Any, Any, 
             lo, hi = lax.min(ii, p), lax.max(ii, p)
             wt = lax.slice(z, (0, 0, 0), (B, m, N))
             wp = lax.transpose(_gather_static(wt, [p], [2]), (0, 2, 1))
-            both = lax.concatenate([lax.reshape(lax.mul(wt, wt), (B, 1, m, N)),
-                                    lax.reshape(lax.mul(wt, wp), (B, 1, m, N))], 1)  # fmt: skip
+            both = lax.concatenate(
+                [
+                    lax.reshape(lax.mul(wt, wt), (B, 1, m, N)),
+                    lax.reshape(lax.mul(wt, wp), (B, 1, m, N)),
+                ],
+                1,
+            )
             gram = lax.reduce_sum(both, (2,))  # (B, 2, N): |w_i|^2 and w_i . w_p(i)
             norms, cross = _take(gram, 1, 0), _take(gram, 1, 1)
             alpha = _gather_static(norms, [lo], [1])
@@ -1102,8 +1213,9 @@ def _svd_tall(a: Any, compute_uv: bool, full_matrices: bool) -> tuple[Any, Any, 
     return sv, u, v
 
 
-def _svd_composite(x: Any, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any,
-                   algorithm: Any) -> list[Any]:  # fmt: skip
+def _svd_composite(
+    x: Any, *, full_matrices: bool, compute_uv: bool, subset_by_index: Any, algorithm: Any
+) -> list[Any]:
     a, batch = _flatten_batch(x)
     B, m, n = _shape(a)
     wide = m < n
@@ -1131,14 +1243,23 @@ def _svd_impl(x: Any, **params: Any) -> list[Any]:
     _check_supported("svd", avals[0].dtype)
     if core.get_aval(x).size == 0:
         outs = [lax.full(avals[0].shape, 0, avals[0].dtype)]
-        outs += [_eye(av.shape, av.dtype) if av.size else lax.full(av.shape, 0, av.dtype)
-                 for av in avals[1:]]  # fmt: skip
+        outs += [
+            _eye(av.shape, av.dtype) if av.size else lax.full(av.shape, 0, av.dtype)
+            for av in avals[1:]
+        ]
         return outs
     return list(_run_composite("svd", _svd_composite, [x], params))
 
 
-def _svd_jvp(primals: list[Any], tangents: list[Any], *, full_matrices: bool, compute_uv: bool,
-             subset_by_index: Any = None, algorithm: Any = None) -> tuple[list, list]:  # fmt: skip
+def _svd_jvp(
+    primals: list[Any],
+    tangents: list[Any],
+    *,
+    full_matrices: bool,
+    compute_uv: bool,
+    subset_by_index: Any = None,
+    algorithm: Any = None,
+) -> tuple[list, list]:
     (x,), (t,) = primals, tangents
     params = {"full_matrices": full_matrices, "compute_uv": compute_uv,
               "subset_by_index": subset_by_index, "algorithm": algorithm}  # fmt: skip
@@ -1151,8 +1272,9 @@ def _svd_jvp(primals: list[Any], tangents: list[Any], *, full_matrices: bool, co
         )
     if subset_by_index is not None:
         raise NotImplementedError("Derivatives of svd with subset_by_index are not implemented")
-    s, u, vh = svd_p.bind(x, full_matrices=False, compute_uv=True, subset_by_index=None,
-                          algorithm=algorithm)  # fmt: skip
+    s, u, vh = svd_p.bind(
+        x, full_matrices=False, compute_uv=True, subset_by_index=None, algorithm=algorithm
+    )
     da = ad.instantiate(t)
     v = _mT(vh)
     ds_mat = _matmul(_matmul(_mT(u), da), v)  # U^T dA V (k, k)
@@ -1174,12 +1296,22 @@ def _svd_jvp(primals: list[Any], tangents: list[Any], *, full_matrices: bool, co
     m, n = _shape(x)[-2:]
     if m > n:  # the part of dA V outside span(U)
         dav = _matmul(da, v)
-        du = lax.add(du, lax.div(lax.sub(dav, _matmul(u, _matmul(_mT(u), dav))),
-                                 _bc(s, _shape(dav), (*range(nd - 2), nd - 1))))  # fmt: skip
+        du = lax.add(
+            du,
+            lax.div(
+                lax.sub(dav, _matmul(u, _matmul(_mT(u), dav))),
+                _bc(s, _shape(dav), (*range(nd - 2), nd - 1)),
+            ),
+        )
     if n > m:
         datu = _matmul(_mT(da), u)
-        dv = lax.add(dv, lax.div(lax.sub(datu, _matmul(v, _matmul(vh, datu))),
-                                 _bc(s, _shape(datu), (*range(nd - 2), nd - 1))))  # fmt: skip
+        dv = lax.add(
+            dv,
+            lax.div(
+                lax.sub(datu, _matmul(v, _matmul(vh, datu))),
+                _bc(s, _shape(datu), (*range(nd - 2), nd - 1)),
+            ),
+        )
     return [s, u, vh], [ds, du, _mT(dv)]
 
 

@@ -171,8 +171,9 @@ def _select_n(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp
 
 def _clamp(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray) -> Exp:
     lo, x, hi = (lowering._at(e, av, out) for e, av in zip(ins, avals, strict=True))
-    return _widened(lambda a, b, c: E.binary(Op.MIN, E.binary(Op.MAX, b, a), c), [lo, x, hi],
-                    out.dtype)  # fmt: skip
+    return _widened(
+        lambda a, b, c: E.binary(Op.MIN, E.binary(Op.MAX, b, a), c), [lo, x, hi], out.dtype
+    )
 
 
 def _iota(
@@ -281,8 +282,9 @@ def _pad(
     return value if valid is None else E.where(valid, value, pad_value)
 
 
-def _rev(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-         dimensions: tuple[int, ...]) -> Exp:  # fmt: skip
+def _rev(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, dimensions: tuple[int, ...]
+) -> Exp:
     o = view.unravel(lowering._idx(out), out.shape)
     index = [
         E.binary(Op.SUB, E.i32(d - 1), i) if a in dimensions else i
@@ -291,8 +293,9 @@ def _rev(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
     return view.reindex(ins[0], avals[0].size, view.ravel(index, out.shape))
 
 
-def _clamped_starts(starts: list[Exp], start_avals: list[ShapedArray], shape: Sequence[int],
-                    sizes: Sequence[int]) -> list[Exp]:  # fmt: skip
+def _clamped_starts(
+    starts: list[Exp], start_avals: list[ShapedArray], shape: Sequence[int], sizes: Sequence[int]
+) -> list[Exp]:
     """Scalar start indices read inside the kernel, clamped like XLA to keep slices in range."""
     out = []
     for s, av, d, n in zip(starts, start_avals, shape, sizes, strict=True):
@@ -302,8 +305,9 @@ def _clamped_starts(starts: list[Exp], start_avals: list[ShapedArray], shape: Se
     return out
 
 
-def _dynamic_slice(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-                   slice_sizes: tuple[int, ...]) -> Exp:  # fmt: skip
+def _dynamic_slice(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, slice_sizes: tuple[int, ...]
+) -> Exp:
     x_aval = avals[0]
     starts = _clamped_starts(ins[1:], avals[1:], x_aval.shape, slice_sizes)
     o = view.unravel(lowering._idx(out), out.shape)
@@ -328,9 +332,16 @@ def _dynamic_update_slice(ins: list[Exp], avals: list[ShapedArray], out: ShapedA
     return E.where(inside, upd, ins[0])
 
 
-def _dot_general(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-                 dimension_numbers: Any, precision: Any = None,
-                 preferred_element_type: Any = None, out_sharding: Any = None) -> Exp:  # fmt: skip
+def _dot_general(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Exp:
     (lc, rc), (lb, rb) = dimension_numbers
     la, ra = avals
     lfree = lax._dot_free(la.ndim, lc, lb)

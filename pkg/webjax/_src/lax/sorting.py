@@ -31,13 +31,15 @@ sort_p.multiple_results = True
 
 
 @sort_p.def_abstract_eval
-def _sort_abstract(*operands: ShapedArray, dimension: int, is_stable: bool,
-                   num_keys: int) -> list[ShapedArray]:  # fmt: skip
+def _sort_abstract(
+    *operands: ShapedArray, dimension: int, is_stable: bool, num_keys: int
+) -> list[ShapedArray]:
     shape = operands[0].shape
     for o in operands:
         if o.shape != shape:
-            raise TypeError(f"sort operands must all have the same shape, got "
-                            f"{[x.shape for x in operands]}")  # fmt: skip
+            raise TypeError(
+                f"sort operands must all have the same shape, got {[x.shape for x in operands]}"
+            )
     if not 0 <= dimension < max(len(shape), 1):
         raise ValueError(f"sort dimension {dimension} out of bounds for shape {shape}")
     if not 1 <= num_keys <= len(operands):
@@ -99,8 +101,9 @@ def _source_exp(rank: Exp, aval: ShapedArray, dim: int, k_size: int) -> tuple[Ex
     return E.reduce(Op.ADD, body, n), out_aval
 
 
-def _permute(exps: list[Exp], aval: ShapedArray, dim: int, src: Exp, src_aval: ShapedArray
-             ) -> list[Exp]:  # fmt: skip
+def _permute(
+    exps: list[Exp], aval: ShapedArray, dim: int, src: Exp, src_aval: ShapedArray
+) -> list[Exp]:
     o = view.unravel(E.idx(src_aval.size), src_aval.shape)
     o[dim] = src
     pos = view.ravel(o, aval.shape)
@@ -128,8 +131,9 @@ def _eager_program() -> bool:
 def _sort_program(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
     """The bitonic network's passes, lowered once per shape (while compiling a program, the
     sort impl builds them directly)."""
-    out: list[Any] = sort_p.bind(*operands, dimension=dimension, is_stable=is_stable,
-                                 num_keys=num_keys)  # fmt: skip
+    out: list[Any] = sort_p.bind(
+        *operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
     return out
 
 
@@ -142,8 +146,9 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
     exps = [lowering._input_exp(o, a, device) for o, a in zip(operands, avals, strict=True)]
     if aval.shape[dimension] > BITONIC_MIN:
         if _eager_program():  # eager: run the network as a cached program
-            return _sort_program(*operands, dimension=dimension, is_stable=is_stable,
-                                 num_keys=num_keys)  # fmt: skip
+            return _sort_program(
+                *operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys
+            )
         src_b, big = bitonic_source(exps[:num_keys], aval, dimension, device)
         src_exp, src_aval = bitonic_first(src_b, aval, dimension, big, aval.shape[dimension])
         outs = _permute(exps, aval, dimension, src_exp, src_aval)
@@ -159,12 +164,12 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
 sort_p.def_impl(_sort_impl)
 
 
-def _sort_jvp(primals: list[Any], tangents: list[Any], *, dimension: int, is_stable: bool,
-              num_keys: int) -> tuple[list[Any], list[Any]]:  # fmt: skip
+def _sort_jvp(
+    primals: list[Any], tangents: list[Any], *, dimension: int, is_stable: bool, num_keys: int
+) -> tuple[list[Any], list[Any]]:
     shape = core.get_aval(primals[0]).shape
     iota = lax.broadcasted_iota(dtypes.int32, shape, dimension)
-    outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
-                       num_keys=num_keys)  # fmt: skip
+    outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
     perm = outs[-1]
     t_out = []
     for t, p in zip(tangents, primals, strict=True):
@@ -179,23 +184,25 @@ def _take_along(x: Any, idx: Any, dim: int) -> Any:
     """x permuted along `dim` by idx (same shape), through gather."""
     shape = core.get_aval(x).shape
     nd = len(shape)
-    coords = [lax.broadcasted_iota(dtypes.int32, shape, a) if a != dim else idx
-              for a in range(nd)]  # fmt: skip
+    coords = [lax.broadcasted_iota(dtypes.int32, shape, a) if a != dim else idx for a in range(nd)]
     full = lax.concatenate([lax.expand_dims(c, (nd,)) for c in coords], nd)
-    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
-                                start_index_map=tuple(range(nd)))  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(), collapsed_slice_dims=tuple(range(nd)), start_index_map=tuple(range(nd))
+    )
     return gather(x, full, dn, (1,) * nd, mode="clip")
 
 
 ad.primitive_jvps[sort_p] = _sort_jvp
 
 
-def _sort_batch(vals: list[Any], dims: list[Any], *, dimension: int, is_stable: bool,
-                num_keys: int) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True)
-                if d is not None)  # fmt: skip
-    vals = [batching.bdim_at_front(v, d, size) if d is not None else batching.broadcast(v, size, 0)
-            for v, d in zip(vals, dims, strict=True)]  # fmt: skip
+def _sort_batch(
+    vals: list[Any], dims: list[Any], *, dimension: int, is_stable: bool, num_keys: int
+) -> tuple[list[Any], list[Any]]:
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    vals = [
+        batching.bdim_at_front(v, d, size) if d is not None else batching.broadcast(v, size, 0)
+        for v, d in zip(vals, dims, strict=True)
+    ]
     outs = sort_p.bind(*vals, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
     return outs, [0] * len(outs)
 
@@ -251,8 +258,9 @@ def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
         src = _materialize(src_exp, src_aval, device)
         (vals,) = _permute([x], aval, dim, src, src_aval)
         return [array_mod.from_exp(vals, outs[0], device), array_mod.from_exp(src, outs[1], device)]
-    rank = _materialize(_rank_exp([x], aval, dim, descending=True),
-                        ShapedArray(aval.shape, dtypes.int32), device)  # fmt: skip
+    rank = _materialize(
+        _rank_exp([x], aval, dim, descending=True), ShapedArray(aval.shape, dtypes.int32), device
+    )
     src_exp, src_aval = _source_exp(rank, aval, dim, k)
     src = _materialize(src_exp, src_aval, device)
     (vals,) = _permute([x], aval, dim, src, src_aval)
@@ -268,19 +276,20 @@ def _top_k_program(operand: Any, *, k: int) -> list[Any]:
     return out
 
 
-def _top_k_jvp(primals: list[Any], tangents: list[Any], *, k: int, axis: int = -1
-               ) -> tuple[list[Any], list[Any]]:  # fmt: skip
+def _top_k_jvp(
+    primals: list[Any], tangents: list[Any], *, k: int, axis: int = -1
+) -> tuple[list[Any], list[Any]]:
     (x,), (t,) = primals, tangents
     vals, idx = top_k_p.bind(x, k=k)
     if isinstance(t, Zero):
-        return [vals, idx], [Zero(ad.tangent_aval(core.get_aval(vals))),
-                             Zero(core.get_aval(idx))]  # fmt: skip
+        return [vals, idx], [Zero(ad.tangent_aval(core.get_aval(vals))), Zero(core.get_aval(idx))]
     shape = core.get_aval(idx).shape
     nd = len(shape)
     coords = [lax.broadcasted_iota(dtypes.int32, shape, a) for a in range(nd - 1)] + [idx]
     full = lax.concatenate([lax.expand_dims(c, (nd,)) for c in coords], nd)
-    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
-                                start_index_map=tuple(range(nd)))  # fmt: skip
+    dn = GatherDimensionNumbers(
+        offset_dims=(), collapsed_slice_dims=tuple(range(nd)), start_index_map=tuple(range(nd))
+    )
     t_vals = gather(ad.instantiate(t), full, dn, (1,) * nd, mode="clip")
     return [vals, idx], [t_vals, Zero(core.get_aval(idx))]
 
@@ -288,8 +297,9 @@ def _top_k_jvp(primals: list[Any], tangents: list[Any], *, k: int, axis: int = -
 ad.primitive_jvps[top_k_p] = _top_k_jvp
 
 
-def _top_k_batch(vals: list[Any], dims: list[Any], *, k: int, axis: int = -1
-                 ) -> tuple[list[Any], list[Any]]:  # fmt: skip
+def _top_k_batch(
+    vals: list[Any], dims: list[Any], *, k: int, axis: int = -1
+) -> tuple[list[Any], list[Any]]:
     (x,), (d,) = vals, dims
     nd = core.get_aval(x).ndim
     if d == nd - 1:  # keep the sorted axis last

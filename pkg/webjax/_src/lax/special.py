@@ -174,10 +174,12 @@ def _igammac_cf(a: Any, x: Any, deriv: bool) -> tuple[Any, Any]:
         safe_qk = lax.select(ok, qk, one)
         ans = lax.select(ok, lax.div(pk, safe_qk), ans)
         if deriv:
-            dpk = lax.add(lax.sub(lax.sub(lax.mul(dpkm1, z), pkm1), lax.mul(dpkm2, yc)),
-                          lax.mul(pkm2, c))  # fmt: skip
-            dqk = lax.add(lax.sub(lax.sub(lax.mul(dqkm1, z), qkm1), lax.mul(dqkm2, yc)),
-                          lax.mul(qkm2, c))  # fmt: skip
+            dpk = lax.add(
+                lax.sub(lax.sub(lax.mul(dpkm1, z), pkm1), lax.mul(dpkm2, yc)), lax.mul(pkm2, c)
+            )
+            dqk = lax.add(
+                lax.sub(lax.sub(lax.mul(dqkm1, z), qkm1), lax.mul(dqkm2, yc)), lax.mul(qkm2, c)
+            )
             dans = lax.select(ok, lax.div(lax.sub(dpk, lax.mul(ans, dqk)), safe_qk), dans)
             dpkm2, dqkm2, dpkm1, dqkm1 = dpkm1, dqkm1, dpk, dqk
         pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
@@ -261,8 +263,9 @@ def _igamma_deriv(a: Any, x: Any, sample: bool) -> Any:
 
 def _igamma_dx(a: Any, x: Any) -> Any:
     one = _c(1.0, a)
-    return lax.exp(lax.sub(lax.add(lax.neg(x), lax.mul(lax.sub(a, one), lax.log(x))),
-                           lax.lgamma(a)))  # fmt: skip
+    return lax.exp(
+        lax.sub(lax.add(lax.neg(x), lax.mul(lax.sub(a, one), lax.log(x))), lax.lgamma(a))
+    )
 
 
 @custom_jvp
@@ -334,12 +337,22 @@ def _betainc_value(a: Any, b: Any, x: Any) -> Any:
     a_zero = lax.bitwise_or(lax.eq(a, zero), lax.eq(b, inf))
     b_zero = lax.bitwise_or(lax.eq(b, zero), lax.eq(a, inf))
     x_zero, x_one = lax.eq(x, zero), lax.eq(x, one)
-    is_zero = lax.bitwise_or(lax.bitwise_and(b_zero, lax.bitwise_not(x_one)),
-                             lax.bitwise_and(a_zero, x_zero))  # fmt: skip
-    is_one = lax.bitwise_or(lax.bitwise_and(a_zero, lax.bitwise_not(x_zero)),
-                            lax.bitwise_and(b_zero, x_one))  # fmt: skip
-    is_nan = _any_of(lax.lt(a, zero), lax.lt(b, zero), lax.lt(x, zero), lax.gt(x, one),
-                     lax.bitwise_and(a_zero, b_zero), _isnan(a), _isnan(b), _isnan(x))  # fmt: skip
+    is_zero = lax.bitwise_or(
+        lax.bitwise_and(b_zero, lax.bitwise_not(x_one)), lax.bitwise_and(a_zero, x_zero)
+    )
+    is_one = lax.bitwise_or(
+        lax.bitwise_and(a_zero, lax.bitwise_not(x_zero)), lax.bitwise_and(b_zero, x_one)
+    )
+    is_nan = _any_of(
+        lax.lt(a, zero),
+        lax.lt(b, zero),
+        lax.lt(x, zero),
+        lax.gt(x, one),
+        lax.bitwise_and(a_zero, b_zero),
+        _isnan(a),
+        _isnan(b),
+        _isnan(x),
+    )
     # the fraction converges fast for x < (a + 1) / (a + b + 2); otherwise use I_x(a, b) =
     # 1 - I_(1-x)(b, a)
     direct = lax.lt(x, lax.div(lax.add(a, one), lax.add(lax.add(a, b), two)))
@@ -354,17 +367,25 @@ def _betainc_value(a: Any, b: Any, x: Any) -> Any:
         fi = lax.convert_element_type(i, core.get_aval(a).dtype)
         m = lax.floor(lax.div(lax.sub(fi, one), two))
         a2m = lax.add(a, lax.mul(two, m))
-        even_num = lax.div(lax.neg(lax.mul(lax.mul(lax.add(a, m), lax.add(lax.add(a, b), m)), x)),
-                           lax.mul(a2m, lax.add(a2m, one)))  # fmt: skip
+        even_num = lax.div(
+            lax.neg(lax.mul(lax.mul(lax.add(a, m), lax.add(lax.add(a, b), m)), x)),
+            lax.mul(a2m, lax.add(a2m, one)),
+        )
         first_even = lax.div(lax.neg(lax.mul(lax.add(a, b), x)), lax.add(a, one))
         even_num = lax.select(lax.eq(m, zero), first_even, even_num)
-        odd_num = lax.div(lax.mul(lax.mul(m, lax.sub(b, m)), x),
-                          lax.mul(lax.sub(a2m, one), a2m))  # fmt: skip
-        is_even = lax.eq(lax.rem(i, lax.full((), 2, core.get_aval(i).dtype)),
-                         lax.full((), 0, core.get_aval(i).dtype))  # fmt: skip
+        odd_num = lax.div(lax.mul(lax.mul(m, lax.sub(b, m)), x), lax.mul(lax.sub(a2m, one), a2m))
+        is_even = lax.eq(
+            lax.rem(i, lax.full((), 2, core.get_aval(i).dtype)),
+            lax.full((), 0, core.get_aval(i).dtype),
+        )
         num = lax.select(lax.broadcast(is_even, core.get_aval(a).shape), even_num, odd_num)
-        num = lax.select(lax.broadcast(lax.eq(i, lax.full((), 1, core.get_aval(i).dtype)),
-                                       core.get_aval(a).shape), one, num)  # fmt: skip
+        num = lax.select(
+            lax.broadcast(
+                lax.eq(i, lax.full((), 1, core.get_aval(i).dtype)), core.get_aval(a).shape
+            ),
+            one,
+            num,
+        )
         c = guard(lax.add(one, lax.div(num, c)))
         d = lax.div(one, guard(lax.add(one, lax.mul(num, d))))
         return c, d, lax.mul(h, lax.mul(c, d))
@@ -395,8 +416,15 @@ def _betainc_no_ab(t: Any, _: Any, *args: Any) -> Any:
 def _betainc_dx(t: Any, _: Any, a: Any, b: Any, x: Any) -> Any:
     one = _c(1.0, a)
     lbeta = lax.sub(lax.add(lax.lgamma(a), lax.lgamma(b)), lax.lgamma(lax.add(a, b)))
-    d = lax.exp(lax.sub(lax.add(lax.mul(lax.sub(b, one), lax.log1p(lax.neg(x))),
-                                lax.mul(lax.sub(a, one), lax.log(x))), lbeta))  # fmt: skip
+    d = lax.exp(
+        lax.sub(
+            lax.add(
+                lax.mul(lax.sub(b, one), lax.log1p(lax.neg(x))),
+                lax.mul(lax.sub(a, one), lax.log(x)),
+            ),
+            lbeta,
+        )
+    )
     return lax.mul(t, d)
 
 
@@ -472,14 +500,17 @@ def _zeta_value(x: Any, q: Any) -> Any:
             ab = lax.mul(lax.mul(ab, lax.add(x, _c(step, x))), inv_w)
         s = lax.add(s, lax.div(ab, _c(den, x)))
         step += 1.0
-    big_q = lax.mul(lax.add(lax.div(one, lax.sub(x, one)), lax.div(one, lax.mul(_c(2.0, q), q))),
-                    lax.pow(q, lax.sub(one, x)))  # fmt: skip
+    big_q = lax.mul(
+        lax.add(lax.div(one, lax.sub(x, one)), lax.div(one, lax.mul(_c(2.0, q), q))),
+        lax.pow(q, lax.sub(one, x)),
+    )
     out = lax.select(lax.gt(q, _c(1e8, q)), big_q, s)
     q_int = lax.eq(q, lax.floor(q))
     x_int = lax.eq(x, lax.floor(x))
     q_pos = lax.gt(q, zero)
-    out = lax.select(lax.bitwise_and(lax.bitwise_not(q_pos), lax.bitwise_not(x_int)),
-                     _c(math.nan, x), out)  # fmt: skip
+    out = lax.select(
+        lax.bitwise_and(lax.bitwise_not(q_pos), lax.bitwise_not(x_int)), _c(math.nan, x), out
+    )
     out = lax.select(lax.bitwise_and(lax.bitwise_not(q_pos), q_int), _c(math.inf, x), out)
     out = lax.select(lax.eq(x, one), _c(math.inf, x), out)
     return lax.select(lax.bitwise_or(lax.lt(x, one), _isnan(q)), _c(math.nan, x), out)

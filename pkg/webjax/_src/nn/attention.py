@@ -36,8 +36,10 @@ def _check(t: Any, shape: Sequence[int], dtype: Any, name: str) -> None:
 
 def _iota2(t_len: int, s_len: int) -> tuple[Any, Any]:
     i32 = dtypes.int32
-    return (lax.broadcasted_iota(i32, (t_len, s_len), 0),
-            lax.broadcasted_iota(i32, (t_len, s_len), 1))  # fmt: skip
+    return (
+        lax.broadcasted_iota(i32, (t_len, s_len), 0),
+        lax.broadcasted_iota(i32, (t_len, s_len), 1),
+    )
 
 
 def _attention(
@@ -60,8 +62,9 @@ def _attention(
     logits_dt = dtypes.result_type((qdt, False), (dtypes.float32, False))[0]
     q5 = lax.reshape(query, (b, t_len, k, g, h))
     # logits[b, k, t, g, s] = sum_h q[b, t, k, g, h] key[b, s, k, h]
-    logits = lax.dot_general(q5, key, (((4,), (3,)), ((0, 2), (0, 2))),
-                             preferred_element_type=logits_dt)  # fmt: skip
+    logits = lax.dot_general(
+        q5, key, (((4,), (3,)), ((0, 2), (0, 2))), preferred_element_type=logits_dt
+    )
     logits = lax.transpose(logits, (0, 1, 3, 2, 4))  # b, k, g, t, s
     logits = lax.reshape(logits, (b, n, t_len, s_len))
     logits = lax.mul(logits, lax.full((), scale, logits_dt))
@@ -90,12 +93,14 @@ def _attention(
         pm = lax.full((b, t_len, s_len), True, dtypes.bool_)
         if q_len is not None:
             ql = lax.broadcast_in_dim(q_len, (b, t_len, s_len), (0,))
-            pm = lax.bitwise_and(pm, lax.lt(lax.broadcast_in_dim(ti, (b, t_len, s_len), (1, 2)),
-                                            ql))  # fmt: skip
+            pm = lax.bitwise_and(
+                pm, lax.lt(lax.broadcast_in_dim(ti, (b, t_len, s_len), (1, 2)), ql)
+            )
         if kv_len is not None:
             kl = lax.broadcast_in_dim(kv_len, (b, t_len, s_len), (0,))
-            pm = lax.bitwise_and(pm, lax.lt(lax.broadcast_in_dim(si, (b, t_len, s_len), (1, 2)),
-                                            kl))  # fmt: skip
+            pm = lax.bitwise_and(
+                pm, lax.lt(lax.broadcast_in_dim(si, (b, t_len, s_len), (1, 2)), kl)
+            )
         pm4 = lax.broadcast_in_dim(pm, shape, (0, 2, 3))
         keep = pm4 if keep is None else lax.bitwise_and(keep, pm4)
     if keep is not None:
@@ -110,8 +115,9 @@ def _attention(
     if q_len is not None:
         ti = lax.broadcasted_iota(dtypes.int32, (b, t_len), 1)
         qm = lax.lt(ti, lax.broadcast_in_dim(q_len, (b, t_len), (0,)))
-        qm = lax.convert_element_type(lax.broadcast_in_dim(qm, (b, t_len, n, h), (0, 1)),
-                                      util.aval(enc).dtype)  # fmt: skip
+        qm = lax.convert_element_type(
+            lax.broadcast_in_dim(qm, (b, t_len, n, h), (0, 1)), util.aval(enc).dtype
+        )
         enc = lax.mul(enc, qm)
     if not residual:
         return enc
@@ -120,8 +126,11 @@ def _attention(
 
 
 def _finfo_max(dt: Any) -> float:
-    return {16: 65504.0 if dt.name == "float16" else 3.3895313892515355e38,
-            32: 3.4028234663852886e38, 64: 1.7976931348623157e308}[dt.bits]  # fmt: skip
+    return {
+        16: 65504.0 if dt.name == "float16" else 3.3895313892515355e38,
+        32: 3.4028234663852886e38,
+        64: 1.7976931348623157e308,
+    }[dt.bits]
 
 
 def dot_product_attention(
@@ -174,8 +183,9 @@ def dot_product_attention(
             f"{util.aval(q).shape[-2]} vs {kh}"
         )
     scale_val = (1.0 / math.sqrt(h)) if scale is None else float(scale)
-    out = _attention_jit(q, k, v, b4, m4, bool(is_causal), scale_val, ql, kl, window,
-                         bool(return_residual))  # fmt: skip
+    out = _attention_jit(
+        q, k, v, b4, m4, bool(is_causal), scale_val, ql, kl, window, bool(return_residual)
+    )
     if return_residual:
         enc, res = out
         return lax.reshape(enc, out_shape), lax.reshape(res, out_shape[:-1])

@@ -385,8 +385,14 @@ def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
 
 
 @eager_jit(static_argnames=("axis", "keepdims", "return_sign"))
-def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
-              return_sign: bool = False, where: Any = None) -> Any:  # fmt: skip
+def logsumexp(
+    a: Any,
+    axis: Any = None,
+    b: Any = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+    where: Any = None,
+) -> Any:
     """log(sum(b * exp(a))) computed stably (the max is shifted out and stop-gradient'ed)."""
     a = _inexact(a)
     av = util.aval(a)
@@ -399,8 +405,9 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     kept = tuple(i for i in range(av.ndim) if i not in axes)
     amax = lax.reduce_max(a, axes) if axes else a
     finite = lax.is_finite(amax)
-    amax = lax.stop_gradient(lax.select(finite, amax, lax.full(util.aval(amax).shape, 0.0,
-                                                                 av.dtype)))  # fmt: skip
+    amax = lax.stop_gradient(
+        lax.select(finite, amax, lax.full(util.aval(amax).shape, 0.0, av.dtype))
+    )
     shifted = lax.sub(a, lax.broadcast_in_dim(amax, av.shape, kept))
     e = lax.exp(shifted)
     if mask is not None:

@@ -70,8 +70,9 @@ def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
     return init
 
 
-def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0,
-                     upper: Any = 2.0) -> Initializer:  # fmt: skip
+def truncated_normal(
+    stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0, upper: Any = 2.0
+) -> Initializer:
     """stddev * (a standard normal truncated to (lower, upper))."""
 
     def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
@@ -86,8 +87,12 @@ def _size(shape: tuple[int, ...], axes: AxisSpec) -> int:
     return shape[axes] if isinstance(axes, int) else math.prod(shape[i] for i in axes)
 
 
-def _compute_fans(shape: tuple[int, ...], in_axis: AxisSpec = -2, out_axis: AxisSpec = -1,
-                  batch_axis: AxisSpec = ()) -> tuple[float, float]:  # fmt: skip
+def _compute_fans(
+    shape: tuple[int, ...],
+    in_axis: AxisSpec = -2,
+    out_axis: AxisSpec = -1,
+    batch_axis: AxisSpec = (),
+) -> tuple[float, float]:
     """(fan_in, fan_out): the in/out sizes times the receptive field (all other axes)."""
     if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
         raise ValueError(
@@ -105,9 +110,15 @@ _TRUNC_STD = 0.87962566103423978
 _TRUNC_STD_COMPLEX = 0.95311164380491208
 
 
-def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: AxisSpec = -2,
-                     out_axis: AxisSpec = -1, batch_axis: AxisSpec = (),
-                     dtype: Any = None) -> Initializer:  # fmt: skip
+def variance_scaling(
+    scale: Any,
+    mode: str,
+    distribution: str,
+    in_axis: AxisSpec = -2,
+    out_axis: AxisSpec = -1,
+    batch_axis: AxisSpec = (),
+    dtype: Any = None,
+) -> Initializer:
     """Samples with variance scale / fan (fan_in, fan_out, their mean or geometric mean)."""
     if mode not in ("fan_in", "fan_out", "fan_avg", "fan_geo_avg"):
         raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
@@ -151,8 +162,9 @@ def _polar_sample(key: Any, shape: tuple[int, ...], dt: DType, radius: Any) -> A
     return lax.mul(r, lax.exp(lax.mul(_scalar(1j, dt), theta)))
 
 
-def _complex_variance_scaling(key: Any, shape: tuple[int, ...], dt: DType, variance: Any,
-                              distribution: str) -> Any:  # fmt: skip
+def _complex_variance_scaling(
+    key: Any, shape: tuple[int, ...], dt: DType, variance: Any, distribution: str
+) -> Any:
     """Complex samples with E|z|^2 = variance: a complex normal, a disc-uniform modulus and
     phase, or a modulus whose square is an exponential truncated at 4, with a uniform phase."""
     rdt = dtypes.component(dt)
@@ -174,8 +186,12 @@ def _complex_variance_scaling(key: Any, shape: tuple[int, ...], dt: DType, varia
 
 
 def _preset(scale: float, mode: str, distribution: str, name: str) -> Callable[..., Initializer]:
-    def make(in_axis: AxisSpec = -2, out_axis: AxisSpec = -1, batch_axis: AxisSpec = (),
-             dtype: Any = None) -> Initializer:  # fmt: skip
+    def make(
+        in_axis: AxisSpec = -2,
+        out_axis: AxisSpec = -1,
+        batch_axis: AxisSpec = (),
+        dtype: Any = None,
+    ) -> Initializer:
         return variance_scaling(scale, mode, distribution, in_axis, out_axis, batch_axis, dtype)
 
     make.__name__ = make.__qualname__ = name

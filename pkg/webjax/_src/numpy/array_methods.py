@@ -122,15 +122,19 @@ def _view(self: Any, dtype: Any = None, type: Any = None) -> Any:
         comp = dtypes.component(dst)
         x = _view(self, comp)
         if not shape or shape[-1] % 2:
-            raise ValueError("When changing to a larger dtype, its size must be a divisor of "
-                             "the total size in bytes of the last axis of the array.")  # fmt: skip
+            raise ValueError(
+                "When changing to a larger dtype, its size must be a divisor of "
+                "the total size in bytes of the last axis of the array."
+            )
         pairs = lax.reshape(x, (*shape[:-1], shape[-1] // 2, 2))
         nd = len(shape)
         re, im = (lax.squeeze(util.slice_axis(pairs, nd, k, k + 1), (nd,)) for k in (0, 1))
         return lax.complex(re, im)
     if src.itemsize != dst.itemsize:
-        raise NotImplementedError(f"array.view from {src.name} to {dst.name} (different widths) "
-                                  "is not supported by webjax")  # fmt: skip
+        raise NotImplementedError(
+            f"array.view from {src.name} to {dst.name} (different widths) "
+            "is not supported by webjax"
+        )
     return lax.bitcast_convert_type(self, dst)
 
 

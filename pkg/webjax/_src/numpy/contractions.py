@@ -39,14 +39,21 @@ def _dot_general(a: Any, b: Any, dims: Any, pet: Any) -> Any:
     return out
 
 
-def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
-           out_sharding: Any = None) -> Any:  # fmt: skip
+def matmul(
+    a: Any,
+    b: Any,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     a, b, pet = _operands("matmul", a, b, preferred_element_type)
     sa, sb = util.aval(a).shape, util.aval(b).shape
     for i, s in enumerate((sa, sb)):
         if not s:
-            raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has "
-                             "ndim 0")  # fmt: skip
+            raise ValueError(
+                f"matmul input operand {i} must have ndim at least 1, but it has ndim 0"
+            )
     a_vec, b_vec = len(sa) == 1, len(sb) == 1
     if a_vec:
         a, sa = lax.reshape(a, (1, sa[0])), (1, sa[0])
@@ -62,8 +69,14 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     return lax.squeeze(out, drop) if drop else out
 
 
-def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
-        out_sharding: Any = None) -> Any:  # fmt: skip
+def dot(
+    a: Any,
+    b: Any,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     a, b, pet = _operands("dot", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if na == 0 or nb == 0:
@@ -85,8 +98,15 @@ def _conj(x: Any) -> Any:
     return lax.conj(x) if util.aval(x).dtype.kind == "c" else x
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
-           preferred_element_type: Any = None) -> Any:  # fmt: skip
+def vecdot(
+    x1: Any,
+    x2: Any,
+    /,
+    *,
+    axis: int = -1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
     x1, x2, pet = _operands("vecdot", x1, x2, preferred_element_type)
     s1, s2 = util.aval(x1).shape, util.aval(x2).shape
     a1, a2 = util.canonical_axis(axis, len(s1)), util.canonical_axis(axis, len(s2))
@@ -125,26 +145,37 @@ def kron(a: Any, b: Any) -> Any:
     return lax.reshape(multiply(a, b), tuple(x * y for x, y in zip(sa, sb)))
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
-              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:  # fmt: skip
+def tensordot(
+    a: Any,
+    b: Any,
+    axes: Any = 2,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     a, b, pet = _operands("tensordot", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if isinstance(axes, int) or hasattr(axes, "__index__"):
         k = int(axes)
         if k > min(na, nb):
-            raise TypeError(f"Number of tensordot axes (axes {k}) exceeds input ranks ({na} and "
-                            f"{nb})")  # fmt: skip
+            raise TypeError(
+                f"Number of tensordot axes (axes {k}) exceeds input ranks ({na} and {nb})"
+            )
         ca, cb = tuple(range(na - k, na)), tuple(range(k))
     else:
         if len(axes) != 2:
-            raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair "
-                            f"of lists/tuples of ints; got {axes}")  # fmt: skip
+            raise TypeError(
+                "tensordot axes argument must be an int, a pair of ints, or a pair "
+                f"of lists/tuples of ints; got {axes}"
+            )
         xa, xb = axes
         xa = [xa] if isinstance(xa, int) else list(xa)
         xb = [xb] if isinstance(xb, int) else list(xb)
         if len(xa) != len(xb):
-            raise TypeError("tensordot requires axes lists to have equal length, got "
-                            f"{xa} and {xb}.")  # fmt: skip
+            raise TypeError(
+                f"tensordot requires axes lists to have equal length, got {xa} and {xb}."
+            )
         ca = tuple(util.canonical_axis(x, na) for x in xa)
         cb = tuple(util.canonical_axis(x, nb) for x in xb)
     return _dot_general(a, b, ((ca, cb), ((), ())), pet)
@@ -200,8 +231,10 @@ def _take_diagonal(x: Any, labels: str) -> tuple[Any, str]:
         i = labels.index(dup)
         j = labels.index(dup, i + 1)
         shape = util.aval(x).shape
-        eye = lax.eq(lax.broadcasted_iota(dtypes.int32, shape, i),
-                     lax.broadcasted_iota(dtypes.int32, shape, j))  # fmt: skip
+        eye = lax.eq(
+            lax.broadcasted_iota(dtypes.int32, shape, i),
+            lax.broadcasted_iota(dtypes.int32, shape, j),
+        )
         x = lax.select(eye, x, lax.full(shape, 0, util.aval(x).dtype))
         x = lax.reduce_sum(x, (j,)) if util.aval(x).dtype.kind != "b" else lax.reduce_or(x, (j,))
         labels = labels[:j] + labels[j + 1 :]
@@ -265,9 +298,17 @@ def _from_sublists(first: Any, rest: tuple[Any, ...]) -> tuple[str, tuple[Any, .
     return spec, tuple(operands)
 
 
-def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
-           precision: Any = None, preferred_element_type: Any = None,
-           _dot_general: Any = None, out_sharding: Any = None) -> Any:  # fmt: skip
+def einsum(
+    subscripts: Any,
+    /,
+    *operands: Any,
+    out: None = None,
+    optimize: Any = "auto",
+    precision: Any = None,
+    preferred_element_type: Any = None,
+    _dot_general: Any = None,
+    out_sharding: Any = None,
+) -> Any:
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists(subscripts, operands)
     ops = util.promote_dtypes(*(x if util.is_scalar(x) else util.ensure_array(x) for x in operands))
@@ -282,8 +323,9 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
             if sizes.get(c, 1) == 1:
                 sizes[c] = d
             elif d not in (1, sizes[c]):
-                raise ValueError(f"einsum: size of label {c!r} is {d} in one operand and "
-                                 f"{sizes[c]} in another")  # fmt: skip
+                raise ValueError(
+                    f"einsum: size of label {c!r} is {d} in one operand and {sizes[c]} in another"
+                )
     items = []
     for t, x in zip(terms, ops):
         full = tuple(sizes[c] for c in t)
@@ -309,8 +351,9 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     return x
 
 
-def _pick_pair(items: list[tuple[Any, str]], sizes: dict[str, int], out_labels: str
-               ) -> tuple[int, int]:  # fmt: skip
+def _pick_pair(
+    items: list[tuple[Any, str]], sizes: dict[str, int], out_labels: str
+) -> tuple[int, int]:
     """Greedy order: the pair whose result is smallest (ties: the leftmost pair)."""
     best: tuple[int, int, int] | None = None
     for i in range(len(items)):
@@ -331,11 +374,14 @@ def matvec(x1: Any, x2: Any, /) -> Any:
     """Matrix-vector products over the last two / last axes, batch dimensions broadcast."""
     a, b = (util.ensure_array(x) for x in (x1, x2))
     if util.aval(a).ndim < 2 or util.aval(b).ndim < 1:
-        raise ValueError(f"matvec: x1 must be at least 2-D and x2 at least 1-D; got shapes "
-                         f"{util.aval(a).shape} and {util.aval(b).shape}")  # fmt: skip
+        raise ValueError(
+            f"matvec: x1 must be at least 2-D and x2 at least 1-D; got shapes "
+            f"{util.aval(a).shape} and {util.aval(b).shape}"
+        )
     if util.aval(a).shape[-1] != util.aval(b).shape[-1]:
-        raise ValueError(f"matvec: contracting dimensions differ: {util.aval(a).shape} and "
-                         f"{util.aval(b).shape}")  # fmt: skip
+        raise ValueError(
+            f"matvec: contracting dimensions differ: {util.aval(a).shape} and {util.aval(b).shape}"
+        )
     out = matmul(a, lax.expand_dims(b, (util.aval(b).ndim,)))
     return lax.squeeze(out, (util.aval(out).ndim - 1,))
 
@@ -345,11 +391,14 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
     a, b = (util.ensure_array(x) for x in (x1, x2))
     a = _conj(a)
     if util.aval(a).ndim < 1 or util.aval(b).ndim < 2:
-        raise ValueError(f"vecmat: x1 must be at least 1-D and x2 at least 2-D; got shapes "
-                         f"{util.aval(a).shape} and {util.aval(b).shape}")  # fmt: skip
+        raise ValueError(
+            f"vecmat: x1 must be at least 1-D and x2 at least 2-D; got shapes "
+            f"{util.aval(a).shape} and {util.aval(b).shape}"
+        )
     if util.aval(a).shape[-1] != util.aval(b).shape[-2]:
-        raise ValueError(f"vecmat: contracting dimensions differ: {util.aval(a).shape} and "
-                         f"{util.aval(b).shape}")  # fmt: skip
+        raise ValueError(
+            f"vecmat: contracting dimensions differ: {util.aval(a).shape} and {util.aval(b).shape}"
+        )
     out = matmul(lax.expand_dims(a, (util.aval(a).ndim - 1,)), b)
     return lax.squeeze(out, (util.aval(out).ndim - 2,))
 

@@ -207,8 +207,10 @@ def arange(
             )
     start, stop, step = (None if v is None else _host_scalar(v) for v in (start, stop, step))
     if any(isinstance(v, complex) for v in (start, stop, step)):
-        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported "
-                         "starting in JAX v0.10.0.")  # fmt: skip
+        raise ValueError(
+            "Passing complex start/stop/step to jnp.arange is no longer supported "
+            "starting in JAX v0.10.0."
+        )
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -273,8 +275,7 @@ def linspace(
     return out, lax.full((), step, step_dt)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
-        _name: str = "eye") -> Any:  # fmt: skip
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, _name: str = "eye") -> Any:
     M = N if M is None else M
     dt = dtypes.canonicalize_user(dtype, _name) if dtype is not None else dtypes.default_float()
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
@@ -288,16 +289,24 @@ def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype, _name="identity")
 
 
-def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
-             dtype: Any = None, axis: int = 0) -> Any:  # fmt: skip
+def logspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    base: Any = 10.0,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
     exps = linspace(start, stop, num, endpoint, dtype=None if dtype is None else dtype)
     dt = util.aval(exps).dtype
     out = power(lax.full((), _host_scalar(base), dt if dt.kind in "fc" else None), exps)
     return util.convert(out, dtypes.canonicalize(dtypes.dtype(dtype))) if dtype is not None else out
 
 
-def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
-              axis: int = 0) -> Any:  # fmt: skip
+def geomspace(
+    start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0
+) -> Any:
     import cmath
 
     start, stop = _host_scalar(start), _host_scalar(stop)
@@ -365,8 +374,9 @@ def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
     src = _host_dtype(dtype)
     data = memoryview(buffer).cast("B")
     if offset < 0 or offset > len(data):
-        raise ValueError("offset must be non-negative and no greater than buffer length "
-                         f"({len(data)})")  # fmt: skip
+        raise ValueError(
+            f"offset must be non-negative and no greater than buffer length ({len(data)})"
+        )
     data = data[offset:]
     size = src.itemsize
     if count < 0:
@@ -378,8 +388,9 @@ def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
     if src.kind == "c":  # (real, imaginary) pairs
         code = "d" if src is dtypes.complex128 else "f"
         parts = struct.unpack(f"<{2 * count}{code}", bytes(data[: count * size]))
-        raw: tuple[Any, ...] = tuple(complex(parts[i], parts[i + 1])
-                                     for i in range(0, 2 * count, 2))  # fmt: skip
+        raw: tuple[Any, ...] = tuple(
+            complex(parts[i], parts[i + 1]) for i in range(0, 2 * count, 2)
+        )
     else:
         raw = struct.unpack(f"<{count}{_STRUCT_CODES[src.name]}", bytes(data[: count * size]))
     values: list[Any] = list(raw)
@@ -403,8 +414,13 @@ def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) ->
         if count >= 0 and len(values) == count:
             break
         try:
-            values.append(builtins.bool(int(t)) if src.kind == "b" else
-                          int(t) if src.kind in "iu" else float(t))  # fmt: skip
+            values.append(
+                builtins.bool(int(t))
+                if src.kind == "b"
+                else int(t)
+                if src.kind in "iu"
+                else float(t)
+            )
         except ValueError:
             raise ValueError(
                 f"string {string!r} could not be parsed as {src.name} values separated by {sep!r}"
@@ -412,8 +428,9 @@ def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) ->
     if count >= 0 and len(values) < count:
         raise ValueError("string is smaller than requested size")
     dt = dtypes.canonicalize(src)
-    return from_flat([scalar.normalize(dt, v) for v in values], (len(values),), dt,
-                     default_device())  # fmt: skip
+    return from_flat(
+        [scalar.normalize(dt, v) for v in values], (len(values),), dt, default_device()
+    )
 
 
 def fromiter(*args: Any, **kwargs: Any) -> Any:

@@ -49,8 +49,9 @@ def _flat(v: Any) -> list[Any]:
     return [y for e in v for y in _flat(e)] if isinstance(v, list) else [v]
 
 
-def delete(arr: Any, obj: Any, axis: int | None = None, *,
-           assume_unique_indices: bool = False) -> Any:  # fmt: skip
+def delete(
+    arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices: bool = False
+) -> Any:
     a = util.ensure_array(arr)
     if axis is None:
         a, axis = ravel(a), 0
@@ -58,8 +59,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     n = util.aval(a).shape[ax]
     if isinstance(obj, slice):
         keep = sorted(set(range(n)) - set(range(n)[obj]))
-        return _take_axis(a, lax.full((0,), 0, dtypes.int32) if not keep else
-                          _int_array(keep), ax)  # fmt: skip
+        return _take_axis(a, lax.full((0,), 0, dtypes.int32) if not keep else _int_array(keep), ax)
     try:
         i = operator.index(obj)
     except TypeError:  # a sequence or an array of indices (or a traced index)
@@ -78,8 +78,11 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
         # the j-th kept index is j plus the number of (sorted, shifted) deleted indices <= it
         flat = lax.convert_element_type(ravel(idx), dtypes.int32)
         k = util.aval(flat).shape[0]
-        flat = lax.select(lax.lt(flat, lax.full((), 0, dtypes.int32)),
-                          lax.add(flat, lax.full((), n, dtypes.int32)), flat)  # fmt: skip
+        flat = lax.select(
+            lax.lt(flat, lax.full((), 0, dtypes.int32)),
+            lax.add(flat, lax.full((), n, dtypes.int32)),
+            flat,
+        )
         flat = lax.clamp(lax.full((), 0, dtypes.int32), flat, lax.full((), n, dtypes.int32))
         shifted = lax.sub(sorting.sort(flat, 0, True), lax.iota(dtypes.int32, k))
         j = lax.iota(dtypes.int32, n - k)
@@ -97,8 +100,10 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     flags = _flat(val.tolist()) if util.aval(val).ndim else [val.item()]
     if kind == "b":
         if util.aval(val).shape != (n,):
-            raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
-                             "one-dimensional with length matching specified axis.")  # fmt: skip
+            raise ValueError(
+                "np.delete(arr, obj): for boolean indices, obj must be "
+                "one-dimensional with length matching specified axis."
+            )
         keep = [i for i, f in enumerate(flags) if not f]
     elif kind in "iu" or not flags:
         drop = set()
@@ -109,8 +114,9 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
             drop.add(i % n)
         keep = [i for i in range(n) if i not in drop]
     else:
-        raise ValueError(f"np.delete(arr, obj): got obj.dtype={util.aval(val).dtype}; must be "
-                         "integer or bool.")  # fmt: skip
+        raise ValueError(
+            f"np.delete(arr, obj): got obj.dtype={util.aval(val).dtype}; must be integer or bool."
+        )
     return _take_axis(a, _int_array(keep) if keep else lax.full((0,), 0, dtypes.int32), ax)
 
 
@@ -122,25 +128,33 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     a = util.ensure_array(arr)
     if axis is None:
         a, axis = ravel(a), 0
-    ax = util.canonical_axis(util.concrete_int(axis, "axis argument of jnp.insert()"),
-                             util.aval(a).ndim)  # fmt: skip
+    ax = util.canonical_axis(
+        util.concrete_int(axis, "axis argument of jnp.insert()"), util.aval(a).ndim
+    )
     n = util.aval(a).shape[ax]
     if isinstance(obj, slice):
         idx = _int_array(list(range(n)[obj])) if range(n)[obj] else lax.full((0,), 0, dtypes.int32)
     else:
-        idx = util.ensure_array(obj) if not isinstance(obj, (list, tuple)) or obj else (
-            lax.full((0,), 0, dtypes.int32))  # fmt: skip
+        idx = (
+            util.ensure_array(obj)
+            if not isinstance(obj, (list, tuple)) or obj
+            else (lax.full((0,), 0, dtypes.int32))
+        )
     if util.aval(idx).ndim > 1:
-        raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a "
-                         f"scalar; got {obj}")  # fmt: skip
+        raise ValueError(
+            f"jnp.insert(): obj must be a slice, a one-dimensional array, or a scalar; got {obj}"
+        )
     if util.aval(idx).dtype.kind not in "iu":
         if util.aval(idx).size == 0:
             idx = lax.convert_element_type(idx, dtypes.int32)
         else:
             raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
     dt = util.aval(a).dtype
-    vals = array(values if util.is_scalar(values) else util.ensure_array(values), dtype=dt,
-                 ndmin=util.aval(a).ndim)  # fmt: skip
+    vals = array(
+        values if util.is_scalar(values) else util.ensure_array(values),
+        dtype=dt,
+        ndmin=util.aval(a).ndim,
+    )
     idx = lax.convert_element_type(idx, dtypes.int32)
     if util.aval(idx).size == 1:
         scalar_obj = util.aval(idx).ndim == 0
@@ -154,8 +168,9 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     vshape[ax] = k
     vals = util.broadcast_to(vals, vshape)
     # where each inserted value lands: its clipped index plus the number inserted before it
-    idx = lax.select(lax.lt(idx, lax.full((), 0, dtypes.int32)),
-                     lax.add(idx, lax.full((), n, dtypes.int32)), idx)  # fmt: skip
+    idx = lax.select(
+        lax.lt(idx, lax.full((), 0, dtypes.int32)), lax.add(idx, lax.full((), n, dtypes.int32)), idx
+    )
     idx = lax.clamp(lax.full((), 0, dtypes.int32), idx, lax.full((), n, dtypes.int32))
     order = argsort(idx)
     rank = _take_axis(lax.iota(dtypes.int32, k), argsort(order), 0)  # position in sorted order
@@ -164,13 +179,24 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     big = (m, k)
     hit = lax.eq(lax.broadcasted_iota(dtypes.int32, big, 0), lax.broadcast_in_dim(dest, big, (1,)))
     is_val = lax.reduce_or(hit, (1,))
-    which = lax.reduce_sum(lax.select(hit, lax.broadcasted_iota(dtypes.int32, big, 1),
-                                      lax.full(big, 0, dtypes.int32)), (1,))  # fmt: skip
-    before = lax.reduce_sum(lax.convert_element_type(
-        lax.lt(lax.broadcast_in_dim(dest, big, (1,)), lax.broadcasted_iota(dtypes.int32, big, 0)),
-        dtypes.int32), (1,))  # fmt: skip
-    src = lax.clamp(lax.full((), 0, dtypes.int32), lax.sub(lax.iota(dtypes.int32, m), before),
-                    lax.full((), max(n - 1, 0), dtypes.int32))  # fmt: skip
+    which = lax.reduce_sum(
+        lax.select(hit, lax.broadcasted_iota(dtypes.int32, big, 1), lax.full(big, 0, dtypes.int32)),
+        (1,),
+    )
+    before = lax.reduce_sum(
+        lax.convert_element_type(
+            lax.lt(
+                lax.broadcast_in_dim(dest, big, (1,)), lax.broadcasted_iota(dtypes.int32, big, 0)
+            ),
+            dtypes.int32,
+        ),
+        (1,),
+    )
+    src = lax.clamp(
+        lax.full((), 0, dtypes.int32),
+        lax.sub(lax.iota(dtypes.int32, m), before),
+        lax.full((), max(n - 1, 0), dtypes.int32),
+    )
     from_vals = _take_axis(vals, which, ax) if k else None
     from_arr = _take_axis(a, src, ax) if n else None
     if from_vals is None:

@@ -99,9 +99,12 @@ def _roots_no_zeros(p: Any) -> Any:
     m = n - 1
     row = lax.neg(lax.div(p[1:], p[0]))
     ones = lax.convert_element_type(
-        lax.eq(lax.broadcasted_iota(dtypes.int32, (m, m), 0),
-               lax.add(lax.broadcasted_iota(dtypes.int32, (m, m), 1),
-                       lax.full((), 1, dtypes.int32))), pav.dtype)  # fmt: skip
+        lax.eq(
+            lax.broadcasted_iota(dtypes.int32, (m, m), 0),
+            lax.add(lax.broadcasted_iota(dtypes.int32, (m, m), 1), lax.full((), 1, dtypes.int32)),
+        ),
+        pav.dtype,
+    )
     first = lax.eq(lax.broadcasted_iota(dtypes.int32, (m, m), 0), lax.full((), 0, dtypes.int32))
     companion = lax.select(first, lax.broadcast_in_dim(row, (m, m), (1,)), ones)
     return eigvals(companion)

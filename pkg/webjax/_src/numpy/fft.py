@@ -78,8 +78,14 @@ def _transform(x: Any, fft_type: FftType, s: Sequence[int]) -> Any:
     return lax_fft.fft(x, fft_type, s[-last:])
 
 
-def _fft_core(func_name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
-              axes: Sequence[int] | None, norm: str | None) -> Any:  # fmt: skip
+def _fft_core(
+    func_name: str,
+    fft_type: FftType,
+    a: Any,
+    s: Sequence[int] | None,
+    axes: Sequence[int] | None,
+    norm: str | None,
+) -> Any:
     full_name = _PREFIX + func_name
     arr = _arraylike(full_name, a)
     nd = util.aval(arr).ndim
@@ -137,19 +143,29 @@ def _fit(x: Any, shape: tuple[int, ...]) -> Any:
 def _axis_check_1d(func_name: str, axis: Any) -> None:
     if isinstance(axis, (list, tuple)):
         full_name = _PREFIX + func_name
-        raise ValueError(f"{full_name} does not support multiple axes. Please use {full_name}n. "
-                         f"Got axis = {axis!r}.")  # fmt: skip
+        raise ValueError(
+            f"{full_name} does not support multiple axes. Please use {full_name}n. "
+            f"Got axis = {axis!r}."
+        )
 
 
-def _fft_core_1d(func_name: str, fft_type: FftType, a: Any, n: int | None, axis: Any,
-                 norm: str | None) -> Any:  # fmt: skip
+def _fft_core_1d(
+    func_name: str, fft_type: FftType, a: Any, n: int | None, axis: Any, norm: str | None
+) -> Any:
     _axis_check_1d(func_name, axis)
-    return _fft_core(func_name, fft_type, a, None if n is None else [n],
-                     None if axis is None else [axis], norm)  # fmt: skip
+    return _fft_core(
+        func_name, fft_type, a, None if n is None else [n], None if axis is None else [axis], norm
+    )
 
 
-def _fft_core_2d(func_name: str, fft_type: FftType, a: Any, s: Sequence[int] | None,
-                 axes: Sequence[int], norm: str | None) -> Any:  # fmt: skip
+def _fft_core_2d(
+    func_name: str,
+    fft_type: FftType,
+    a: Any,
+    s: Sequence[int] | None,
+    axes: Sequence[int],
+    norm: str | None,
+) -> Any:
     if len(axes) != 2:
         raise ValueError(f"{_PREFIX + func_name} only supports 2 axes. Got axes = {axes!r}.")
     return _fft_core(func_name, fft_type, a, s, axes, norm)
@@ -205,68 +221,90 @@ def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-         norm: str | None = None) -> Any:  # fmt: skip
+def fftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Any:
     """The N-D discrete Fourier transform over `axes` (all by default)."""
     return _fft_core("fftn", FftType.FFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-          norm: str | None = None) -> Any:  # fmt: skip
+def ifftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Any:
     """The N-D inverse discrete Fourier transform."""
     return _fft_core("ifftn", FftType.IFFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-          norm: str | None = None) -> Any:  # fmt: skip
+def rfftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Any:
     """The N-D transform of a real array (the last axis halved)."""
     return _fft_core("rfftn", FftType.RFFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def irfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-           norm: str | None = None) -> Any:  # fmt: skip
+def irfftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Any:
     """The inverse of rfftn."""
     return _fft_core("irfftn", FftType.IRFFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def fft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-         norm: str | None = None) -> Any:  # fmt: skip
+def fft2(
+    a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Any:
     """The 2-D discrete Fourier transform."""
     return _fft_core_2d("fft2", FftType.FFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def ifft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-          norm: str | None = None) -> Any:  # fmt: skip
+def ifft2(
+    a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Any:
     """The 2-D inverse discrete Fourier transform."""
     return _fft_core_2d("ifft2", FftType.IFFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def rfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-          norm: str | None = None) -> Any:  # fmt: skip
+def rfft2(
+    a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Any:
     """The 2-D transform of a real array."""
     return _fft_core_2d("rfft2", FftType.RFFT, a, s, axes, norm)
 
 
 @eager_jit(static_argnames=_STATIC_ND)
-def irfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-           norm: str | None = None) -> Any:  # fmt: skip
+def irfft2(
+    a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Any:
     """The inverse of rfft2."""
     return _fft_core_2d("irfft2", FftType.IRFFT, a, s, axes, norm)
 
 
 def _freq_args(name: str, n: Any, d: Any) -> None:
     if isinstance(n, (list, tuple)):
-        raise ValueError(f"The n argument of jax.numpy.fft.{name} only takes an int. "
-                         f"Got n = {list(n)}.")  # fmt: skip
+        raise ValueError(
+            f"The n argument of jax.numpy.fft.{name} only takes an int. Got n = {list(n)}."
+        )
     if isinstance(d, (list, tuple)):
-        raise ValueError(f"The d argument of jax.numpy.fft.{name} only takes a single value. "
-                         f"Got d = {list(d)}.")  # fmt: skip
+        raise ValueError(
+            f"The d argument of jax.numpy.fft.{name} only takes a single value. Got d = {list(d)}."
+        )
 
 
 def _placed(x: Any, device: Any) -> Any:

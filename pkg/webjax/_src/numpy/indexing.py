@@ -271,9 +271,11 @@ def _lower_bool_masks(idx: Any, shape: tuple[int, ...]) -> Any:
         mask = asarray(mval)
         mshape = util.aval(mask).shape
         if shape[axis : axis + len(mshape)] != mshape:
-            raise IndexError(f"boolean index did not match shape of indexed array in index "
-                             f"{axis}: got {mshape}, expected "
-                             f"{shape[axis : axis + len(mshape)]}")  # fmt: skip
+            raise IndexError(
+                f"boolean index did not match shape of indexed array in index "
+                f"{axis}: got {mshape}, expected "
+                f"{shape[axis : axis + len(mshape)]}"
+            )
         axis += len(mshape)
         flat = _flatten_list(mask.tolist())
         hits = [k for k, m in enumerate(flat) if m]
@@ -335,8 +337,11 @@ class _IndexUpdateRef:
         flat = lax.reshape(x, (math.prod(shape),))
         got = _one_hot_gather(flat, lax.max(pos, lax.full((), 0, dtypes.int32)), 0)
         fill = _default_fill(dt) if fill_value is None else fill_value
-        out = lax.select(lax.lt(pos, lax.full((), 0, dtypes.int32)),
-                         lax.full(util.aval(pos).shape, fill, dt), got)  # fmt: skip
+        out = lax.select(
+            lax.lt(pos, lax.full((), 0, dtypes.int32)),
+            lax.full(util.aval(pos).shape, fill, dt),
+            got,
+        )
         return util.with_weak_type_of(out, x)
 
     def set(self, values: Any, *, mode: Any = None, **_: Any) -> Any:
@@ -475,8 +480,9 @@ def _scatter_update(x: Any, idx: Any, values: Any, kind: str, mode: Any = None) 
            "min": slicing.scatter_min, "max": slicing.scatter_max}  # fmt: skip
     if kind not in fns:
         raise NotImplementedError(f"x.at[...].{kind}() with advanced indices is not supported")
-    dn = slicing.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                         scatter_dims_to_operand_dims=(0,))  # fmt: skip
+    dn = slicing.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
     scatter_mode = "drop" if drop else "clip"
     out = fns[kind](lax.reshape(x, (size,)), flat_pos, flat_vals, dn, mode=scatter_mode)
     return lax.reshape(out, shape)
@@ -578,8 +584,9 @@ def _one_hot_gather(x: Any, idx: Any, axis: int) -> Any:
     k = len(util.aval(idx).shape)
     rest = len(xs) - 1
     offset_dims = (*range(axis), *range(axis + k, rest + k))
-    dn = slicing.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=(axis,),
-                                        start_index_map=(axis,))  # fmt: skip
+    dn = slicing.GatherDimensionNumbers(
+        offset_dims=offset_dims, collapsed_slice_dims=(axis,), start_index_map=(axis,)
+    )
     sizes = tuple(1 if d == axis else n for d, n in enumerate(xs))
     out = slicing.gather(x, lax.expand_dims(idx, (k,)), dn, sizes, mode="clip")
     return util.with_weak_type_of(out, x)
@@ -591,8 +598,9 @@ def _as_index_array(i: Any) -> Any:
     if av.dtype.kind not in "iu":
         if av.size == 0 and av.dtype.kind == "f":  # `x[[]]` is an empty integer index
             return lax.convert_element_type(arr, dtypes.int32)
-        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
-                        f"{av.dtype.name}")  # fmt: skip
+        raise TypeError(
+            f"Indexer must have integer or boolean type, got indexer with type {av.dtype.name}"
+        )
     return lax.convert_element_type(arr, dtypes.int32)
 
 
@@ -633,8 +641,9 @@ def _gather_mode(x: Any, idx: Any, axis: int, mode: Any, fill_value: Any, name: 
     if mode == "promise_in_bounds":
         return out
     dt = util.aval(x).dtype
-    oob = lax.bitwise_or(lax.lt(idx, lax.full((), 0, dtypes.int32)),
-                         lax.ge(idx, lax.full((), n, dtypes.int32)))  # fmt: skip
+    oob = lax.bitwise_or(
+        lax.lt(idx, lax.full((), 0, dtypes.int32)), lax.ge(idx, lax.full((), n, dtypes.int32))
+    )
     ishape = util.aval(idx).shape
     out_shape = util.aval(out).shape
     oob = lax.broadcast_in_dim(oob, out_shape, tuple(range(axis, axis + len(ishape))))
@@ -642,9 +651,16 @@ def _gather_mode(x: Any, idx: Any, axis: int, mode: Any, fill_value: Any, name: 
     return util.with_weak_type_of(lax.select(oob, lax.full(out_shape, fill, dt), out), x)
 
 
-def take(a: Any, indices: Any, axis: Any = None, out: None = None, mode: Any = None,
-         unique_indices: bool = False, indices_are_sorted: bool = False,
-         fill_value: Any = None) -> Any:  # fmt: skip
+def take(
+    a: Any,
+    indices: Any,
+    axis: Any = None,
+    out: None = None,
+    mode: Any = None,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    fill_value: Any = None,
+) -> Any:
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     a = util.ensure_array(a)
@@ -654,8 +670,9 @@ def take(a: Any, indices: Any, axis: Any = None, out: None = None, mode: Any = N
     return _gather_mode(a, _as_index_array(indices), ax, mode, fill_value, "take")
 
 
-def take_along_axis(arr: Any, indices: Any, axis: Any = -1, mode: Any = None,
-                    fill_value: Any = None) -> Any:  # fmt: skip
+def take_along_axis(
+    arr: Any, indices: Any, axis: Any = -1, mode: Any = None, fill_value: Any = None
+) -> Any:
     arr = util.ensure_array(arr)
     idx = _as_index_array(indices)
     if axis is None:
@@ -666,8 +683,10 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1, mode: Any = None,
         axis = 0
     nd = util.aval(arr).ndim
     if util.aval(idx).ndim != nd:
-        raise ValueError("indices and arr must have the same number of dimensions; "
-                         f"{util.aval(idx).ndim} vs. {nd}")  # fmt: skip
+        raise ValueError(
+            "indices and arr must have the same number of dimensions; "
+            f"{util.aval(idx).ndim} vs. {nd}"
+        )
     ax = util.canonical_axis(axis, nd)
     sa, si = util.aval(arr).shape, util.aval(idx).shape
     other = util.broadcast_shapes(sa[:ax] + sa[ax + 1 :], si[:ax] + si[ax + 1 :])
@@ -691,8 +710,9 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1, mode: Any = None,
         where = [_clip_index(norm, n) if d == ax else iota(d) for d in range(nd)]
         out = _advanced_getitem(arr, tuple(where))
     if mode in ("fill", "drop"):
-        oob = lax.bitwise_or(lax.lt(norm, lax.full((), 0, dtypes.int32)),
-                             lax.ge(norm, lax.full((), n, dtypes.int32)))  # fmt: skip
+        oob = lax.bitwise_or(
+            lax.lt(norm, lax.full((), 0, dtypes.int32)), lax.ge(norm, lax.full((), n, dtypes.int32))
+        )
         fill = _default_fill(dt) if fill_value is None else fill_value
         out = lax.select(oob, lax.full(util.aval(out).shape, fill, dt), out)
     return util.with_weak_type_of(out, arr)
@@ -787,8 +807,10 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
     a = util.ensure_array(a)
     av = util.aval(a)
     if av.ndim == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar)"
-                         ".nonzero() instead.")  # fmt: skip
+        raise ValueError(
+            "Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar)"
+            ".nonzero() instead."
+        )
     mask = lax.ne(util.convert(a, dtypes.bool_), lax.full((), False, dtypes.bool_))
     flat = lax.reshape(mask, (av.size,))
     if size is None:
@@ -813,8 +835,9 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
     valid = lax.reduce_or(hit, (1,))
     fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * av.ndim
     if len(fills) != av.ndim:
-        raise ValueError(f"fill_value must be a scalar or a tuple of length {av.ndim}; got "
-                         f"{fill_value}")  # fmt: skip
+        raise ValueError(
+            f"fill_value must be a scalar or a tuple of length {av.ndim}; got {fill_value}"
+        )
     out = []
     stride = av.size
     for d, fv in zip(av.shape, fills):
@@ -842,24 +865,29 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
 
 
 # ---- selection by conditions and indices --------------------------------------------------------
-def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
-          fill_value: Any = None) -> Any:  # fmt: skip
+def where(
+    condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None, fill_value: Any = None
+) -> Any:
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise TypeError("where requires ndarray or scalar arguments, got <class 'NoneType'> at "
-                        f"position {1 if x is None else 2}.")  # fmt: skip
+        raise TypeError(
+            "where requires ndarray or scalar arguments, got <class 'NoneType'> at "
+            f"position {1 if x is None else 2}."
+        )
     if size is not None or fill_value is not None:
-        raise ValueError("size and fill_value arguments cannot be used in three-term where "
-                         "function.")  # fmt: skip
+        raise ValueError(
+            "size and fill_value arguments cannot be used in three-term where function."
+        )
     return util.where(condition, x, y)
 
 
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     """The choice of the first true condition, elementwise (later ones are masked)."""
     if len(condlist) != len(choicelist):
-        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
-                         f"{len(choicelist)})")  # fmt: skip
+        raise ValueError(
+            f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})"
+        )
     if len(condlist) == 0:
         raise ValueError("condlist must be non-empty")
     choices = [c if util.is_scalar(c) else util.ensure_array(c) for c in choicelist]
@@ -884,9 +912,12 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
     cs = [c if util.is_scalar(c) else util.ensure_array(c) for c in choices]
     n = len(cs)
     if mode == "raise":
-        vals = util.concrete_array(a, "The error occurred because jnp.choose was jit-compiled "
-                                      "with mode='raise'. Use mode='wrap' or mode='clip' "
-                                      "instead.")  # fmt: skip
+        vals = util.concrete_array(
+            a,
+            "The error occurred because jnp.choose was jit-compiled "
+            "with mode='raise'. Use mode='wrap' or mode='clip' "
+            "instead.",
+        )
         flat = _flatten_list(vals.tolist()) if util.aval(vals).ndim else [vals.item()]
         if any(v < 0 or v >= n for v in flat):
             raise ValueError("invalid entry in choice array")
@@ -904,8 +935,15 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
     return res
 
 
-def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
-             fill_value: Any = 0, out: None = None) -> Any:  # fmt: skip
+def compress(
+    condition: Any,
+    a: Any,
+    axis: int | None = None,
+    *,
+    size: int | None = None,
+    fill_value: Any = 0,
+    out: None = None,
+) -> Any:
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     cond = util.convert(util.ensure_array(condition), dtypes.bool_)
@@ -918,8 +956,9 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
         arr = moveaxis(arr, axis, 0)
     n, m = util.aval(arr).shape[0], util.aval(cond).shape[0]
     if size is None:
-        flags = util.concrete_array(cond, "jnp.compress of a traced condition needs a static "
-                                          "`size` argument.").tolist()  # fmt: skip
+        flags = util.concrete_array(
+            cond, "jnp.compress of a traced condition needs a static `size` argument."
+        ).tolist()
         if any(flags[n:]):
             raise ValueError("condition contains entries that are out of bounds")
         size = sum(1 for f in flags[:n] if f)
@@ -929,8 +968,10 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     count = lax.reduce_sum(lax.convert_element_type(cond, dtypes.int32), (0,))
     size = util.concrete_int(size, "The size argument of jnp.compress must be static.")
     if not 0 <= size <= k:
-        raise ValueError("size must be positive and not greater than the size of the array "
-                         f"axis; got size={size} for a.shape[axis]={k}")  # fmt: skip
+        raise ValueError(
+            "size must be positive and not greater than the size of the array "
+            f"axis; got size={size} for a.shape[axis]={k}"
+        )
     idx = nonzero(cond, size=size)[0] if k else lax.full((size,), 0, dtypes.int32)
     res = _one_hot_gather(arr, lax.convert_element_type(idx, dtypes.int32), 0) if k else arr
     av = util.aval(res)
@@ -941,8 +982,12 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
 
 
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
-    return compress(ravel(util.ensure_array(condition)), ravel(util.ensure_array(arr)),
-                    size=size, fill_value=fill_value)  # fmt: skip
+    return compress(
+        ravel(util.ensure_array(condition)),
+        ravel(util.ensure_array(arr)),
+        size=size,
+        fill_value=fill_value,
+    )
 
 
 def _tile_to(v: Any, n: int) -> Any:
@@ -1097,12 +1142,21 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     return lax.reshape(flat, util.aval(arr).shape)
 
 
-def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplace: bool = True,
-                   *, mode: str | None = None) -> Any:  # fmt: skip
+def put_along_axis(
+    arr: Any,
+    indices: Any,
+    values: Any,
+    axis: int | None,
+    inplace: bool = True,
+    *,
+    mode: str | None = None,
+) -> Any:
     if inplace:
-        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
-                         "arrays are immutable. Pass inplace=False to instead return an updated "
-                         "array.")  # fmt: skip
+        raise ValueError(
+            "jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
+            "arrays are immutable. Pass inplace=False to instead return an updated "
+            "array."
+        )
     a = util.ensure_array(arr)
     idx = _as_index_array(indices)
     if axis is None:
@@ -1111,8 +1165,10 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplac
         return lax.reshape(out, util.aval(a).shape)
     nd = util.aval(a).ndim
     if util.aval(idx).ndim != nd:
-        raise ValueError("indices and arr must have the same number of dimensions; "
-                         f"{util.aval(idx).ndim} vs. {nd}")  # fmt: skip
+        raise ValueError(
+            "indices and arr must have the same number of dimensions; "
+            f"{util.aval(idx).ndim} vs. {nd}"
+        )
     ax = util.canonical_axis(axis, nd)
     ishape = util.aval(idx).shape
     full_idx = []

@@ -143,26 +143,31 @@ def _complex_lu_det(a: Any) -> tuple[Any, Any]:
     diag = []
     for j in range(n):
         col = lax.abs(lax.index_in_dim(a, j, nd - 1, False))  # (..., n)
-        col = lax.select(lax.ge(row_ids, lax.full((), j, dtypes.int32)), col,
-                         lax.full(s[:-1], -1, rt))  # fmt: skip
+        col = lax.select(
+            lax.ge(row_ids, lax.full((), j, dtypes.int32)), col, lax.full(s[:-1], -1, rt)
+        )
         best = lax.reduce_max(col, (nd - 2,))
         hit = lax.eq(col, lax.broadcast_in_dim(best, s[:-1], tuple(range(nd - 2))))
-        p = lax.reduce_min(lax.select(hit, row_ids, lax.full(s[:-1], n, dtypes.int32)),
-                           (nd - 2,))  # fmt: skip
+        p = lax.reduce_min(lax.select(hit, row_ids, lax.full(s[:-1], n, dtypes.int32)), (nd - 2,))
         pb = lax.broadcast_in_dim(p, s, tuple(range(nd - 2)))
         jj = lax.full((), j, dtypes.int32)
         row_p = lax.reduce_sum(lax.select(lax.eq(rows, pb), a, zero), (nd - 2,))
         row_j = lax.index_in_dim(a, j, nd - 2, False)
-        a = lax.select(lax.eq(rows, jj), lax.broadcast_in_dim(row_p, s, (*range(nd - 2), nd - 1)),
-                       lax.select(lax.eq(rows, pb), lax.broadcast_in_dim(
-                           row_j, s, (*range(nd - 2), nd - 1)), a))  # fmt: skip
+        a = lax.select(
+            lax.eq(rows, jj),
+            lax.broadcast_in_dim(row_p, s, (*range(nd - 2), nd - 1)),
+            lax.select(
+                lax.eq(rows, pb), lax.broadcast_in_dim(row_j, s, (*range(nd - 2), nd - 1)), a
+            ),
+        )
         swaps = lax.add(swaps, lax.convert_element_type(lax.ne(p, jj), dtypes.int32))
         pivot = lax.index_in_dim(lax.index_in_dim(a, j, nd - 2, False), j, nd - 2, False)
         diag.append(pivot)
-        safe = lax.select(lax.eq(pivot, lax.full((), 0, dt)), lax.full(_shape(pivot), 1, dt),
-                          pivot)  # fmt: skip
-        factor = lax.div(lax.index_in_dim(a, j, nd - 1, False),
-                         lax.broadcast_in_dim(safe, s[:-1], tuple(range(nd - 2))))  # fmt: skip
+        safe = lax.select(lax.eq(pivot, lax.full((), 0, dt)), lax.full(_shape(pivot), 1, dt), pivot)
+        factor = lax.div(
+            lax.index_in_dim(a, j, nd - 1, False),
+            lax.broadcast_in_dim(safe, s[:-1], tuple(range(nd - 2))),
+        )
         factor = lax.select(lax.gt(row_ids, jj), factor, lax.full(s[:-1], 0, dt))
         pivot_row = lax.index_in_dim(a, j, nd - 2, False)
         a = lax.sub(
@@ -243,8 +248,9 @@ def _shape(x: Any) -> tuple[int, ...]:
 def _check_square(x: Any, what: str, period: bool = True) -> None:
     s = _shape(x)
     if len(s) < 2 or s[-1] != s[-2]:
-        raise ValueError(f"Argument to {what} must have shape [..., n, n], got {s}"
-                         + ("." if period else ""))  # fmt: skip
+        raise ValueError(
+            f"Argument to {what} must have shape [..., n, n], got {s}" + ("." if period else "")
+        )
 
 
 def _mT(x: Any) -> Any:
@@ -271,8 +277,9 @@ def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
 def _lu_solve_transposed(lu: Any, perm: Any, b: Any) -> Any:
     """Solve a^T x = b from a's LU factors: a^T = U^T L^T P."""
     y = lax_linalg.triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True)
-    z = lax_linalg.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
-                                    unit_diagonal=True)  # fmt: skip
+    z = lax_linalg.triangular_solve(
+        lu, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True
+    )
     return _batched_rows(z, _invert_permutation(perm))
 
 
@@ -409,16 +416,22 @@ def _eigvalsh_complex(a: Any, lower: bool, symmetrize_input: bool) -> Any:
     return _pairs(w)
 
 
-def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
-        subset_by_index: Any = None) -> Any:  # fmt: skip
+def svd(
+    a: Any,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    hermitian: bool = False,
+    subset_by_index: Any = None,
+) -> Any:
     """Singular value decomposition: SVDResult(U, S, Vh) with S descending, or S alone."""
     sbi = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
     return _svd(a, bool(full_matrices), bool(compute_uv), bool(hermitian), sbi)
 
 
 @eager_jit(static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
-def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
-         subset_by_index: Any) -> Any:  # fmt: skip
+def _svd(
+    a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool, subset_by_index: Any
+) -> Any:
     (a,) = _inexact(a)
     if _is_complex(a):
         if compute_uv:
@@ -442,8 +455,9 @@ def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
         u = lax_linalg._batched_take_last(v, idx)
         vh = _mT(ufuncs.multiply(u, _expand_dims(sign, -2)))
         return SVDResult(u, s, vh)
-    out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
-                         subset_by_index=subset_by_index)  # fmt: skip
+    out = lax_linalg.svd(
+        a, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index
+    )
     if compute_uv:
         u, s, vh = out
         return SVDResult(u, s, vh)
@@ -521,8 +535,10 @@ def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     iota = lax.broadcasted_iota(dtypes.int32, _shape(piv), len(_shape(piv)) - 1)
     swaps = reductions.count_nonzero(lax.ne(piv, iota), axis=-1)
     negs = reductions.count_nonzero(lax.lt(diag, lax.full(_shape(diag), 0, dt)), axis=-1)
-    parity = lax.rem(lax.add(util.convert(swaps, dtypes.int32), util.convert(negs, dtypes.int32)),
-                     lax.full((), 2, dtypes.int32))  # fmt: skip
+    parity = lax.rem(
+        lax.add(util.convert(swaps, dtypes.int32), util.convert(negs, dtypes.int32)),
+        lax.full((), 2, dtypes.int32),
+    )
     sign = lax.convert_element_type(
         lax.sub(lax.full((), 1, dtypes.int32), lax.mul(lax.full((), 2, dtypes.int32), parity)), dt
     )
@@ -567,8 +583,9 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """(sign, log|det|) of square matrices (LU by default, or method='qr')."""
     m = "lu" if method is None else method
     if m not in _SLOGDET:
-        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' "
-                         "(`None`), and 'qr'.")  # fmt: skip
+        raise ValueError(
+            f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'."
+        )
     return _slogdet(a, m)
 
 
@@ -612,8 +629,9 @@ def det(a: Any) -> Any:
     if n == 2:
         return lax.sub(lax.mul(e(0, 0), e(1, 1)), lax.mul(e(0, 1), e(1, 0)))
     if n == 3:
-        r = lax.add(lax.mul(lax.mul(e(0, 0), e(1, 1)), e(2, 2)),
-                    lax.mul(lax.mul(e(0, 1), e(1, 2)), e(2, 0)))  # fmt: skip
+        r = lax.add(
+            lax.mul(lax.mul(e(0, 0), e(1, 1)), e(2, 2)), lax.mul(lax.mul(e(0, 1), e(1, 2)), e(2, 0))
+        )
         r = lax.add(r, lax.mul(lax.mul(e(0, 2), e(1, 0)), e(2, 1)))
         r = lax.sub(r, lax.mul(lax.mul(e(0, 2), e(1, 1)), e(2, 0)))
         r = lax.sub(r, lax.mul(lax.mul(e(0, 0), e(1, 2)), e(2, 1)))
@@ -655,8 +673,9 @@ def _vector_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     if ord == 1:
         return reductions.sum(ufuncs.abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
-    s = reductions.sum(ufuncs.power(ufuncs.abs(x), lax.full((), p, dt)), axis=axis,
-                       keepdims=keepdims)  # fmt: skip
+    s = reductions.sum(
+        ufuncs.power(ufuncs.abs(x), lax.full((), p, dt)), axis=axis, keepdims=keepdims
+    )
     return ufuncs.power(s, lax.full((), 1.0 / p, dt))
 
 
@@ -671,8 +690,11 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
         inner, outer = (row, col) if ord in (1, -1) else (col, row)
         if not keepdims and outer > inner:
             outer -= 1
-        return red(reductions.sum(ufuncs.abs(x), axis=inner, keepdims=keepdims), axis=outer,
-                   keepdims=keepdims)  # fmt: skip
+        return red(
+            reductions.sum(ufuncs.abs(x), axis=inner, keepdims=keepdims),
+            axis=outer,
+            keepdims=keepdims,
+        )
     if ord in ("nuc", 2, -2):
         y = _moveaxis(x, (row, col), (-2, -1))
         s = svd(y, compute_uv=False)
@@ -704,8 +726,10 @@ def _norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
         return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:
         return _matrix_norm(x, ord, (axes[0], axes[1]), keepdims)
-    raise ValueError(f"Improper number of axes for norm: axis={axis}. Pass one axis to compute "
-                     "a vector-norm, or two axes to compute a matrix-norm.")  # fmt: skip
+    raise ValueError(
+        f"Improper number of axes for norm: axis={axis}. Pass one axis to compute "
+        "a vector-norm, or two axes to compute a matrix-norm."
+    )
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
@@ -774,9 +798,10 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
         p = _pinv(_embed(a), r)
         nd = len(s)
         m = s[-2]
-        return lax.complex(util.slice_axis(util.slice_axis(p, nd - 1, 0, m), nd - 2, 0, s[-1]),
-                           util.slice_axis(util.slice_axis(p, nd - 1, 0, m), nd - 2, s[-1],
-                                           2 * s[-1]))  # fmt: skip
+        return lax.complex(
+            util.slice_axis(util.slice_axis(p, nd - 1, 0, m), nd - 2, 0, s[-1]),
+            util.slice_axis(util.slice_axis(p, nd - 1, 0, m), nd - 2, s[-1], 2 * s[-1]),
+        )
     return _pinv(a, r)
 
 
@@ -794,9 +819,9 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
         sv = lax.rev(sorting.sort(sv, len(_shape(sv)) - 1), (len(_shape(sv)) - 1,))
     dt = util.aval(sv).dtype
     if rtol is None:
-        thr = ufuncs.multiply(reductions.max(sv, axis=-1),
-                              lax.full((), builtins.max(s[-2:]) * float(_eps(dt)),
-                                       dt))  # fmt: skip
+        thr = ufuncs.multiply(
+            reductions.max(sv, axis=-1), lax.full((), builtins.max(s[-2:]) * float(_eps(dt)), dt)
+        )
     else:
         thr = util.convert(util.ensure_array(rtol), dt)
     count = reductions.sum(ufuncs.greater(sv, _expand_dims(thr, -1)), axis=-1)
@@ -827,16 +852,16 @@ def matrix_power(a: Any, n: int) -> Any:
     return result
 
 
-def lstsq(a: Any, b: Any, rcond: float | None = None, *,
-          numpy_resid: bool = False) -> tuple[Any, Any, Any, Any]:  # fmt: skip
+def lstsq(
+    a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False
+) -> tuple[Any, Any, Any, Any]:
     """Least squares through the SVD: (x, residuals, rank, singular values)."""
     a, b = _inexact(a, b)
     sa, sb = _shape(a), _shape(b)
     if len(sa) != 2:
         raise TypeError(f"{len(sa)}-dimensional array given. Array must be two-dimensional")
     if len(sb) not in (1, 2):
-        raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or "
-                        "two-dimensional")  # fmt: skip
+        raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or two-dimensional")
     if sa[0] != sb[0]:
         raise ValueError("Leading dimensions of input arrays must match")
     x, resid, rank, s = _lstsq(a, b, None if rcond is None else float(rcond))
@@ -893,8 +918,10 @@ def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> Any:
         a = lax.transpose(a, order)
     q = _shape(a)[len(_shape(b)) :]
     size = math.prod(q)
-    x = solve(lax.reshape(a, (math.prod(_shape(a)) // size, size)),
-              lax.reshape(b, (math.prod(_shape(b)),)))  # fmt: skip
+    x = solve(
+        lax.reshape(a, (math.prod(_shape(a)) // size, size)),
+        lax.reshape(b, (math.prod(_shape(b)),)),
+    )
     return lax.reshape(x, q)
 
 
@@ -925,15 +952,19 @@ def cond(x: Any, p: Any = None) -> Any:
     if p is None or (not isinstance(p, str) and p == 2):
         # s_max / s_min as is (0 / 0 = NaN for a zero matrix, as JAX: no NaN -> inf here)
         sv = svd(x, compute_uv=False)
-        return ufuncs.divide(lax.index_in_dim(sv, 0, -1, False),
-                             lax.index_in_dim(sv, _shape(sv)[-1] - 1, -1, False))  # fmt: skip
+        return ufuncs.divide(
+            lax.index_in_dim(sv, 0, -1, False), lax.index_in_dim(sv, _shape(sv)[-1] - 1, -1, False)
+        )
     else:
         _check_square(x, "cond")
         r = ufuncs.multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
     x_nan = reductions.any(ufuncs.isnan(x), axis=(-2, -1))
     dt = util.aval(r).dtype
-    return util.where(ufuncs.logical_and(ufuncs.isnan(r), ufuncs.logical_not(x_nan)),
-                        lax.full((), math.inf, dt), r)  # fmt: skip
+    return util.where(
+        ufuncs.logical_and(ufuncs.isnan(r), ufuncs.logical_not(x_nan)),
+        lax.full((), math.inf, dt),
+        r,
+    )
 
 
 # ============================================================================================
@@ -960,8 +991,9 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
     return out
 
 
-def _cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
-           axis: int | None = None) -> Any:  # fmt: skip
+def _cross(
+    a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
+) -> Any:
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = util.promote_dtypes(util.ensure_array(a), util.ensure_array(b))
@@ -983,8 +1015,14 @@ def _cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     zero = lax.full((), 0, util.aval(a).dtype)
     a2 = zero if a2 is None else a2
     b2 = zero if b2 is None else b2
-    c = _stack([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
-                     sub(mul(a0, b1), mul(a1, b0))], axis=-1)  # fmt: skip
+    c = _stack(
+        [
+            sub(mul(a1, b2), mul(a2, b1)),
+            sub(mul(a2, b0), mul(a0, b2)),
+            sub(mul(a0, b1), mul(a1, b0)),
+        ],
+        axis=-1,
+    )
     return _moveaxis(c, -1, axisc)
 
 
@@ -1002,8 +1040,9 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return _cross(x1, x2, axis=axis)
 
 
-def jnp_cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
-              axis: int | None = None) -> Any:  # fmt: skip
+def jnp_cross(
+    a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
+) -> Any:
     """`jnp.cross`: cross products of 2- or 3-vectors (NumPy's axis arguments)."""
     return _cross(a, b, axisa, axisb, axisc, axis)
 
@@ -1015,8 +1054,9 @@ def outer(x1: Any, x2: Any, /) -> Any:
     x1, x2 = util.ensure_array(x1), util.ensure_array(x2)
     n1, n2 = len(_shape(x1)), len(_shape(x2))
     if n1 != 1 or n2 != 1:
-        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} "
-                         f"x2.ndim={n2}")  # fmt: skip
+        raise ValueError(
+            f"Input arrays must be one-dimensional, but they are x1.ndim={n1} x2.ndim={n2}"
+        )
     return contractions.outer(x1, x2)
 
 
@@ -1032,18 +1072,27 @@ def matrix_transpose(x: Any, /) -> Any:
     return _matrix_transpose(x)
 
 
-def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
-           preferred_element_type: Any = None) -> Any:  # fmt: skip
+def matmul(
+    x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     return contractions.matmul(x1, x2, preferred_element_type=preferred_element_type)
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
-           preferred_element_type: Any = None) -> Any:  # fmt: skip
+def vecdot(
+    x1: Any,
+    x2: Any,
+    /,
+    *,
+    axis: int = -1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
     return contractions.vecdot(x1, x2, axis=axis, preferred_element_type=preferred_element_type)
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
-              preferred_element_type: Any = None) -> Any:  # fmt: skip
+def tensordot(
+    x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None, preferred_element_type: Any = None
+) -> Any:
     return contractions.tensordot(x1, x2, axes, preferred_element_type=preferred_element_type)
 
 

@@ -97,7 +97,8 @@ def diagflat(v: Any, k: int = 0) -> Any:
     return diag(lax.reshape(v, (util.aval(v).size,)), k)
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-          out: None = None) -> Any:  # fmt: skip
+def trace(
+    a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None
+) -> Any:
     d = diagonal(a, offset, axis1, axis2)
     return _sum(d, axis=-1, dtype=dtype)

@@ -27,8 +27,9 @@ def _pad_widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
     if len(pw) == 1:
         pw = pw * nd
     if len(pw) != nd:
-        raise ValueError(f"jnp.pad: pad_width with nd={len(pw)} has unsupported shape; "
-                         f"expected 1 or {nd}.")  # fmt: skip
+        raise ValueError(
+            f"jnp.pad: pad_width with nd={len(pw)} has unsupported shape; expected 1 or {nd}."
+        )
     out = []
     for p in pw:
         lo, hi = (p[0], p[0]) if len(p) == 1 else (p[0], p[1])
@@ -60,8 +61,9 @@ def _range(x: Any, axis: int, start: int, stop: int) -> Any:
     return lax.slice(x, lo, hi)
 
 
-def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any,
-          odd: bool = False) -> Any:  # fmt: skip
+def _side(
+    x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any, odd: bool = False
+) -> Any:
     """The block of `width` values to attach on one side of `axis` (`odd`: reflections are
     point reflections through the edge value, 2 * edge - mirrored)."""
     n = util.aval(x).shape[axis]
@@ -70,8 +72,9 @@ def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any,
     edge = _range(x, axis, 0, 1) if front else _range(x, axis, n - 1, n)
     if mode in ("reflect", "symmetric"):
         if mode == "reflect":
-            block = (_range(x, axis, 1, width + 1) if front
-                     else _range(x, axis, n - 1 - width, n - 1))  # fmt: skip
+            block = (
+                _range(x, axis, 1, width + 1) if front else _range(x, axis, n - 1 - width, n - 1)
+            )
         else:
             block = _range(x, axis, 0, width) if front else _range(x, axis, n - width, n)
         block = lax.rev(block, (axis,))
@@ -83,8 +86,12 @@ def _side(x: Any, axis: int, width: int, front: bool, mode: str, stat_len: Any,
     if mode in ("maximum", "minimum", "mean", "median"):
         k = n if stat_len is None else max(1, min(stat_len, n))
         part = _range(x, axis, 0, k) if front else _range(x, axis, n - k, n)
-        fn: Any = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean,
-                   "median": sorting.median}[mode]  # fmt: skip
+        fn: Any = {
+            "maximum": reductions.max,
+            "minimum": reductions.min,
+            "mean": reductions.mean,
+            "median": sorting.median,
+        }[mode]
         edge = fn(part, axis=axis, keepdims=True)
         if mode in ("mean", "median") and util.aval(x).dtype.kind not in "fc":
             edge = util.convert(ufuncs.round(edge), util.aval(x).dtype)
@@ -111,8 +118,9 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     if mode == "linear_ramp":
         return _pad_linear_ramp(x, widths, kwargs.get("end_values", 0))
     if mode == "median" and av.dtype.kind == "c":
-        raise ValueError("quantile does not support complex input, as the operation is poorly "
-                         "defined.")  # fmt: skip
+        raise ValueError(
+            "quantile does not support complex input, as the operation is poorly defined."
+        )
     stat_modes = ("maximum", "minimum", "mean", "median")
     if mode not in ("edge", "reflect", "symmetric", "wrap", *stat_modes):
         raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
@@ -126,8 +134,9 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             continue
         n = av.shape[axis]
         if n == 0:
-            raise ValueError(f"can't extend empty axis {axis} using modes other than "
-                             "'constant' or 'empty'")  # fmt: skip
+            raise ValueError(
+                f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+            )
         if mode in stat_modes:
             parts = [_side(x, axis, lo, True, mode, stat[axis][0]), x,
                      _side(x, axis, hi, False, mode, stat[axis][1])]  # fmt: skip

@@ -27,8 +27,9 @@ def _upcast_small_int(dt: DType) -> DType:
     if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < dtypes.default_int().itemsize):
         return dtypes.default_int()
     if dt.kind == "u" and dt.itemsize < dtypes.default_int().itemsize:
-        return dtypes.canonicalize(dtypes.uint64 if dtypes.default_int().itemsize == 8 else
-                                   dtypes.uint32)  # fmt: skip
+        return dtypes.canonicalize(
+            dtypes.uint64 if dtypes.default_int().itemsize == 8 else dtypes.uint32
+        )
     return dt
 
 
@@ -58,8 +59,17 @@ _LAX = {"sum": lax.reduce_sum, "prod": lax.reduce_prod, "max": lax.reduce_max,
 _COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}
 
 
-def _reduce(name: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, initial: Any,
-            where: Any, upcast: bool) -> Any:  # fmt: skip
+def _reduce(
+    name: str,
+    a: Any,
+    axis: Any,
+    dtype: Any,
+    out: Any,
+    keepdims: bool,
+    initial: Any,
+    where: Any,
+    upcast: bool,
+) -> Any:
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
     a = _strong(a)
@@ -75,8 +85,10 @@ def _reduce(name: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, 
     has_identity = name in ("sum", "prod")
     if where is not None:
         if not has_identity and initial is None:
-            raise ValueError(f"reduction operation {name} does not have an identity, so to use "
-                             "a where mask one has to specify 'initial'")  # fmt: skip
+            raise ValueError(
+                f"reduction operation {name} does not have an identity, so to use "
+                "a where mask one has to specify 'initial'"
+            )
         mask = util.broadcast_to(util.convert(where, dtypes.bool_), av.shape)
         a = lax.select(mask, a, lax.full(av.shape, _identity(name, dt), dt))
     elif not has_identity and initial is None and 0 in [av.shape[i] for i in axes]:
@@ -93,23 +105,51 @@ def _host(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
-        initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:  # fmt: skip
+def sum(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+    promote_integers: bool = True,
+) -> Any:
     return _reduce("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers)
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
-         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:  # fmt: skip
+def prod(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+    promote_integers: bool = True,
+) -> Any:
     return _reduce("prod", a, axis, dtype, out, keepdims, initial, where, promote_integers)
 
 
-def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
-        where: Any = None) -> Any:  # fmt: skip
+def max(
+    a: Any,
+    axis: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     return _reduce("max", a, axis, None, out, keepdims, initial, where, False)
 
 
-def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
-        where: Any = None) -> Any:  # fmt: skip
+def min(
+    a: Any,
+    axis: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     return _reduce("min", a, axis, None, out, keepdims, initial, where, False)
 
 
@@ -121,8 +161,9 @@ def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
 
 
 def _boolean(name: str, fn: Any, empty: bool) -> Any:
-    def op(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
-           where: Any = None) -> Any:  # fmt: skip
+    def op(
+        a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None
+    ) -> Any:
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         # JAX converts with lax (a complex number's real part decides), unlike logical_*
@@ -147,8 +188,9 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return sum(nz, axis=axis, keepdims=keepdims, dtype=dtypes.default_int())
 
 
-def _count(shape: tuple[int, ...], axes: tuple[int, ...], where: Any, keepdims: bool,
-           dt: DType) -> Any:  # fmt: skip
+def _count(
+    shape: tuple[int, ...], axes: tuple[int, ...], where: Any, keepdims: bool, dt: DType
+) -> Any:
     if where is None:
         n = math.prod(shape[i] for i in axes)
         return lax.full((), n, dt)
@@ -162,8 +204,15 @@ def _inexact_dtype(av_dtype: DType, dtype: Any, name: str | None = None) -> DTyp
     return av_dtype if av_dtype.kind in "fc" else dtypes.default_float()
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
-         *, where: Any = None) -> Any:  # fmt: skip
+def mean(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+) -> Any:
     a = _strong(a)
     av = util.aval(a)
     axes = util.canonical_axes(axis, av.ndim)
@@ -172,9 +221,18 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     return lax.div(s, _count(av.shape, axes, where, keepdims, dt))
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = None, mean: Any = None,
-        correction: Any = None) -> Any:  # fmt: skip
+def var(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+    mean: Any = None,
+    correction: Any = None,
+) -> Any:
     if correction is not None:
         ddof = correction
     a = _strong(a)
@@ -206,22 +264,33 @@ def _abs2(x: Any) -> Any:
 _mean_fn = mean
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = None, mean: Any = None,
-        correction: Any = None) -> Any:  # fmt: skip
+def std(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where: Any = None,
+    mean: Any = None,
+    correction: Any = None,
+) -> Any:
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     return lax.sqrt(v)
 
 
-def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
-            keepdims: bool = False) -> Any:  # fmt: skip
+def average(
+    a: Any, axis: Any = None, weights: Any = None, returned: bool = False, keepdims: bool = False
+) -> Any:
     a = _strong(a)
     av = util.aval(a)
     if weights is None:
         avg = _mean_fn(a, axis, keepdims=keepdims)
         axes = util.canonical_axes(axis, av.ndim)
-        wsum = lax.full(util.aval(avg).shape, math.prod(av.shape[i] for i in axes),
-                        util.aval(avg).dtype)  # fmt: skip
+        wsum = lax.full(
+            util.aval(avg).shape, math.prod(av.shape[i] for i in axes), util.aval(avg).dtype
+        )
         return (avg, wsum) if returned else avg
     w = _strong(weights)
     wav = util.aval(w)
@@ -249,19 +318,39 @@ def _nan_replaced(a: Any, value: Any) -> Any:
     return lax.select(ufuncs.isnan(a), lax.full(util.aval(a).shape, value, util.aval(a).dtype), a)
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
-           initial: Any = None, where: Any = None) -> Any:  # fmt: skip
+def nansum(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     return sum(_nan_replaced(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
-            initial: Any = None, where: Any = None) -> Any:  # fmt: skip
+def nanprod(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Any:
     return prod(_nan_replaced(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
 def _nan_extremum(name: str, fn: Any) -> Any:
-    def op(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
-           initial: Any = None, where: Any = None) -> Any:  # fmt: skip
+    def op(
+        a: Any,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Any:
         a = _strong(a)
         dt = util.aval(a).dtype
         if dt.kind not in "fc":
@@ -278,8 +367,14 @@ nanmax = _nan_extremum("nanmax", max)
 nanmin = _nan_extremum("nanmin", min)
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
-            keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
+def nanmean(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    where: Any = None,
+) -> Any:
     a = _strong(a)
     av = util.aval(a)
     if av.dtype.kind not in "fc":
@@ -287,14 +382,22 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     dt = _inexact_dtype(av.dtype, dtype, "nanmean")
     valid = ufuncs.logical_not(ufuncs.isnan(a))
     if where is not None:
-        valid = lax.bitwise_and(valid, util.broadcast_to(util.convert(where, dtypes.bool_),
-                                                         av.shape))  # fmt: skip
+        valid = lax.bitwise_and(
+            valid, util.broadcast_to(util.convert(where, dtypes.bool_), av.shape)
+        )
     s = sum(util.convert(_nan_replaced(a, 0), dt), axis=axis, keepdims=keepdims, where=where)
     return lax.div(s, sum(valid, axis=axis, keepdims=keepdims, dtype=dt))
 
 
-def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-           keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
+def nanvar(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    where: Any = None,
+) -> Any:
     a = _strong(a)
     av = util.aval(a)
     dt = _inexact_dtype(av.dtype, dtype, "nanvar")
@@ -302,8 +405,9 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     axes = util.canonical_axes(axis, av.ndim)
     valid = ufuncs.logical_not(ufuncs.isnan(a))
     if where is not None:
-        valid = lax.bitwise_and(valid, util.broadcast_to(util.convert(where, dtypes.bool_),
-                                                         av.shape))  # fmt: skip
+        valid = lax.bitwise_and(
+            valid, util.broadcast_to(util.convert(where, dtypes.bool_), av.shape)
+        )
     mu = nanmean(a, axes, keepdims=True, where=where)
     centered = lax.sub(a, util.broadcast_to(mu, av.shape))
     rt = dtypes.component(dt)
@@ -312,8 +416,15 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     return lax.div(sq, lax.sub(n, lax.full((), ddof, rt)))
 
 
-def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-           keepdims: bool = False, where: Any = None) -> Any:  # fmt: skip
+def nanstd(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    where: Any = None,
+) -> Any:
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where))
 
 
@@ -325,9 +436,11 @@ def _arg_extremum(name: str, reduce_fn: Any) -> Any:
         a = _strong(a)
         av = util.aval(a)
         if av.dtype.kind == "c":
-            raise TypeError(f"{'gt' if name.endswith('max') else 'lt'} does not accept dtype "
-                            f"{av.dtype.name} at position 0. Accepted dtypes at position 0 are "
-                            "subtypes of integer, floating, bool.")  # fmt: skip
+            raise TypeError(
+                f"{'gt' if name.endswith('max') else 'lt'} does not accept dtype "
+                f"{av.dtype.name} at position 0. Accepted dtypes at position 0 are "
+                "subtypes of integer, floating, bool."
+            )
         if axis is None:
             a, ax = lax.reshape(a, (av.size,)), 0
         else:
@@ -338,14 +451,14 @@ def _arg_extremum(name: str, reduce_fn: Any) -> Any:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         if not shape:
             a, shape = lax.reshape(a, (1,)), (1,)
-        ext = lax.broadcast_in_dim(reduce_fn(a, (ax,)), shape,
-                                   tuple(i for i in range(len(shape)) if i != ax))  # fmt: skip
+        ext = lax.broadcast_in_dim(
+            reduce_fn(a, (ax,)), shape, tuple(i for i in range(len(shape)) if i != ax)
+        )
         hit = lax.eq(a, ext)
         if util.aval(a).dtype.kind == "f":  # the first nan wins, as in NumPy and JAX
             hit = lax.bitwise_or(hit, ufuncs.isnan(a))
         idx = lax.broadcasted_iota(dtypes.default_int(), shape, ax)
-        res = lax.reduce_min(lax.select(hit, idx, lax.full(shape, n, dtypes.default_int())),
-                             (ax,))  # fmt: skip
+        res = lax.reduce_min(lax.select(hit, idx, lax.full(shape, n, dtypes.default_int())), (ax,))
         if keepdims:
             out_shape = (
                 (1,) * av.ndim
@@ -369,8 +482,12 @@ def _nanarg(name: str, fn: Any, fill: float) -> Any:
         if util.aval(a).dtype.kind != "f":  # complex: argmax raises JAX's TypeError
             return fn(a, axis, out, keepdims)
         nan = ufuncs.isnan(a)
-        res = fn(lax.select(nan, lax.full(util.aval(a).shape, fill, util.aval(a).dtype), a),
-                 axis, out, keepdims)  # fmt: skip
+        res = fn(
+            lax.select(nan, lax.full(util.aval(a).shape, fill, util.aval(a).dtype), a),
+            axis,
+            out,
+            keepdims,
+        )
         all_nan = all(nan, axis=axis, keepdims=bool(keepdims))
         return lax.select(all_nan, lax.full(util.aval(res).shape, -1, util.aval(res).dtype), res)
 
@@ -435,15 +552,16 @@ cumulative_sum_ = cumsum
 
 
 def _cumulative_api(fn: Any, name: str) -> Any:
-    def op(x: Any, /, *, axis: Any = None, dtype: Any = None,
-           include_initial: bool = False) -> Any:  # fmt: skip
+    def op(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Any:
         x = _strong(x)
         nd = util.aval(x).ndim
         if axis is None:
             if nd > 1:
-                raise ValueError(f"The input array has rank {nd}, however axis was not set "
-                                 "to an explicit value. The axis argument is only optional "
-                                 "for one-dimensional arrays.")  # fmt: skip
+                raise ValueError(
+                    f"The input array has rank {nd}, however axis was not set "
+                    "to an explicit value. The axis argument is only optional "
+                    "for one-dimensional arrays."
+                )
             axis = 0
         res = fn(x, axis, dtype)
         if include_initial:

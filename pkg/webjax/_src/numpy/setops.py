@@ -97,8 +97,9 @@ def _sorted_mask(ar: Any, axis: int, equal_nan: bool) -> tuple[Any, Any, Any]:
     if rest == 0:  # empty slices are all equal
         return aux, lax.eq(_iota(n), lax.full((), 0, dtypes.int32)), _iota(n)
     if util.aval(aux).dtype.kind == "c" and equal_nan:  # every NaN-holding value is nan+0j
-        aux = lax.select(lax.ne(aux, aux), lax.full(shape, complex(math.nan, 0.0),
-                                                      util.aval(aux).dtype), aux)  # fmt: skip
+        aux = lax.select(
+            lax.ne(aux, aux), lax.full(shape, complex(math.nan, 0.0), util.aval(aux).dtype), aux
+        )
     flat = lax.reshape(aux, (n, rest))
     keys = [lax.reshape(lax.slice(flat, (0, j), (n, j + 1)), (n,)) for j in reversed(range(rest))]
     perm = lexsort(keys)

@@ -213,8 +213,9 @@ def _roll_static(a: Any, shift: int, axis: int) -> Any:
     shift %= n
     if shift == 0:
         return a
-    return lax.concatenate([_take_range(a, axis, n - shift, n), _take_range(a, axis, 0, n - shift)],
-                           axis)  # fmt: skip
+    return lax.concatenate(
+        [_take_range(a, axis, n - shift, n), _take_range(a, axis, 0, n - shift)], axis
+    )
 
 
 def _take_range(a: Any, axis: int, start: int, stop: int) -> Any:
@@ -232,8 +233,11 @@ def _roll_dynamic(a: Any, shift: Any, axis: int) -> Any:
     s = lax.convert_element_type(util.ensure_array(shift), dtypes.int32)
     nn = lax.full((), n, dtypes.int32)
     start = lax.rem(lax.sub(nn, lax.rem(s, nn)), nn)
-    start = lax.select(lax.lt(start, lax.full((), 0, dtypes.int32)),
-                       lax.add(start, lax.full((), n, dtypes.int32)), start)  # fmt: skip
+    start = lax.select(
+        lax.lt(start, lax.full((), 0, dtypes.int32)),
+        lax.add(start, lax.full((), n, dtypes.int32)),
+        start,
+    )
     doubled = lax.concatenate([a, a], axis)
     starts: list[Any] = [0] * util.aval(a).ndim
     starts[axis] = start
@@ -277,24 +281,29 @@ def tile(A: Any, reps: Any) -> Any:
 def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any = None) -> Any:
     a = util.ensure_array(a)
     if isinstance(repeats, (list, tuple)):
-        raise TypeError(f"repeat requires ndarray or scalar arguments, got {type(repeats)} at "
-                        "position 1.")  # fmt: skip
+        raise TypeError(
+            f"repeat requires ndarray or scalar arguments, got {type(repeats)} at position 1."
+        )
     if axis is None:
         a, axis = ravel(a), 0
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     shape = util.aval(a).shape
     if isinstance(repeats, core.Tracer) or (
-        not isinstance(repeats, int) and hasattr(repeats, "shape") and
-        util.aval(repeats).shape != () and core.to_concrete(repeats) is None
-    ):  # fmt: skip
+        not isinstance(repeats, int)
+        and hasattr(repeats, "shape")
+        and util.aval(repeats).shape != ()
+        and core.to_concrete(repeats) is None
+    ):
         raise NotImplementedError("jnp.repeat with traced repeats needs gather; use static ones")
     reps = _host_ints(repeats)
     if len(reps) == 1:
         out = _repeat_one(a, reps[0], ax)
     else:
         if len(reps) != shape[ax]:
-            raise ValueError(f"repeats shape {(len(reps),)} does not match the dimension "
-                             f"{shape[ax]} of axis {ax}")  # fmt: skip
+            raise ValueError(
+                f"repeats shape {(len(reps),)} does not match the dimension "
+                f"{shape[ax]} of axis {ax}"
+            )
         parts = [_repeat_one(_take_range(a, ax, i, i + 1), r, ax) for i, r in enumerate(reps) if r]
         if not parts:
             return lax.full(shape[:ax] + (0,) + shape[ax + 1 :], 0, util.aval(a).dtype)
@@ -471,8 +480,11 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
 
 def resize(a: Any, new_shape: Any) -> Any:
     a = util.ensure_array(a)
-    shape = (new_shape,) if isinstance(new_shape, int) or hasattr(new_shape, "__index__") else (
-        tuple(new_shape))  # fmt: skip
+    shape = (
+        (new_shape,)
+        if isinstance(new_shape, int) or hasattr(new_shape, "__index__")
+        else (tuple(new_shape))
+    )
     shape = tuple(operator.index(d) for d in shape)
     if any(d < 0 for d in shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
@@ -496,11 +508,16 @@ def block(arrays: Any) -> Any:
             if any(d != depths[0] for d in depths):
                 raise ValueError("Mismatched list depths in jax.numpy.block")
             rank = builtins.max(depths[0], *(util.aval(p).ndim for p in parts))
-            parts = tuple(lax.reshape(p, (1,) * (rank - util.aval(p).ndim) + util.aval(p).shape)
-                          for p in parts)  # fmt: skip
+            parts = tuple(
+                lax.reshape(p, (1,) * (rank - util.aval(p).ndim) + util.aval(p).shape)
+                for p in parts
+            )
             return concatenate(parts, axis=-depths[0]), depths[0] + 1
-        return (util.ensure_array(xs) if not util.is_scalar(xs) else
-                util.convert(xs, *util.result_type(xs))), 1  # fmt: skip
+        return (
+            util.ensure_array(xs)
+            if not util.is_scalar(xs)
+            else util.convert(xs, *util.result_type(xs))
+        ), 1
 
     return rec(arrays)[0]
 
@@ -533,8 +550,9 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     return swapaxes(packed, ax, -1)
 
 
-def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
-               bitorder: str = "big") -> Any:  # fmt: skip
+def unpackbits(
+    a: Any, axis: int | None = None, count: int | None = None, bitorder: str = "big"
+) -> Any:
     a = util.ensure_array(a)
     if util.aval(a).dtype != dtypes.uint8:
         raise TypeError("Expected an input array of unsigned byte data type")
@@ -550,9 +568,12 @@ def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
     if bitorder == "big":
         shifts = lax.rev(shifts, (0,))
     bits = lax.bitwise_and(
-        lax.shift_right_logical(lax.broadcast_in_dim(a, big, tuple(range(len(shape)))),
-                                lax.broadcast_in_dim(shifts, big, (len(shape),))),
-        lax.full((), 1, dtypes.uint8))  # fmt: skip
+        lax.shift_right_logical(
+            lax.broadcast_in_dim(a, big, tuple(range(len(shape)))),
+            lax.broadcast_in_dim(shifts, big, (len(shape),)),
+        ),
+        lax.full((), 1, dtypes.uint8),
+    )
     bits = lax.reshape(bits, (*shape[:-1], shape[-1] * 8))
     if count is not None:
         n = shape[-1] * 8

@@ -18,8 +18,15 @@ def _prep(a: Any, axis: Any) -> tuple[Any, int]:
     return a, util.canonical_axis(axis, util.aval(a).ndim)
 
 
-def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable: bool = True,
-         descending: bool = False) -> Any:  # fmt: skip
+def sort(
+    a: Any,
+    axis: Any = -1,
+    *,
+    kind: Any = None,
+    order: Any = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> Any:
     if order is not None:
         raise ValueError("The 'order' argument to sort is not supported.")
     a, ax = _prep(a, axis)
@@ -30,8 +37,15 @@ def sort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable:
     return sorting.sort(a, ax, True)
 
 
-def argsort(a: Any, axis: Any = -1, *, kind: Any = None, order: Any = None, stable: bool = True,
-            descending: bool = False) -> Any:  # fmt: skip
+def argsort(
+    a: Any,
+    axis: Any = -1,
+    *,
+    kind: Any = None,
+    order: Any = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> Any:
     if order is not None:
         raise ValueError("The 'order' argument to argsort is not supported.")
     a, ax = _prep(a, axis)
@@ -56,21 +70,37 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
     return outs[-1]
 
 
-def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False, *,
-             weights: Any = None) -> Any:  # fmt: skip
+def quantile(
+    a: Any,
+    q: Any,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+) -> Any:
     if overwrite_input or out is not None:
-        raise ValueError("jax.numpy.quantile does not support overwrite_input=True or "
-                         "out != None")  # fmt: skip
+        raise ValueError("jax.numpy.quantile does not support overwrite_input=True or out != None")
     return _quantile(a, q, axis, method, keepdims, False, weights)
 
 
-def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
-               overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False, *, weights: Any = None) -> Any:  # fmt: skip
+def percentile(
+    a: Any,
+    q: Any,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+) -> Any:
     if overwrite_input or out is not None:
-        raise ValueError("jax.numpy.percentile does not support overwrite_input=True or "
-                         "out != None")  # fmt: skip
+        raise ValueError(
+            "jax.numpy.percentile does not support overwrite_input=True or out != None"
+        )
     return _quantile(a, _percent_to_fraction(q), axis, method, keepdims, False, weights)
 
 
@@ -80,15 +110,21 @@ def _percent_to_fraction(q: Any) -> Any:
     return lax.div(qf, lax.full((), 100, util.aval(qf).dtype))
 
 
-def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:  # fmt: skip
+def median(
+    a: Any,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Any:
     return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
 
 
 def _no_complex(a: Any) -> None:
     if util.aval(a).dtype.kind == "c":
-        raise ValueError("quantile does not support complex input, as the operation is poorly "
-                         "defined.")  # fmt: skip
+        raise ValueError(
+            "quantile does not support complex input, as the operation is poorly defined."
+        )
 
 
 def sort_complex(a: Any) -> Any:
@@ -126,13 +162,15 @@ def _total_le(a: Any, b: Any) -> Any:
 _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 
 
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
-                 method: str = "scan") -> Any:  # fmt: skip
+def searchsorted(
+    a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan"
+) -> Any:
     """The insertion point of each query in sorted `a`: a vectorised binary search (log2 len(a)
     gathers), or a compare-and-count reduction with method='compare_all'."""
     if side not in ("left", "right"):
-        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. "
-                         "Expected one of ['left', 'right'].")  # fmt: skip
+        raise ValueError(
+            f"{side!r} is an invalid value for keyword 'side'. Expected one of ['left', 'right']."
+        )
     if method not in _SEARCH_METHODS:
         raise ValueError(f"Invalid method={method!r}; expected one of {list(_SEARCH_METHODS)}")
     a = util.ensure_array(a)
@@ -239,40 +277,62 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
 _QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-                method: str = "linear", keepdims: bool = False, *,
-                weights: Any = None) -> Any:  # fmt: skip
+def nanquantile(
+    a: Any,
+    q: Any,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+) -> Any:
     if overwrite_input or out is not None:
-        raise ValueError("jax.numpy.nanquantile does not support overwrite_input=True or "
-                         "out != None")  # fmt: skip
+        raise ValueError(
+            "jax.numpy.nanquantile does not support overwrite_input=True or out != None"
+        )
     return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
-def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
-                  overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
-                  *, weights: Any = None) -> Any:  # fmt: skip
+def nanpercentile(
+    a: Any,
+    q: Any,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+    *,
+    weights: Any = None,
+) -> Any:
     if overwrite_input or out is not None:
-        raise ValueError("jax.numpy.nanpercentile does not support overwrite_input=True or "
-                         "out != None")  # fmt: skip
+        raise ValueError(
+            "jax.numpy.nanpercentile does not support overwrite_input=True or out != None"
+        )
     return _quantile(a, _percent_to_fraction(q), axis, method, keepdims, True, weights)
 
 
-def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans: bool,
-              weights: Any) -> Any:  # fmt: skip
+def _quantile(
+    a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans: bool, weights: Any
+) -> Any:
     """Quantiles of `a` over `axis` (None: all, or a tuple): the reduced axes are moved last and
     flattened, sorted (NaNs last), and the order statistics around q * (count - 1) picked.
     Without `skip_nans` a NaN anywhere in a slice makes its result NaN, as in JAX."""
     if method not in _QUANTILE_METHODS:
-        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' "
-                         "or 'inverted_cdf'")  # fmt: skip
+        raise ValueError(
+            "method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' "
+            "or 'inverted_cdf'"
+        )
     a = util.ensure_array(a)
     if weights is not None:
         weights = util.ensure_array(weights)
         if util.aval(weights).dtype.kind == "c":
             raise ValueError("Weights cannot be complex types.")
         if method != "inverted_cdf":
-            raise NotImplementedError(f"{method} doesn't support weights. Only method "
-                                      "'inverted_cdf' supports weights.")  # fmt: skip
+            raise NotImplementedError(
+                f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights."
+            )
         a, weights = util.promote_dtypes_inexact(a, weights)
     else:
         (a,) = util.promote_dtypes_inexact(a)
@@ -286,8 +346,9 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans:
             raise ValueError("Weights shape must match 'a' shape when axis is None.")
         wshape = tuple(shape[i] for i in axes)
         if util.aval(weights).shape != wshape:
-            raise ValueError(f"Weights shape {util.aval(weights).shape} must match reduction "
-                             f"axes {wshape}")  # fmt: skip
+            raise ValueError(
+                f"Weights shape {util.aval(weights).shape} must match reduction axes {wshape}"
+            )
         weights = lax.broadcast_in_dim(weights, shape, axes)
     qa = util.ensure_array(q) if not util.is_scalar(q) else util.convert(q, *util.result_type(q))
     (qa,) = util.promote_dtypes_inexact(qa)
@@ -310,8 +371,11 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans:
         s, w = sorting.sort((flat, flatten(weights)), k, True, 1)  # NaNs last
     else:
         s, w = sorting.sort(flat, k, True), None
-    counts = (lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(isnan), qdt), (k,))
-              if skip_nans else lax.full(kshape, n, qdt))  # fmt: skip
+    counts = (
+        lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(isnan), qdt), (k,))
+        if skip_nans
+        else lax.full(kshape, n, qdt)
+    )
     qshape = util.aval(qa).shape
     nq = len(qshape)
     oshape = (*qshape, *kshape)
@@ -342,8 +406,11 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans:
         idx = lax.max(lax.full((), 0, dtypes.int32), lax.min(idx, hi_idx))
         res = pick(idx)
         bad_any = lax.reduce_or(bad, (k,))
-        force = (lax.bitwise_or(bad_any, lax.eq(counts, zero)) if skip_nans
-                 else lax.bitwise_or(bad_any, any_nan))  # fmt: skip
+        force = (
+            lax.bitwise_or(bad_any, lax.eq(counts, zero))
+            if skip_nans
+            else lax.bitwise_or(bad_any, any_nan)
+        )
     else:
         pos = lax.mul(qb, top)
         low, high = lax.floor(pos), lax.ceil(pos)
@@ -353,8 +420,9 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans:
         high_i = lax.convert_element_type(lax.max(zero, lax.min(high, top)), dtypes.int32)
         lo_v, hi_v = pick(low_i), pick(high_i)
         if method == "linear":
-            res = lax.add(lax.mul(util.convert(lo_v, qdt), low_w),
-                          lax.mul(util.convert(hi_v, qdt), high_w))  # fmt: skip
+            res = lax.add(
+                lax.mul(util.convert(lo_v, qdt), low_w), lax.mul(util.convert(hi_v, qdt), high_w)
+            )
         elif method == "lower":
             res = lo_v
         elif method == "higher":
@@ -373,6 +441,11 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, skip_nans:
     return res
 
 
-def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-              keepdims: bool = False) -> Any:  # fmt: skip
+def nanmedian(
+    a: Any,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Any:
     return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)

@@ -136,8 +136,10 @@ def power(x: Any, y: Any, /) -> Any:
             dt, weak = dtypes.default_int(), False
         x = util.convert(x, dt, weak)
         if dt.kind in "iu" and e < 0:
-            raise TypeError(f"Integers cannot be raised to negative powers, got "
-                            f"integer_pow({util.aval(x).str_short(True)}, {e})")  # fmt: skip
+            raise TypeError(
+                f"Integers cannot be raised to negative powers, got "
+                f"integer_pow({util.aval(x).str_short(True)}, {e})"
+            )
         return lax.integer_pow(x, e)
     (xd, xw), (yd, yw) = util.result_type(x), util.result_type(y)
     x, y = util.promote_args("power", x, y)
@@ -172,8 +174,9 @@ def _integer_power(x: Any, y: Any) -> Any:
     dt = util.aval(x).dtype
     zero, one = lax.full((), 0, dt), lax.full((), 1, dt)
     ones = lax.full(util.aval(x).shape, 1, dt)
-    acc = lax.select(lax.bitwise_and(lax.eq(x, zero), lax.ne(y, zero)),
-                     lax.full(util.aval(x).shape, 0, dt), ones)  # fmt: skip
+    acc = lax.select(
+        lax.bitwise_and(lax.eq(x, zero), lax.ne(y, zero)), lax.full(util.aval(x).shape, 0, dt), ones
+    )
     for _ in range(6):
         odd = lax.ne(lax.bitwise_and(y, one), zero)
         acc = lax.select(odd, lax.mul(acc, x), acc)
@@ -425,8 +428,16 @@ def array_equiv(a1: Any, a2: Any) -> Any:
 
 
 # ---- selection -------------------------------------------------------------------------------
-def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
-         a_min: Any = None, a_max: Any = None) -> Any:  # fmt: skip
+def clip(
+    arr: Any = None,
+    /,
+    min: Any = None,
+    max: Any = None,
+    *,
+    a: Any = None,
+    a_min: Any = None,
+    a_max: Any = None,
+) -> Any:
     # a=, a_min= and a_max= are NumPy's spellings (deprecated in JAX); accepted for old code
     arr = a if arr is None else arr
     if arr is None:
@@ -563,8 +574,11 @@ def _logaddexp_complex(x1: Any, x2: Any, exp: Any, log1p: Any) -> Any:
     delta = lax.select(first, lax.sub(x1, x2), lax.sub(x2, x1))
     out = lax.add(amax, log1p(exp(lax.neg(delta))))
     # equal infinite real parts give a NaN delta: NaN, as JAX's
-    return lax.select(isnan(delta), lax.full(util.aval(out).shape, complex(math.nan, math.nan),
-                                             util.aval(out).dtype), out)  # fmt: skip
+    return lax.select(
+        isnan(delta),
+        lax.full(util.aval(out).shape, complex(math.nan, math.nan), util.aval(out).dtype),
+        out,
+    )
 
 
 def _scale(name: str, factor: float) -> Any:
@@ -720,8 +734,10 @@ def _frexp_exponent(x: Any) -> Any:
     # subnormals: scale into the normal range first (exact), remember the shift
     xn = lax.select(sub, lax.mul(x, lax.full((), 2.0**nmant, dt)), x)
     bits = lax.bitcast_convert_type(xn, it)
-    field = lax.bitwise_and(lax.shift_right_arithmetic(bits, lax.full((), nmant, it)),
-                            lax.full((), (1 << (dt.bits - 1 - nmant)) - 1, it))  # fmt: skip
+    field = lax.bitwise_and(
+        lax.shift_right_arithmetic(bits, lax.full((), nmant, it)),
+        lax.full((), (1 << (dt.bits - 1 - nmant)) - 1, it),
+    )
     e = lax.sub(lax.convert_element_type(field, dtypes.int32), lax.full((), bias - 1, dtypes.int32))
     return lax.select(sub, lax.sub(e, lax.full((), nmant, dtypes.int32)), e)
 
@@ -799,8 +815,11 @@ def _nextafter_bits(x: Any, y: Any) -> Any:
     zero = _zero(x)
     away = lax.eq(lax.lt(x, y), lax.gt(x, zero))  # moving away from zero
     step = lax.select(away, lax.add(bits, one), lax.sub(bits, one))
-    tiny = lax.select(lax.lt(y, zero), lax.full(util.aval(x).shape, 1 - (1 << (dt.bits - 1)), it),
-                      lax.full(util.aval(x).shape, 1, it))  # fmt: skip
+    tiny = lax.select(
+        lax.lt(y, zero),
+        lax.full(util.aval(x).shape, 1 - (1 << (dt.bits - 1)), it),
+        lax.full(util.aval(x).shape, 1, it),
+    )
     out = lax.bitcast_convert_type(lax.select(lax.eq(x, zero), tiny, step), dt)
     out = lax.select(lax.eq(x, y), y, out)
     return lax.select(lax.bitwise_or(isnan(x), isnan(y)), _full(x, float("nan")), out)
@@ -824,8 +843,9 @@ def bitwise_count(x: Any, /) -> Any:
     if util.aval(x).dtype.kind == "b":
         x = util.convert(x, dtypes.int32)
     if util.aval(x).dtype.kind not in "iu":
-        raise TypeError(f"bitwise_count requires integer or boolean input, got "
-                        f"{util.aval(x).dtype}")  # fmt: skip
+        raise TypeError(
+            f"bitwise_count requires integer or boolean input, got {util.aval(x).dtype}"
+        )
     return lax.convert_element_type(lax.population_count(absolute(x)), dtypes.uint8)
 
 
@@ -883,8 +903,10 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
     if av.dtype.kind != "c":
         return a
     limit = tol * finfo(av.dtype).eps if tol > 1 else tol
-    small = lax.reduce_and(lax.lt(lax.abs(lax.imag(a)), lax.full((), limit, dtypes.component(
-        av.dtype))), tuple(range(av.ndim)))  # fmt: skip
+    small = lax.reduce_and(
+        lax.lt(lax.abs(lax.imag(a)), lax.full((), limit, dtypes.component(av.dtype))),
+        tuple(range(av.ndim)),
+    )
     concrete = util.concrete_array(small, "real_if_close needs concrete values.")
     return lax.real(a) if bool(concrete) else a
 
@@ -941,8 +963,10 @@ def i0(x: Any) -> Any:
     xa = lax.min(ax, eight)
     xb = lax.max(ax, eight)
     ea = _chebyshev(lax.sub(lax.mul(xa, lax.full((), 0.5, dt)), lax.full((), 2.0, dt)), _I0_A)
-    eb = lax.div(_chebyshev(lax.sub(lax.div(lax.full((), 32.0, dt), xb), lax.full((), 2.0, dt)),
-                            _I0_B), lax.sqrt(xb))  # fmt: skip
+    eb = lax.div(
+        _chebyshev(lax.sub(lax.div(lax.full((), 32.0, dt), xb), lax.full((), 2.0, dt)), _I0_B),
+        lax.sqrt(xb),
+    )
     return util.with_weak_type_of(lax.mul(lax.exp(ax), lax.select(small, ea, eb)), x)
 
 

@@ -166,8 +166,7 @@ def lax_const(v: Any, like: Any) -> Any:
     av = aval(like)
     default = {"f": dtypes.default_float, "c": dtypes.default_complex, "i": dtypes.default_int}
     kind_default = default.get(av.dtype.kind)
-    weak = (av.weak_type and av.ndim == 0 and kind_default is not None
-            and av.dtype is kind_default())  # fmt: skip
+    weak = av.weak_type and av.ndim == 0 and kind_default is not None and av.dtype is kind_default()
     return lax.full((), v, av.dtype, weak_type=weak)
 
 

@@ -614,8 +614,9 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     """A random permutation of `x` along `axis` (or of range(x) for an integer x)."""
     data, _ = _single_key("permutation", key)
     if isinstance(x, int) or (hasattr(x, "shape") and not core.get_aval(_asarray(x)).shape):
-        n = core.concrete_or_error(int, x, "The x argument of random.permutation must be "
-                                   "concrete when it is an integer.")  # fmt: skip
+        n = core.concrete_or_error(
+            int, x, "The x argument of random.permutation must be concrete when it is an integer."
+        )
         return _shuffle(data, lax.iota(dtypes.default_int(), n), 0)
     arr = _asarray(x)
     av = core.get_aval(arr)
@@ -845,8 +846,11 @@ def _poisson_impl(data: Any, lam: Any, shape: tuple[int, ...], dt: DType) -> Any
     use_knuth = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, _full(shape, 10.0, dtypes.float32)))
     lam_knuth = lax.select(use_knuth, lam, zero)
     lam_rejection = lax.select(use_knuth, _full(shape, 100000.0, dtypes.float32), lam)
-    result = lax.select(use_knuth, _poisson_knuth(data, lam_knuth, shape, dt),
-                        _poisson_rejection(data, lam_rejection, shape, dt))  # fmt: skip
+    result = lax.select(
+        use_knuth,
+        _poisson_knuth(data, lam_knuth, shape, dt),
+        _poisson_rejection(data, lam_rejection, shape, dt),
+    )
     return lax.select(lax.eq(lam, zero), _full(shape, 0, dt), result)
 
 

@@ -64,9 +64,14 @@ class WasmExecutable:
     __slots__ = ("kernel", "fn", "wasm", "arg_sizes", "out_size", "scratch", "run", "chunks")
 
     def __init__(
-        self, kernel: Kernel, fn: Any, wasm: bytes, scratch: int = 0, run: Any = None,
+        self,
+        kernel: Kernel,
+        fn: Any,
+        wasm: bytes,
+        scratch: int = 0,
+        run: Any = None,
         chunks: int = 1,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.kernel = kernel
         self.fn = fn  # the kernel on the calling thread
         self.wasm = wasm

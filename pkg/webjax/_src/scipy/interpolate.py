@@ -41,8 +41,14 @@ class RegularGridInterpolator:
     cannot be checked under jit), axes strictly increasing. Points outside the grid get
     `fill_value` (NaN by default; None extrapolates)."""
 
-    def __init__(self, points: Any, values: Any, method: str = "linear",
-                 bounds_error: bool = False, fill_value: Any = float("nan")) -> None:  # fmt: skip
+    def __init__(
+        self,
+        points: Any,
+        values: Any,
+        method: str = "linear",
+        bounds_error: bool = False,
+        fill_value: Any = float("nan"),
+    ) -> None:
         if method not in ("linear", "nearest"):
             raise ValueError(f"method {method!r} is not defined")
         self.method = method

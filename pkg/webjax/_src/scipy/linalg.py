@@ -37,9 +37,16 @@ def _as_matrix_rhs(a: Any, b: Any) -> tuple[Any, bool]:
 _TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
 
 
-def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
-                     unit_diagonal: bool = False, overwrite_b: bool = False, debug: Any = None,
-                     check_finite: bool = True) -> Any:  # fmt: skip
+def solve_triangular(
+    a: Any,
+    b: Any,
+    trans: int | str = 0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    debug: Any = None,
+    check_finite: bool = True,
+) -> Any:
     """Solve op(a) x = b for triangular a; trans 0/'N' (a), 1/'T' or 2/'C' (a^T)."""
     if trans not in _TRANS:
         raise ValueError(f"Invalid 'trans' value {trans}")
@@ -62,8 +69,9 @@ def _solve_triangular(a: Any, b: Any, trans: int, lower: bool, unit_diagonal: bo
     return lax.squeeze(x, (len(_shape(x)) - 1,)) if vec else x
 
 
-def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
-             check_finite: bool = True) -> Any:  # fmt: skip
+def cholesky(
+    a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
     """The Cholesky factor: upper (a = U^H U) unless lower=True. As scipy (and JAX), only one
     triangle of `a` is read (the lower one when lower=True, else the upper one): the input is
     not symmetrized, so gradients flow to that triangle only."""
@@ -75,13 +83,15 @@ def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
     return np_linalg.cholesky(at, upper=True, symmetrize_input=False)
 
 
-def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
-               check_finite: bool = True) -> tuple[Any, bool]:  # fmt: skip
+def cho_factor(
+    a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Any, bool]:
     return cholesky(a, lower=lower), lower
 
 
-def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
-              check_finite: bool = True) -> Any:  # fmt: skip
+def cho_solve(
+    c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True
+) -> Any:
     """Solve a x = b from cho_factor's (c, lower)."""
     c, lower = c_and_lower
     return _cho_solve(c, b, bool(lower))
@@ -104,8 +114,13 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
     return lu, piv
 
 
-def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: bool = False,
-             check_finite: bool = True) -> Any:  # fmt: skip
+def lu_solve(
+    lu_and_piv: tuple[Any, Any],
+    b: Any,
+    trans: int = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> Any:
     """Solve a x = b (trans 0) or a^T x = b (trans 1 or 2) from lu_factor's result."""
     if trans not in (0, 1, 2):
         raise ValueError(f"Invalid 'trans' value {trans}")
@@ -128,13 +143,17 @@ def _lu_solve(lu: Any, piv: Any, b: Any, trans: int) -> Any:
     lu = _broadcast_to(lu, (*batch, n, n))
     perm = _broadcast_to(perm, (*batch, n))
     bm = _broadcast_to(bm, (*batch, n, _shape(bm)[-1]))
-    x = np_linalg._lu_solve(lu, perm, bm) if trans == 0 else np_linalg._lu_solve_transposed(
-        lu, perm, bm)  # fmt: skip
+    x = (
+        np_linalg._lu_solve(lu, perm, bm)
+        if trans == 0
+        else np_linalg._lu_solve_transposed(lu, perm, bm)
+    )
     return lax.squeeze(x, (len(_shape(x)) - 1,)) if vec else x
 
 
-def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
-       check_finite: bool = True) -> Any:  # fmt: skip
+def lu(
+    a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
     """(p, l, u) with a = p @ l @ u, or (p @ l, u) when permute_l."""
     return _lu(a, bool(permute_l))
 
@@ -161,8 +180,14 @@ def _lu(a: Any, permute_l: bool) -> Any:
     return p, l, u
 
 
-def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
-       pivoting: bool = False, check_finite: bool = True) -> Any:  # fmt: skip
+def qr(
+    a: Any,
+    overwrite_a: bool = False,
+    lwork: Any = None,
+    mode: str = "full",
+    pivoting: bool = False,
+    check_finite: bool = True,
+) -> Any:
     """QR decomposition; mode 'full' (q m x m), 'economic' (q m x k) or 'r' (a 1-tuple (r,))."""
     if mode not in ("full", "r", "economic"):  # JAX has no 'raw' mode either
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
@@ -180,9 +205,18 @@ def _qr(a: Any, mode: str) -> Any:
     return q, r
 
 
-def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
-         overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
-         eigvals: Any = None, type: int = 1, check_finite: bool = True) -> Any:  # fmt: skip
+def eigh(
+    a: Any,
+    b: Any = None,
+    lower: bool = True,
+    eigvals_only: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    turbo: bool = True,
+    eigvals: Any = None,
+    type: int = 1,
+    check_finite: bool = True,
+) -> Any:
     """(w, v) of a symmetric matrix (w ascending), or w when eigvals_only."""
     if b is not None:
         raise NotImplementedError("Only the b=None case of eigh is implemented")
@@ -194,8 +228,14 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
     return w if eigvals_only else (w, v)
 
 
-def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
-        check_finite: bool = True, lapack_driver: str = "gesdd") -> Any:  # fmt: skip
+def svd(
+    a: Any,
+    full_matrices: bool = True,
+    compute_uv: bool = True,
+    overwrite_a: bool = False,
+    check_finite: bool = True,
+    lapack_driver: str = "gesdd",
+) -> Any:
     out = np_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
     return tuple(out) if compute_uv else out
 
@@ -211,9 +251,16 @@ def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
 _ASSUME = ("gen", "sym", "her", "pos")
 
 
-def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
-          overwrite_b: bool = False, debug: bool = False, check_finite: bool = True,
-          assume_a: str = "gen") -> Any:  # fmt: skip
+def solve(
+    a: Any,
+    b: Any,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    debug: bool = False,
+    check_finite: bool = True,
+    assume_a: str = "gen",
+) -> Any:
     """Solve a x = b; assume_a='pos' uses a Cholesky factorization, the others LU."""
     if assume_a not in _ASSUME:
         raise ValueError(f"Expected assume_a to be one of {list(_ASSUME)}; got {assume_a!r}")
@@ -305,8 +352,9 @@ def _pade(a: Any, m: int) -> tuple[Any, Any]:
         return mm(a, odd), even
     a4 = mm(a2, a2)
     a6 = mm(a4, a2)
-    u = mm(a, ufuncs.add(mm(a6, lin((13, 11, 9), (a6, a4, a2))),
-                         lin((7, 5, 3, 1), (a6, a4, a2, eye))))  # fmt: skip
+    u = mm(
+        a, ufuncs.add(mm(a6, lin((13, 11, 9), (a6, a4, a2))), lin((7, 5, 3, 1), (a6, a4, a2, eye)))
+    )
     v = ufuncs.add(mm(a6, lin((12, 10, 8), (a6, a4, a2))), lin((6, 4, 2, 0), (a6, a4, a2, eye)))
     return u, v
 

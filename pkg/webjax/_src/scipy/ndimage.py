@@ -59,8 +59,9 @@ def _linear_nodes(c: Any) -> list[tuple[Any, Any]]:
     return [(index, lower_w), (index + 1, upper_w)]
 
 
-def map_coordinates(input: Any, coordinates: Sequence[Any], order: int, mode: str = "constant",
-                    cval: Any = 0.0) -> Any:  # fmt: skip
+def map_coordinates(
+    input: Any, coordinates: Sequence[Any], order: int, mode: str = "constant", cval: Any = 0.0
+) -> Any:
     """Interpolate `input` at `coordinates` (one array per input axis, broadcast together);
     order 0 (nearest) or 1 (linear); modes 'constant', 'nearest', 'wrap', 'mirror',
     'reflect'."""
@@ -68,8 +69,7 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int, mode: st
 
 
 @eager_jit(static_argnames=("order", "mode"))
-def _map_coordinates(input: Any, coordinates: list[Any], order: int, mode: str,
-                     cval: Any) -> Any:  # fmt: skip
+def _map_coordinates(input: Any, coordinates: list[Any], order: int, mode: str, cval: Any) -> Any:
     x = util.ensure_array(input)
     coords = [util.ensure_array(c) for c in coordinates]
     dt = util.aval(x).dtype

@@ -187,9 +187,19 @@ def _quadratic_minimizer(a: Any, fa: Any, fpa: Any, b: Any, fb: Any) -> Any:
     return a - fpa / (2.0 * curvature)
 
 
-def _zoom(phi_and_grad: Callable, sufficient_decrease_fails: Callable, curvature_holds: Callable,
-          a_lo: Any, phi_lo: Any, dphi_lo: Any, a_hi: Any, phi_hi: Any, dphi_hi: Any, g_0: Any,
-          skip: Any) -> _Zoom:  # fmt: skip
+def _zoom(
+    phi_and_grad: Callable,
+    sufficient_decrease_fails: Callable,
+    curvature_holds: Callable,
+    a_lo: Any,
+    phi_lo: Any,
+    dphi_lo: Any,
+    a_hi: Any,
+    phi_hi: Any,
+    dphi_hi: Any,
+    g_0: Any,
+    skip: Any,
+) -> _Zoom:
     """Shrink the bracket [a_lo, a_hi] until a point satisfies the strong Wolfe conditions
     (Nocedal & Wright, Algorithm 3.6); `skip` runs no iteration."""
     dt = util.aval(a_lo).dtype
@@ -265,9 +275,17 @@ def _zoom(phi_and_grad: Callable, sufficient_decrease_fails: Callable, curvature
     return control_flow.while_loop(cond, body, init)
 
 
-def line_search(f: Callable, xk: Any, pk: Any, old_fval: Any = None, old_old_fval: Any = None,
-                gfk: Any = None, c1: float = 1e-4, c2: float = 0.9,
-                maxiter: int = 20) -> _LineSearchResults:  # fmt: skip
+def line_search(
+    f: Callable,
+    xk: Any,
+    pk: Any,
+    old_fval: Any = None,
+    old_old_fval: Any = None,
+    gfk: Any = None,
+    c1: float = 1e-4,
+    c2: float = 0.9,
+    maxiter: int = 20,
+) -> _LineSearchResults:
     """A step along the descent direction `pk` from `xk` satisfying the strong Wolfe conditions
     (Nocedal & Wright, Algorithm 3.5): steps double from the initial guess until a point is
     acceptable or a bracket is found, which `_zoom` shrinks."""

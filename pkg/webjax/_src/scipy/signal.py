@@ -86,8 +86,9 @@ def _convolve_nd(in1: Any, in2: Any, mode: str, precision: Any) -> Any:
     return lax.complex(conv(ar, br) - conv(ai, bi), conv(ar, bi) + conv(ai, br))
 
 
-def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
-             precision: Any = None) -> Any:  # fmt: skip
+def convolve(
+    in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None
+) -> Any:
     """N-d convolution (scipy.signal.convolve); "auto" is "direct" (a convolution kernel)."""
     if method == "fft":
         return fftconvolve(in1, in2, mode=mode)
@@ -96,8 +97,9 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
     raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
 
 
-def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
-              precision: Any = None) -> Any:  # fmt: skip
+def correlate(
+    in1: Any, in2: Any, mode: str = "full", method: str = "auto", precision: Any = None
+) -> Any:
     """N-d cross-correlation (scipy.signal.correlate): convolution with flip(conj(in2))."""
     in2 = util.ensure_array(in2)
     return convolve(in1, jnp.flip(jnp.conj(in2)), mode, method=method, precision=precision)
@@ -112,15 +114,27 @@ def _check_2d(name: str, in1: Any, in2: Any, boundary: str, fillvalue: Any) -> t
     return in1, in2
 
 
-def convolve2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
-               fillvalue: Any = 0, precision: Any = None) -> Any:  # fmt: skip
+def convolve2d(
+    in1: Any,
+    in2: Any,
+    mode: str = "full",
+    boundary: str = "fill",
+    fillvalue: Any = 0,
+    precision: Any = None,
+) -> Any:
     """2-d convolution (scipy.signal.convolve2d; zero fill only, as JAX)."""
     in1, in2 = _check_2d("convolve2d", in1, in2, boundary, fillvalue)
     return _convolve_nd(in1, in2, mode, precision)
 
 
-def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
-                fillvalue: Any = 0, precision: Any = None) -> Any:  # fmt: skip
+def correlate2d(
+    in1: Any,
+    in2: Any,
+    mode: str = "full",
+    boundary: str = "fill",
+    fillvalue: Any = 0,
+    precision: Any = None,
+) -> Any:
     """2-d cross-correlation (scipy.signal.correlate2d; zero fill only, as JAX). The result is
     arranged as JAX's: for "valid" and "full" with a smaller in1, the roles of the operands are
     exchanged (conjugated), as SciPy does."""
@@ -136,8 +150,9 @@ def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
 
 
 # ---- FFT ----------------------------------------------------------------------------------------
-def fftconvolve(in1: Any, in2: Any, mode: str = "full",
-                axes: Sequence[int] | int | None = None) -> Any:  # fmt: skip
+def fftconvolve(
+    in1: Any, in2: Any, mode: str = "full", axes: Sequence[int] | int | None = None
+) -> Any:
     """N-d convolution through the FFT (scipy.signal.fftconvolve); `axes` convolves along those
     axes only, the others mapped (they must then have equal sizes)."""
     check_arraylike("fftconvolve", in1, in2)
@@ -218,8 +233,9 @@ def _breakpoints(bp: Any, n: int) -> list[int]:
     return sorted({0, *flat, n})
 
 
-def detrend(data: Any, axis: int = -1, type: str = "linear", bp: Any = 0,
-            overwrite_data: None = None) -> Any:  # fmt: skip
+def detrend(
+    data: Any, axis: int = -1, type: str = "linear", bp: Any = 0, overwrite_data: None = None
+) -> Any:
     """Remove the mean ('constant') or the least-squares line ('linear'), piecewise between the
     breakpoints `bp` (static)."""
     if overwrite_data is not None:

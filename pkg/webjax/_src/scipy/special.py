@@ -76,8 +76,9 @@ def _erfcx_asymptotic(x: Any, nterms: int) -> Any:
 def _erfcx_value(x: Any) -> Any:
     dt = util.aval(x).dtype
     if dt.bits < 32:
-        return lax.convert_element_type(_erfcx_value(lax.convert_element_type(x, dtypes.float32)),
-                                        dt)  # fmt: skip
+        return lax.convert_element_type(
+            _erfcx_value(lax.convert_element_type(x, dtypes.float32)), dt
+        )
     fmax = 1.7976931348623157e308 if dt.bits == 64 else 3.4028234663852886e38
     nterms = 9 if dt.bits == 64 else 5
     large = lax.gt(x, _c(math.sqrt(math.log(fmax)), x))
@@ -129,8 +130,9 @@ def _log_ndtr_value(x: Any) -> Any:
     upper = lax.log1p(lax.neg(ndtr(lax.neg(up_x))))
     low_x = lax.min(x, lo)
     scaled = _erfcx_value(lax.mul(low_x, _c(-1.0 / math.sqrt(2.0), x)))
-    lower = lax.add(lax.sub(_c(math.log(0.5), x), lax.mul(_c(0.5, x), lax.mul(low_x, low_x))),
-                    lax.log(scaled))  # fmt: skip
+    lower = lax.add(
+        lax.sub(_c(math.log(0.5), x), lax.mul(_c(0.5, x), lax.mul(low_x, low_x))), lax.log(scaled)
+    )
     return lax.select(lax.lt(x, lo), lower, lax.select(lax.gt(x, hi), upper, mid))
 
 
@@ -220,8 +222,9 @@ def gammasgn(x: Any) -> Any:
     neg = lax.lt(x, _c(0.0, x))
     nan_case = lax.bitwise_or(lax.bitwise_and(neg, lax.eq(x, fl)), lax.ne(x, x))
     odd = lax.ne(lax.rem(fl, _c(2.0, x)), _c(0.0, x))
-    minus = lax.bitwise_or(lax.bitwise_and(neg, odd),
-                           lax.bitwise_and(lax.eq(x, _c(0.0, x)), u.signbit(x)))  # fmt: skip
+    minus = lax.bitwise_or(
+        lax.bitwise_and(neg, odd), lax.bitwise_and(lax.eq(x, _c(0.0, x)), u.signbit(x))
+    )
     out = lax.select(minus, _full(-1.0, x), _full(1.0, x))
     return _with_weak(lax.select(nan_case, _full(math.nan, x), out), False)
 
@@ -297,13 +300,18 @@ def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
         res = comb(lax.sub(lax.add(N, k), _c(1.0, N)), k, repetition=False)
         return util.where(ok, 1.0, res)
     N, k = _inexact("comb", N, k)
-    ok = lax.bitwise_and(lax.bitwise_and(lax.le(k, N), lax.ge(N, _c(0.0, N))),
-                         lax.ge(k, _c(0.0, k)))  # fmt: skip
+    ok = lax.bitwise_and(
+        lax.bitwise_and(lax.le(k, N), lax.ge(N, _c(0.0, N))), lax.ge(k, _c(0.0, k))
+    )
     sn = util.where(ok, N, 0.0)
     sk = util.where(ok, k, 0.0)
     one = _c(1.0, sn)
-    res = lax.exp(lax.sub(lax.sub(lax.lgamma(lax.add(sn, one)), lax.lgamma(lax.add(sk, one))),
-                          lax.lgamma(lax.sub(lax.add(sn, one), sk))))  # fmt: skip
+    res = lax.exp(
+        lax.sub(
+            lax.sub(lax.lgamma(lax.add(sn, one)), lax.lgamma(lax.add(sk, one))),
+            lax.lgamma(lax.sub(lax.add(sn, one), sk)),
+        )
+    )
     return _with_weak(util.where(ok, res, 0.0), util.aval(N).weak_type and util.aval(k).weak_type)
 
 
@@ -329,12 +337,15 @@ def multigammaln(a: Any, d: Any) -> Any:
     """log of the multivariate gamma function of dimension d."""
     d = core.concrete_or_error(int, d, "d argument of multigammaln")
     a, dd = _inexact("multigammaln", a, d)
-    const = lax.mul(lax.mul(lax.mul(_c(0.25, a), dd), lax.sub(dd, _c(1.0, a))),
-                    lax.log(_c(math.pi, a)))  # fmt: skip
+    const = lax.mul(
+        lax.mul(lax.mul(_c(0.25, a), dd), lax.sub(dd, _c(1.0, a))), lax.log(_c(math.pi, a))
+    )
     av = util.aval(a)
     shape = (*av.shape, d)
-    half_i = lax.div(lax.convert_element_type(lax.broadcasted_iota(dtypes.int32, shape, av.ndim),
-                                              av.dtype), _c(2.0, a))  # fmt: skip
+    half_i = lax.div(
+        lax.convert_element_type(lax.broadcasted_iota(dtypes.int32, shape, av.ndim), av.dtype),
+        _c(2.0, a),
+    )
     terms = lax.lgamma(lax.sub(lax.broadcast_in_dim(a, shape, tuple(range(av.ndim))), half_i))
     return lax.add(lax.reduce_sum(terms, (av.ndim,)), const)
 
@@ -433,8 +444,11 @@ def entr(x: Any) -> Any:
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (derivative -(log x + 1), as JAX)."""
     x = _float(x)
     av = util.aval(x)
-    return lax.select(lax.lt(x, _c(0.0, x)), lax.full(av.shape, -math.inf, av.dtype, av.weak_type),
-                      lax.neg(_xlogx(x)))  # fmt: skip
+    return lax.select(
+        lax.lt(x, _c(0.0, x)),
+        lax.full(av.shape, -math.inf, av.dtype, av.weak_type),
+        lax.neg(_xlogx(x)),
+    )
 
 
 @eager_jit
@@ -552,8 +566,9 @@ def bernoulli(n: int) -> Any:
     n = core.concrete_or_error(operator.index, n, "Argument n of bernoulli")
     if n < 0:
         raise ValueError("n must be a non-negative integer.")
-    return creation.array([float(lsp._bernoulli(k)) for k in range(n + 1)],
-                          dtype=dtypes.default_float())  # fmt: skip
+    return creation.array(
+        [float(lsp._bernoulli(k)) for k in range(n + 1)], dtype=dtypes.default_float()
+    )
 
 
 # ---- exponential integrals ----------------------------------------------------------------------
@@ -712,8 +727,9 @@ def expi(x: Any) -> Any:
 
 
 # ---- spherical harmonics ------------------------------------------------------------------------
-def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
-               n_max: int | None = None) -> Any:  # fmt: skip
+def sph_harm_y(
+    n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None, n_max: int | None = None
+) -> Any:
     """Y_n^m(theta, phi) (theta polar, phi azimuthal; Condon-Shortley phase), complex.
 
     The associated Legendre factor comes from the recurrence on the normalized functions
@@ -733,9 +749,10 @@ def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
         )
     if n_max is None:
         n_max = core.concrete_or_error(
-            lambda v: int(util.ensure_array(v).max()) if util.aval(v).size else 0, n,
+            lambda v: int(util.ensure_array(v).max()) if util.aval(v).size else 0,
+            n,
             "The n_max argument of jax.scipy.special.sph_harm_y must be concrete.",
-        )  # fmt: skip
+        )
     shape = util.broadcast_shapes(*(util.aval(v).shape for v in (n, m, theta, phi)))
     n, m, theta, phi = (util.broadcast_to(v, shape) for v in (n, m, theta, phi))
     nf = lax.convert_element_type(n, dt)
@@ -744,8 +761,10 @@ def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
     s = lax.sqrt(lax.max(lax.sub(_c(1.0, x), lax.mul(x, x)), _c(0.0, x)))
     # Pbar_m^m = (-1)^m sqrt((2m + 1) / 4 pi) sqrt((2m)!) / (2^m m!) s^m
     half_lg_2m = lax.mul(_c(0.5, ma), lax.lgamma(lax.add(lax.add(ma, ma), _c(1.0, ma))))
-    log_diag = lax.sub(lax.sub(half_lg_2m, lax.mul(ma, _c(math.log(2.0), ma))),
-                       lax.lgamma(lax.add(ma, _c(1.0, ma))))  # fmt: skip
+    log_diag = lax.sub(
+        lax.sub(half_lg_2m, lax.mul(ma, _c(math.log(2.0), ma))),
+        lax.lgamma(lax.add(ma, _c(1.0, ma))),
+    )
     odd = lax.ne(lax.rem(ma, _c(2.0, ma)), _c(0.0, ma))
     sign = lax.select(odd, _full(-1.0, ma), _full(1.0, ma))
     norm0 = lax.sqrt(lax.div(lax.add(lax.add(ma, ma), _c(1.0, ma)), _c(4 * math.pi, ma)))
@@ -764,8 +783,9 @@ def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
         lv = _full(float(deg), x)
         start = lax.eq(lv, ma)
         second = lax.eq(lv, lax.add(ma, _c(1.0, ma)))
-        rec = lax.mul(a(lv), lax.sub(lax.mul(x, p_prev),
-                                     lax.div(p_prev2, a(lax.sub(lv, _c(1.0, lv))))))  # fmt: skip
+        rec = lax.mul(
+            a(lv), lax.sub(lax.mul(x, p_prev), lax.div(p_prev2, a(lax.sub(lv, _c(1.0, lv)))))
+        )
         nxt = lax.mul(lax.mul(x, lax.sqrt(lax.add(lax.add(ma, ma), _c(3.0, ma)))), p_prev)
         p = lax.select(start, diag, lax.select(second, nxt, lax.select(lax.gt(lv, ma), rec, zero)))
         out = lax.select(lax.eq(nf, lv), p, out)

@@ -140,8 +140,9 @@ def bernoulli_pmf(k: Any, p: Any, loc: Any = 0) -> Any:
 def bernoulli_cdf(k: Any, p: Any) -> Any:
     k, p = _inexact("bernoulli.cdf", k, p)
     zero, one = _c(0.0, k), _c(1.0, k)
-    bad = lax.bitwise_or(lax.bitwise_or(lax.ne(k, k), lax.ne(p, p)),
-                         lax.bitwise_or(lax.lt(p, zero), lax.gt(p, one)))  # fmt: skip
+    bad = lax.bitwise_or(
+        lax.bitwise_or(lax.ne(k, k), lax.ne(p, p)), lax.bitwise_or(lax.lt(p, zero), lax.gt(p, one))
+    )
     out = _where(lax.ge(k, one), 1.0, 0.0)
     out = _where(lax.bitwise_and(lax.ge(k, zero), lax.lt(k, one)), lax.sub(one, p), out)
     return _where(bad, math.nan, out)
@@ -302,8 +303,11 @@ def laplace_cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, loc, scale = _inexact("laplace.cdf", x, loc, scale)
     half, one = _c(0.5, x), _c(1.0, x)
     d = lax.div(lax.sub(x, loc), scale)
-    return lax.select(lax.le(d, _c(0.0, x)), lax.mul(half, lax.exp(d)),
-                      lax.sub(one, lax.mul(half, lax.exp(lax.neg(d)))))  # fmt: skip
+    return lax.select(
+        lax.le(d, _c(0.0, x)),
+        lax.mul(half, lax.exp(d)),
+        lax.sub(one, lax.mul(half, lax.exp(lax.neg(d)))),
+    )
 
 
 def logistic_logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -538,9 +542,12 @@ def multivariate_normal_logpdf(x: Any, mean: Any, cov: Any, allow_singular: None
         raise ValueError("multivariate_normal.logpdf got incompatible shapes")
     chol = lax_linalg.cholesky(cov)
     batch = util.broadcast_shapes(util.aval(y).shape[:-1], cshape[:-2])
-    z = lax_linalg.triangular_solve(util.broadcast_to(chol, (*batch, n, n)),
-                                    util.broadcast_to(y, (*batch, n)), left_side=True,
-                                    lower=True)  # fmt: skip
+    z = lax_linalg.triangular_solve(
+        util.broadcast_to(chol, (*batch, n, n)),
+        util.broadcast_to(y, (*batch, n)),
+        left_side=True,
+        lower=True,
+    )
     sq = lax.reduce_sum(lax.mul(z, z), (len(batch),))
     log_det = reductions.sum(u.log(matrices.diagonal(chol, axis1=-1, axis2=-2)), axis=-1)
     return u.subtract(u.subtract(u.multiply(-0.5, sq), n / 2 * log2pi), log_det)

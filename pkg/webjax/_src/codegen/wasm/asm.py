@@ -84,10 +84,16 @@ for _item in _PLAIN_NAMES.split():
 # 0xFC-prefixed saturating truncations.
 for _i, _mn in enumerate(
     [
-        "i32.trunc_sat_f32_s", "i32.trunc_sat_f32_u", "i32.trunc_sat_f64_s", "i32.trunc_sat_f64_u",
-        "i64.trunc_sat_f32_s", "i64.trunc_sat_f32_u", "i64.trunc_sat_f64_s", "i64.trunc_sat_f64_u",
+        "i32.trunc_sat_f32_s",
+        "i32.trunc_sat_f32_u",
+        "i32.trunc_sat_f64_s",
+        "i32.trunc_sat_f64_u",
+        "i64.trunc_sat_f32_s",
+        "i64.trunc_sat_f32_u",
+        "i64.trunc_sat_f64_s",
+        "i64.trunc_sat_f64_u",
     ]
-):  # fmt: skip
+):
     PLAIN[_mn] = bytes([0xFC, _i])
 
 # Loads/stores: opcode and natural alignment (log2 bytes).

@@ -134,8 +134,14 @@ def _vec_combine(combine: Op, d: Any) -> str | None:
 class RPlan:
     __slots__ = ("node", "loads", "vnodes", "splats", "unroll", "ok")
 
-    def __init__(self, node: Exp, loads: dict[int, tuple[Exp, Atoms]], vnodes: list[Exp],
-                 splats: list[Exp], unroll: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        node: Exp,
+        loads: dict[int, tuple[Exp, Atoms]],
+        vnodes: list[Exp],
+        splats: list[Exp],
+        unroll: int,
+    ) -> None:
         self.node, self.loads, self.vnodes, self.splats = node, loads, vnodes, splats
         self.unroll = unroll
         self.ok = -1  # the bounds-check local, set by prepare()
@@ -667,10 +673,12 @@ class _TiledPass:
         f.i32(K)
         f.op("i32.gt_u", "select")
         f.set(kc_end)
-        self.counted_loop(self.n0, self.local(self.nc0), self.local(self.nc_end), self.NR,
-                          self.pack_b_panel)  # fmt: skip
-        self.counted_loop(self.m0, self.local(self.ms), self.local(self.me), self.p.MR,
-                          self.row_tile)  # fmt: skip
+        self.counted_loop(
+            self.n0, self.local(self.nc0), self.local(self.nc_end), self.NR, self.pack_b_panel
+        )
+        self.counted_loop(
+            self.m0, self.local(self.ms), self.local(self.me), self.p.MR, self.row_tile
+        )
 
     # ---- packing -----------------------------------------------------------------------------
     def pack_b_panel(self) -> None:
@@ -710,8 +718,9 @@ class _TiledPass:
     def row_tile(self) -> None:
         """Rows [m0, m0 + MR): pack a's row tile, then the tile columns."""
         self.pack_a()
-        self.counted_loop(self.n0, self.local(self.nc0), self.local(self.nc_end), self.NR,
-                          self.micro_tile)  # fmt: skip
+        self.counted_loop(
+            self.n0, self.local(self.nc0), self.local(self.nc_end), self.NR, self.micro_tile
+        )
 
     def pack_a(self) -> None:
         """scratch[KC*NC + (k - k0) * MR + m] = a[m0 + m, k] for k0 <= k < kc_end."""

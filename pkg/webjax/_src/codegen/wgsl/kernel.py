@@ -258,8 +258,17 @@ def _reduce_fn(
     return lines
 
 
-def _chained_loop(stepl: list[str], vals: list[str], combine: Op, d: DType, ct: str, ident: str,
-                  step: int, chains: int, pre: _Prelude) -> list[str]:  # fmt: skip
+def _chained_loop(
+    stepl: list[str],
+    vals: list[str],
+    combine: Op,
+    d: DType,
+    ct: str,
+    ident: str,
+    step: int,
+    chains: int,
+    pre: _Prelude,
+) -> list[str]:
     """The loop of `_reduce_fn` with `chains` unrolled steps per iteration, each into its own
     accumulators, over whole blocks of steps (a per-step bounds test made SwiftShader 2-3x
     slower), then the remaining steps into the first; `acc` (declared by the caller) ends as
@@ -280,8 +289,10 @@ def _chained_loop(stepl: list[str], vals: list[str], combine: Op, d: DType, ct: 
         names = [[f"acc_{u}_{j}" for j in range(len(vals))] for u in range(chains)]
 
         def update(n: list[str]) -> list[str]:
-            return [f"    {a} = {render_op(combine, d, d, [a, v], pre)};"
-                    for a, v in zip(n, vals, strict=True)]  # fmt: skip
+            return [
+                f"    {a} = {render_op(combine, d, d, [a, v], pre)};"
+                for a, v in zip(n, vals, strict=True)
+            ]
 
         lines = [f"  var {a}: {ct} = {ident};" for row in names for a in row]
     lines += ["  var q: i32 = r0;", f"  while (q + {block} <= r1) {{"]
@@ -849,19 +860,24 @@ def probe_f16() -> tuple[str, str, bytes, bytes]:
     implementations assume none), NaNs and -0."""
 
     def shader(src: str, dst: str, store: str) -> str:
-        return "\n".join([
-            "enable f16;",
-            "",
-            f"@group(0) @binding(0) var<storage, read> in0: array<{src}>;",
-            f"@group(0) @binding(1) var<storage, read_write> out: array<{dst}>;",
-            "",
-            f"@compute @workgroup_size({WORKGROUP})",
-            "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-            "  let k = gid.x;",
-            f"  if (k >= {F16_PROBE_COUNT}u) {{ return; }}",
-            f"  out[k] = {store};",
-            "}",
-        ]) + "\n"  # fmt: skip
+        return (
+            "\n".join(
+                [
+                    "enable f16;",
+                    "",
+                    f"@group(0) @binding(0) var<storage, read> in0: array<{src}>;",
+                    f"@group(0) @binding(1) var<storage, read_write> out: array<{dst}>;",
+                    "",
+                    f"@compute @workgroup_size({WORKGROUP})",
+                    "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
+                    "  let k = gid.x;",
+                    f"  if (k >= {F16_PROBE_COUNT}u) {{ return; }}",
+                    f"  out[k] = {store};",
+                    "}",
+                ]
+            )
+            + "\n"
+        )
 
     halves, words = _f16_table()
     load = shader("f16", "u32", "bitcast<u32>(f32(in0[k]))")

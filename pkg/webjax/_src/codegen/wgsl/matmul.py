@@ -344,9 +344,16 @@ def _classify(
     a = Operand(sa, fa.get(None, 0), mr[1], fa.get(_R, 0), tuple(fa.get(d, 0) for d in batch))
     b = Operand(sb, fb.get(None, 0), mc[1], fb.get(_R, 0), tuple(fb.get(d, 0) for d in batch))
     return Plan(
-        mr[0], mc[0], rsize, tuple(ranges[d] for d in batch), a, b, mr[2], mc[2],
+        mr[0],
+        mc[0],
+        rsize,
+        tuple(ranges[d] for d in batch),
+        a,
+        b,
+        mr[2],
+        mc[2],
         tuple(ostride[d] for d in batch),
-    )  # fmt: skip
+    )
 
 
 # ---- rendering ---------------------------------------------------------------------------------
@@ -388,9 +395,10 @@ def _render_smem(kernel: Kernel, plan: Plan, limits: dict[str, int]) -> Any:
     }
     # Slots read as vec4 must not also be read elementwise (a vec4 binding hides a ragged tail).
     epi_slots = {
-        n.arg for n in kernel.exp.toposort() if n.op is Op.LOAD and n is not red.src[0].src[0]
-        and n is not red.src[0].src[1]
-    }  # fmt: skip
+        n.arg
+        for n in kernel.exp.toposort()
+        if n.op is Op.LOAD and n is not red.src[0].src[0] and n is not red.src[0].src[1]
+    }
     for name, op, other in (("a", plan.a, plan.b), ("b", plan.b, plan.a)):
         oname = "b" if name == "a" else "a"
         if modes[name] != "s" and (
@@ -500,9 +508,14 @@ def _operand_loads(
 
 
 def _main(
-    kernel: Kernel, plan: Plan, t: Tile, modes: dict[str, str], out_vec: bool, tiles_m: int,
+    kernel: Kernel,
+    plan: Plan,
+    t: Tile,
+    modes: dict[str, str],
+    out_vec: bool,
+    tiles_m: int,
     pre: Any,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
     nk = -(-plan.k // t.bk)
     L = [
@@ -627,9 +640,15 @@ def _render_regs(kernel: Kernel, plan: Plan, t: RegTile, limits: dict[str, int])
 
 
 def _main_regs(
-    kernel: Kernel, plan: Plan, t: RegTile, ma: str, mb: str, out_vec: bool, tiles_m: int,
+    kernel: Kernel,
+    plan: Plan,
+    t: RegTile,
+    ma: str,
+    mb: str,
+    out_vec: bool,
+    tiles_m: int,
     pre: Any,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """main of the register-tiled product: the invocation's tile origin and operand indices,
     the k loop (four steps at a time, then the last k % 4), then the epilogue and stores."""
     k4 = plan.k - plan.k % 4
