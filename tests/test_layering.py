@@ -10,6 +10,7 @@ are all inside functions and listed, and no module is named for when it was writ
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -157,3 +158,29 @@ def test_modules_are_named_for_what_they_are():
         if any(part in HISTORY_NAMES for part in path.stem.split("_"))
     ]
     assert not offenders, f"modules named for their history, not their subject: {offenders}"
+
+
+def _where_things_live() -> list[str]:
+    """The backticked `_src/...` paths of docs/ARCHITECTURE.md's "Where things live" table."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    section = text.split("## Where things live", 1)[1].split("\n## ", 1)[0]
+    paths = []
+    for line in section.splitlines():
+        if line.startswith("|"):
+            paths += [m for m in re.findall(r"`([^`]+)`", line) if m.startswith("_src/")]
+    return paths
+
+
+def test_where_things_live_matches_the_tree():
+    paths = _where_things_live()
+    src = PACKAGE / "_src"
+    missing = [p for p in paths if not (PACKAGE / p).exists()]
+    assert not missing, f"docs/ARCHITECTURE.md names paths that do not exist: {missing}"
+    named = [
+        f"_src/{p.name}" if p.is_file() else f"_src/{p.name}/"
+        for p in sorted(src.iterdir())
+        if (p.suffix == ".py" and p.name != "__init__.py")
+        or (p.is_dir() and (p / "__init__.py").exists())
+    ]
+    unnamed = [n for n in named if not any(p == n or p.startswith(n) for p in paths)]
+    assert not unnamed, f"docs/ARCHITECTURE.md's table does not say where these live: {unnamed}"
