@@ -2,7 +2,8 @@
 
 Semantics follow `jax.lax.conv_general_dilated`: window strides, explicit or 'SAME'/'VALID'
 padding (negative padding allowed), lhs (input) and rhs (kernel) dilation, arbitrary layouts
-through `ConvDimensionNumbers`, feature groups and batch groups.
+through `ConvDimensionNumbers`, feature groups and batch groups. `conv_general_dilated_patches`
+is a convolution with a one-hot kernel.
 
 Lowering: one fused REDUCE per output element over (input feature within its group, kernel
 window). The input position is computed from the output position, stride, dilations and
@@ -44,6 +45,9 @@ class ConvDimensionNumbers(NamedTuple):
     lhs_spec: tuple[int, ...]
     rhs_spec: tuple[int, ...]
     out_spec: tuple[int, ...]
+
+
+ConvGeneralDilatedDimensionNumbers = tuple[str, str, str] | ConvDimensionNumbers | None
 
 
 # ---- dimension numbers and padding ---------------------------------------------------------------
@@ -590,6 +594,44 @@ def conv_transpose(
     )
 
 
+def conv_general_dilated_patches(
+    lhs: Any,
+    filter_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Any,
+    lhs_dilation: Sequence[int] | None = None,
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """The patches `conv_general_dilated` would see, flattened into the output feature
+    dimension as (input feature, *filter positions in rhs-spec order)."""
+    lhs = lax.to_array(lhs)
+    filter_shape = tuple(int(n) for n in filter_shape)
+    lshape = core.get_aval(lhs).shape
+    dn = conv_dimension_numbers(lshape, (1, 1) + filter_shape, dimension_numbers)
+    lhs_spec, rhs_spec, _ = dn
+    k = math.prod(filter_shape)
+    channels = lshape[lhs_spec[1]]
+    dt = core.get_aval(lhs).dtype
+    eye = lax.convert_element_type(
+        lax.eq(lax.broadcasted_iota(dtypes.int32, (k, k), 0),
+               lax.broadcasted_iota(dtypes.int32, (k, k), 1)), dt)  # fmt: skip
+    kernel = lax.broadcast_in_dim(eye, (channels, k, k), (1, 2))
+    kernel = lax.reshape(kernel, (channels * k, 1, *filter_shape))
+    # axes 0 and 1 (out, in features) move to rhs_spec[0] and rhs_spec[1]; spatial keep order
+    nd = len(filter_shape) + 2
+    rest = iter(range(2, nd))
+    src = [0 if d == rhs_spec[0] else 1 if d == rhs_spec[1] else next(rest) for d in range(nd)]
+    kernel = lax.transpose(kernel, src)
+    return conv_general_dilated(
+        lhs, kernel, window_strides, padding, lhs_dilation, rhs_dilation, dn,
+        feature_group_count=channels, precision=precision,
+        preferred_element_type=preferred_element_type,
+    )  # fmt: skip
+
+
 # ---- derivatives ---------------------------------------------------------------------------------
 def _conv_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
     lhs, rhs = primals
@@ -826,10 +868,12 @@ batching.primitive_batchers[conv_general_dilated_p] = _conv_batcher
 
 __all__ = [
     "ConvDimensionNumbers",
+    "ConvGeneralDilatedDimensionNumbers",
     "conv",
     "conv_dimension_numbers",
     "conv_general_dilated",
     "conv_general_dilated_p",
+    "conv_general_dilated_patches",
     "conv_transpose",
     "conv_with_general_padding",
     "padtype_to_pads",

@@ -1,4 +1,5 @@
-"""gather and scatter with XLA's general dimension numbers, and their rules.
+"""Slicing: slices along one axis and dynamic slices (on lax.py's slice and dynamic_slice
+primitives), gather and scatter with XLA's general dimension numbers, and their rules.
 
 Lowering: a gather is a re-indexing (each output element reads the operand at a position
 computed from the index array, inside the same kernel). A scatter is, for each operand
@@ -9,9 +10,11 @@ update in row-major order. Hand-written routines can replace these for large pro
 
 from __future__ import annotations
 
+import builtins
 import enum
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .. import core, dtypes
@@ -24,7 +27,8 @@ from ..ir import view
 from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..jit import jit
-from . import bitonic, lax
+from . import bitonic, control_flow, lax
+from .composites import _arr, _aval, _axis
 
 
 class GatherScatterMode(enum.Enum):
@@ -64,6 +68,195 @@ class ScatterDimensionNumbers(NamedTuple):
 
 def _tuple(x: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(i) for i in x)
+
+
+# ---- slices along one axis, dynamic slices with negative indices --------------------------------
+def slice_in_dim(
+    operand: Any, start_index: int | None, limit_index: int | None, stride: int = 1, axis: int = 0
+) -> Any:
+    """operand[..., start:limit:stride, ...] along `axis` (negative indices count from the end)."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    axis = _axis(axis, len(shape))
+    n = shape[axis]
+    lo = 0 if start_index is None else int(start_index)
+    hi = n if limit_index is None else int(limit_index)
+    lo = lo + n if lo < 0 else lo
+    hi = hi + n if hi < 0 else hi
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = lo, hi, int(stride)
+    return lax.slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """operand[..., index, ...] along `axis` for a static index (negative counts from the end),
+    kept as a size-1 axis by default, as JAX's lax.index_in_dim."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    axis = _axis(axis, len(shape))
+    n = shape[axis]
+    i = operator.index(index)
+    i = i + n if i < 0 else i
+    if not 0 <= i < n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    return lax.index_in_dim(operand, i, axis, keepdims)
+
+
+def _wrap_index(index: Any, size: int, allow_negative: bool) -> Any:
+    """An int32 scalar index; negative ones count from the end when `allow_negative`."""
+    if isinstance(index, builtins.bool):
+        index = int(index)
+    if isinstance(index, int):
+        return index + size if allow_negative and index < 0 else index
+    index = _arr(index)
+    aval = _aval(index)
+    if aval.shape:
+        raise TypeError(f"index must be a scalar, got shape {aval.shape}")
+    if aval.dtype.kind not in "iu":
+        raise TypeError(f"index must be an integer, got dtype {aval.dtype.name}")
+    if not allow_negative or aval.dtype.kind == "u":
+        return index
+    return lax.select(
+        lax.lt(index, lax.full((), 0, aval.dtype)),
+        lax.add(index, lax.full((), size, aval.dtype)),
+        index,
+    )
+
+
+def _starts(
+    operand_shape: tuple[int, ...], start_indices: Sequence[Any], allow_negative: Any
+) -> list[Any]:
+    if hasattr(start_indices, "shape") and not isinstance(start_indices, (list, tuple)):
+        arr = _arr(start_indices)
+        if _aval(arr).ndim != 1:
+            raise TypeError("start_indices must be a sequence or a rank-1 array")
+        start_indices = [lax.index_in_dim(arr, i) for i in range(_aval(arr).shape[0])]
+    if len(start_indices) != len(operand_shape):
+        raise TypeError(
+            f"dynamic_slice start_indices must have one entry per operand dimension; got "
+            f"{len(start_indices)} for operand shape {operand_shape}"
+        )
+    flags = (
+        [bool(allow_negative)] * len(operand_shape)
+        if isinstance(allow_negative, builtins.bool)
+        else [bool(f) for f in allow_negative]
+    )
+    return [_wrap_index(s, n, f) for s, n, f in zip(start_indices, operand_shape, flags)]
+
+
+def dynamic_slice(
+    operand: Any,
+    start_indices: Any,
+    slice_sizes: Sequence[int],
+    *,
+    allow_negative_indices: bool | Sequence[bool] = True,
+) -> Any:
+    """operand[start:start + size] per axis for traced starts (clamped into range, as XLA)."""
+    operand = _arr(operand)
+    starts = _starts(_aval(operand).shape, start_indices, allow_negative_indices)
+    return lax.dynamic_slice(operand, starts, slice_sizes)
+
+
+def dynamic_update_slice(
+    operand: Any,
+    update: Any,
+    start_indices: Any,
+    *,
+    allow_negative_indices: bool | Sequence[bool] = True,
+) -> Any:
+    """`operand` with `update` written at the (clamped) start indices."""
+    operand = _arr(operand)
+    starts = _starts(_aval(operand).shape, start_indices, allow_negative_indices)
+    return lax.dynamic_update_slice(operand, _arr(update), starts)
+
+
+def dynamic_slice_in_dim(
+    operand: Any,
+    start_index: Any,
+    slice_size: int,
+    axis: int = 0,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """operand[..., start:start + slice_size, ...] along `axis` for a traced start."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    axis = _axis(axis, len(shape))
+    starts: list[Any] = [0] * len(shape)
+    sizes = list(shape)
+    starts[axis] = _wrap_index(start_index, shape[axis], allow_negative_indices)
+    sizes[axis] = int(slice_size)
+    return lax.dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(
+    operand: Any,
+    index: Any,
+    axis: int = 0,
+    keepdims: bool = True,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """operand[..., index, ...] along `axis` for a traced index (kept as size 1 by default)."""
+    operand = _arr(operand)
+    axis = _axis(axis, _aval(operand).ndim)
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)  # fmt: skip
+    return out if keepdims else lax.squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(
+    operand: Any,
+    update: Any,
+    start_index: Any,
+    axis: int,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """`operand` with `update` written from `start_index` along `axis`."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    axis = _axis(axis, len(shape))
+    starts: list[Any] = [0] * len(shape)
+    starts[axis] = _wrap_index(start_index, shape[axis], allow_negative_indices)
+    return lax.dynamic_update_slice(operand, _arr(update), starts)
+
+
+def dynamic_update_index_in_dim(
+    operand: Any,
+    update: Any,
+    index: Any,
+    axis: int,
+    *,
+    allow_negative_indices: bool = True,
+) -> Any:
+    """`operand` with `update` (of rank ndim or ndim - 1) written at `index` along `axis`."""
+    operand = _arr(operand)
+    update = _arr(update)
+    nd = _aval(operand).ndim
+    axis = _axis(axis, nd)
+    if _aval(update).ndim == nd - 1:
+        update = lax.expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)  # fmt: skip
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """Consecutive pieces of `operand` along `axis` with the given sizes."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    axis = _axis(axis, len(shape))
+    sizes = [int(s) for s in sizes]
+    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
+        raise ValueError(
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {shape[axis]} of the operand "
+            f"shape {shape} at axis {axis}"
+        )
+    out, lo = [], 0
+    for s in sizes:
+        out.append(slice_in_dim(operand, lo, lo + s, 1, axis))
+        lo += s
+    return out
 
 
 # ---- gather ------------------------------------------------------------------------------------
@@ -330,6 +523,63 @@ scatter_add = _make_scatter(scatter_add_p)
 scatter_mul = _make_scatter(scatter_mul_p)
 scatter_min = _make_scatter(scatter_min_p)
 scatter_max = _make_scatter(scatter_max_p)
+
+
+def scatter_sub(
+    operand: Any,
+    scatter_indices: Any,
+    updates: Any,
+    dimension_numbers: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Any:
+    """`operand` with `updates` subtracted at the scattered indices (scatter-add of -updates)."""
+    return scatter_add(
+        operand, scatter_indices, lax.neg(_arr(updates)), dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+
+
+def scatter_apply(
+    operand: Any,
+    scatter_indices: Any,
+    func: Callable[[Any], Any],
+    dimension_numbers: Any,
+    *,
+    update_shape: Sequence[int] = (),
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Any:
+    """`operand` with the elementwise `func` applied at the scattered indices (once per time an
+    index is hit, as XLA's scatter applies it per update)."""
+    operand = _arr(operand)
+    aval = _aval(operand)
+    i32 = dtypes.int32
+    hits = scatter_add(
+        lax.full(aval.shape, 0, i32), scatter_indices, lax.full(tuple(update_shape), 1, i32),
+        dimension_numbers, indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+    zero = lax.full(aval.shape, 0, i32)
+    once = lax.select(lax.gt(hits, zero), func(operand), operand)
+    if unique_indices:
+        return once
+    left = lax.sub(hits, lax.full(aval.shape, 1, i32))
+
+    def cond(state: Any) -> Any:
+        k, _ = state
+        nd = _aval(k).ndim
+        return lax.reduce_or(lax.gt(k, zero), tuple(range(nd))) if nd else lax.gt(k, zero)
+
+    def body(state: Any) -> Any:
+        k, x = state
+        more = lax.gt(k, zero)
+        return lax.sub(k, lax.convert_element_type(more, i32)), lax.select(more, func(x), x)
+
+    return control_flow.while_loop(cond, body, (left, once))[1]
 
 
 def _scatter_targets(
