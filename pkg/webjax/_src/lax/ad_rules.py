@@ -753,9 +753,7 @@ def _dot_transpose_lhs(ct: Any, y: Any, x_aval: ShapedArray, y_aval: ShapedArray
     return lax.transpose(out, perm)
 
 
-def _dot_transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: Any, precision: Any = None,
-                   preferred_element_type: Any = None, out_sharding: Any = None
-                   ) -> list[Any]:  # fmt: skip
+def _dot_transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: Any, **_: Any) -> list[Any]:
     (xc, yc), (xb, yb) = dimension_numbers
     x_aval, y_aval = _aval(x), _aval(y)
     if isinstance(ct, Zero):

@@ -13,7 +13,8 @@ zero through a masked load, so no padded or dilated copy is ever materialized.
 Derivatives: the conv is bilinear; both transposes are convs again (the lhs cotangent is a
 conv of the output cotangent with the flipped, feature-swapped kernel; the rhs cotangent a conv
 of the input with the output cotangent, features and batch exchanging roles), derived per
-spatial dimension below. Batching folds the mapped axis into the batch or feature dimensions
+spatial dimension below; the rules take the primitive's parameters as `**params` and pass on
+those they do not change. Batching folds the mapped axis into the batch or feature dimensions
 with reshapes (views), never a loop.
 """
 
@@ -172,8 +173,8 @@ def _conv_abstract(
     dimension_numbers: ConvDimensionNumbers,
     feature_group_count: int,
     batch_group_count: int,
-    precision: Any = None,
     preferred_element_type: Any = None,
+    **_: Any,
 ) -> ShapedArray:
     lspec, rspec, ospec = dimension_numbers
     nsp = lhs.ndim - 2
@@ -667,29 +668,17 @@ def _pet(a: Any, b: Any, want: Any) -> Any:
     return None if da is db is want else want
 
 
-def _conv_transpose_lhs(
-    ct: Any,
-    rhs: Any,
-    lhs_aval: ShapedArray,
-    *,
-    window_strides: tuple[int, ...],
-    padding: Pads,
-    lhs_dilation: tuple[int, ...],
-    rhs_dilation: tuple[int, ...],
-    dimension_numbers: ConvDimensionNumbers,
-    feature_group_count: int,
-    batch_group_count: int,
-    precision: Any = None,
-    preferred_element_type: Any = None,
-) -> Any:
+def _conv_transpose_lhs(ct: Any, rhs: Any, lhs_aval: ShapedArray, **params: Any) -> Any:
     # out[o] reads lhs[p] through kernel tap k where o*s + k*rd = p*ld + lo. With the flipped
     # tap k' = K-1-k that is a conv over ct dilated by s: p*ld + k'*rd - ((K-1)*rd - lo).
-    lspec, rspec, ospec = dimension_numbers
+    lspec, rspec, ospec = params["dimension_numbers"]
+    strides, ldil, rdil = params["window_strides"], params["lhs_dilation"], params["rhs_dilation"]
+    batch_groups = params["batch_group_count"]
     nd = lhs_aval.ndim
     ctc = lax.transpose(ct, ospec)
     w = lax.transpose(rhs, rspec)
     o_feat, in_feat, *ks = _aval(w).shape
-    groups = feature_group_count * batch_group_count  # at most one of them exceeds 1
+    groups = params["feature_group_count"] * batch_groups  # at most one of them exceeds 1
     og = o_feat // groups
     w = lax.reshape(w, (groups, og, in_feat, *ks))
     w = lax.transpose(w, (0, 2, 1, *range(3, nd + 1)))
@@ -699,55 +688,37 @@ def _conv_transpose_lhs(
     osizes = list(_aval(ctc).shape[2:])
     pads = []
     for d, k in enumerate(ks):
-        keff = (k - 1) * rhs_dilation[d]
-        lo = keff - padding[d][0]
-        hi = (
-            (lsizes[d] - 1) * lhs_dilation[d]
-            + keff
-            + 1
-            - _dilate_dim(osizes[d], window_strides[d])
-            - lo
-        )
+        keff = (k - 1) * rdil[d]
+        lo = keff - params["padding"][d][0]
+        hi = (lsizes[d] - 1) * ldil[d] + keff + 1 - _dilate_dim(osizes[d], strides[d]) - lo
         pads.append((lo, hi))
     res = conv_general_dilated_p.bind(
         ctc,
         w,
-        window_strides=lhs_dilation,
-        padding=tuple(pads),
-        lhs_dilation=window_strides,
-        rhs_dilation=rhs_dilation,
-        dimension_numbers=_canonical(nd),
-        feature_group_count=groups,
-        batch_group_count=1,
-        precision=precision,
-        preferred_element_type=_pet(ctc, w, lhs_aval.dtype),
+        **dict(
+            params,
+            window_strides=ldil,
+            padding=tuple(pads),
+            lhs_dilation=strides,
+            dimension_numbers=_canonical(nd),
+            feature_group_count=groups,
+            batch_group_count=1,
+            preferred_element_type=_pet(ctc, w, lhs_aval.dtype),
+        ),
     )
-    if batch_group_count > 1:  # features (group, c) -> batch (group, n)
+    if batch_groups > 1:  # features (group, c) -> batch (group, n)
         nb, _, *sp = _aval(res).shape
-        res = lax.reshape(res, (nb, batch_group_count, in_feat, *sp))
+        res = lax.reshape(res, (nb, batch_groups, in_feat, *sp))
         res = lax.transpose(res, (1, 0, *range(2, nd + 1)))
-        res = lax.reshape(res, (batch_group_count * nb, in_feat, *sp))
+        res = lax.reshape(res, (batch_groups * nb, in_feat, *sp))
     return lax.transpose(res, _inverse(lspec))
 
 
-def _conv_transpose_rhs(
-    ct: Any,
-    lhs: Any,
-    rhs_aval: ShapedArray,
-    *,
-    window_strides: tuple[int, ...],
-    padding: Pads,
-    lhs_dilation: tuple[int, ...],
-    rhs_dilation: tuple[int, ...],
-    dimension_numbers: ConvDimensionNumbers,
-    feature_group_count: int,
-    batch_group_count: int,
-    precision: Any = None,
-    preferred_element_type: Any = None,
-) -> Any:
+def _conv_transpose_rhs(ct: Any, lhs: Any, rhs_aval: ShapedArray, **params: Any) -> Any:
     # rhs tap k pairs lhs[p] with out[o] where p*ld = k*rd + o*s - lo: a conv producing k,
     # striding by rd, with ct as kernel dilated by s; lhs features act as the batch.
-    lspec, rspec, ospec = dimension_numbers
+    lspec, rspec, ospec = params["dimension_numbers"]
+    strides, ldil, rdil = params["window_strides"], params["lhs_dilation"], params["rhs_dilation"]
     nd = rhs_aval.ndim
     swap = (1, 0, *range(2, nd))
     x = lax.transpose(lhs, tuple(lspec[i] for i in swap))
@@ -757,26 +728,27 @@ def _conv_transpose_rhs(
     ks = _spatial(rhs_aval.shape, rspec)
     pads = []
     for d, k in enumerate(ks):
-        lo = padding[d][0]
+        lo = params["padding"][d][0]
         hi = (
-            (k - 1) * rhs_dilation[d]
-            + _dilate_dim(osizes[d], window_strides[d])
-            - _dilate_dim(lsizes[d], lhs_dilation[d])
+            (k - 1) * rdil[d]
+            + _dilate_dim(osizes[d], strides[d])
+            - _dilate_dim(lsizes[d], ldil[d])
             - lo
         )
         pads.append((lo, hi))
     res = conv_general_dilated_p.bind(
         x,
         kern,
-        window_strides=rhs_dilation,
-        padding=tuple(pads),
-        lhs_dilation=lhs_dilation,
-        rhs_dilation=window_strides,
-        dimension_numbers=_canonical(nd),
-        feature_group_count=batch_group_count,
-        batch_group_count=feature_group_count,
-        precision=precision,
-        preferred_element_type=_pet(x, kern, rhs_aval.dtype),
+        **dict(
+            params,
+            window_strides=rdil,
+            padding=tuple(pads),
+            rhs_dilation=strides,
+            dimension_numbers=_canonical(nd),
+            feature_group_count=params["batch_group_count"],
+            batch_group_count=params["feature_group_count"],
+            preferred_element_type=_pet(x, kern, rhs_aval.dtype),
+        ),
     )
     res = lax.transpose(res, swap)  # (O, I, k...)
     return lax.transpose(res, _inverse(rspec))
