@@ -29,40 +29,37 @@ from webjax._src.api import (
     available_backends,
     block_until_ready,
     block_until_ready_async,
+    clear_caches,
     default_backend,
     default_device,
     device_count,
+    device_get,
     device_put,
     devices,
+    effects_barrier,
+    ensure_compile_time_eval,
     init_webgpu_async,
     install_as_jax,
+    live_arrays,
     local_device_count,
     local_devices,
-    read_async,
-)
-from webjax._src.api_extra import (
-    checkpoint_policies,
-    clear_caches,
-    closure_convert,
-    custom_gradient,
-    default_matmul_precision,
-    device_get,
-    disable_jit,
-    effects_barrier,
-    enable_x64,
-    ensure_compile_time_eval,
-    live_arrays,
     named_call,
     named_scope,
-    numpy_dtype_promotion,
-    numpy_rank_promotion,
+    read_async,
     typeof,
 )
 from webjax._src.callback import pure_callback
-from webjax._src.checkpoint import checkpoint, remat
-from webjax._src.config import config
+from webjax._src.checkpoint import checkpoint, checkpoint_policies, remat
+from webjax._src.config import (
+    config,
+    default_matmul_precision,
+    disable_jit,
+    enable_x64,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+)
 from webjax._src.core import ShapedArray
-from webjax._src.custom_derivatives import custom_jvp, custom_vjp
+from webjax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
 from webjax._src.dispatch.array import Array
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webjax._src.api_extra import checkpoint_policies
-from webjax._src.checkpoint import checkpoint, remat
+from webjax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from webjax._src.tree_util import tree_map
 
 

@@ -1,7 +1,7 @@
 """webjax.core: the names of `jax.core` that JAX programs still use (`jax.core.ShapedArray`,
 `jax.core.Tracer`, `jax.core.concrete_or_error`, ...), mapped to webjax's own classes."""
 
-from webjax._src.api_extra import ensure_compile_time_eval
+from webjax._src.api import ensure_compile_time_eval
 from webjax._src.core import Atom, ShapedArray, Trace, Tracer, concrete_or_error
 from webjax._src.core import is_valid_jaxtype as valid_jaxtype
 from webjax._src.core_compat import (

@@ -1,6 +1,5 @@
 """webjax.custom_derivatives: user-defined derivative rules (jax.custom_derivatives)."""
 
-from webjax._src.api_extra import closure_convert, custom_gradient
-from webjax._src.custom_derivatives import custom_jvp, custom_vjp
+from webjax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
 
 __all__ = ["closure_convert", "custom_gradient", "custom_jvp", "custom_vjp"]

@@ -1,17 +1,25 @@
-"""Top-level API: devices, device placement, and the `jax` module alias."""
+"""Top-level API: devices, device placement and transfers to the host, live arrays and cache
+clearing, naming no-ops, `ensure_compile_time_eval`, and the `jax` module alias."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import checkpoint as _checkpoint  # noqa: F401  (remat)
+from . import core
 from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
 from . import debugging as _debugging  # noqa: F401  (jax.debug)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
 from .dispatch import devices as _devices
+from .dispatch import program
+from .dispatch.array import Array
 from .dispatch.devices import default_device as _current_default_device
 from .dispatch.devices import using_device
+from .jit import Jitted
 from .lax import (
     ad_rules,  # noqa: F401  (registers derivative rules)
     batching_rules,  # noqa: F401  (registers vmap rules)
@@ -22,6 +30,7 @@ from .lax import (
 from .runtime import backend as rt
 from .runtime import backends  # noqa: F401  (registers the backends)
 from .runtime.backend import Device
+from .tree_util import tree_map
 
 
 def devices(backend: str | None = None) -> list[Device]:
@@ -106,6 +115,81 @@ def block_until_ready(x: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+# ---- host values --------------------------------------------------------------------------------
+def device_get(x: Any) -> Any:
+    """The values of every array in the pytree `x` on the host (NumPy arrays where NumPy is
+    available, nested lists otherwise); other leaves pass through."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover (Pyodide without numpy)
+        np = None  # type: ignore[assignment]
+
+    def get(leaf: Any) -> Any:
+        if isinstance(leaf, core.Tracer):
+            raise core.ConcretizationTypeError(
+                "device_get requires concrete arrays, got a tracer (use jax.debug.callback or "
+                "jax.pure_callback to see values inside transformations)"
+            )
+        if isinstance(leaf, Array):
+            return np.asarray(leaf) if np is not None else leaf.tolist()
+        return leaf
+
+    return tree_map(get, x)
+
+
+def typeof(x: Any) -> Any:
+    """The abstract value (ShapedArray: shape, dtype, weak type) of `x`."""
+    return core.get_aval(x)
+
+
+def live_arrays(platform: str | None = None) -> list[Any]:
+    """Every Array not yet deleted (optionally only those on `platform`)."""
+    out = [o for o in gc.get_objects() if isinstance(o, Array) and not o._deleted]
+    if platform is not None:
+        out = [a for a in out if a._device.platform == platform]
+    return out
+
+
+def effects_barrier() -> None:
+    """Wait until every pending side effect (debug prints, callbacks) has run.
+
+    webjax runs callbacks when the computation holding them is dispatched, so they have all
+    run by the time this is called; pending lazy results are evaluated to honour that."""
+    for a in live_arrays():
+        a.block_until_ready()
+
+
+def clear_caches() -> None:
+    """Drop every jit trace cache and compiled program (they are rebuilt on the next call)."""
+    program._CACHE.clear()
+    program._KEEP.clear()
+    for o in gc.get_objects():
+        if isinstance(o, Jitted):
+            o.clear_cache()
+
+
+# ---- naming (no-ops in webjax) ------------------------------------------------------------------
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """`fun` itself (JAX adds a name to the profiler stack; webjax has none)."""
+    return fun
+
+
+@contextlib.contextmanager
+def named_scope(name: str) -> Iterator[None]:
+    """Context manager naming the ops inside for profilers (a no-op in webjax)."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    yield
+
+
+# ---- eager evaluation while tracing -------------------------------------------------------------
+@contextlib.contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """Evaluate operations eagerly, even while tracing (operations on traced values fail)."""
+    with core.set_current_trace(core.eval_trace):
+        yield
 
 
 _JAX_MODULES = {

@@ -4,6 +4,7 @@
 evaluation rule computes the known (primal) outputs without saving any residuals and stages
 the whole jvp'd body into the linear jaxpr; transposing that equation re-runs the primal part
 of the body (the rematerialization) before pulling the cotangents back through it.
+`checkpoint_policies` are accepted for JAX programs; none changes what is recomputed.
 """
 
 from __future__ import annotations
@@ -131,3 +132,63 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
 
 
 remat = checkpoint
+
+
+# ---- checkpoint policies ------------------------------------------------------------------------
+class _CheckpointPolicies:
+    """`jax.checkpoint_policies`: each is a policy `jax.checkpoint(policy=...)` accepts. webjax's
+    checkpoint saves no residuals and recomputes everything, whichever policy is given."""
+
+    @staticmethod
+    def everything_saveable(*_: Any, **__: Any) -> bool:
+        return True
+
+    @staticmethod
+    def nothing_saveable(*_: Any, **__: Any) -> bool:
+        return False
+
+    @staticmethod
+    def dots_saveable(prim: Any, *_: Any, **__: Any) -> bool:
+        return getattr(prim, "name", "") in ("dot_general", "conv_general_dilated")
+
+    checkpoint_dots = dots_saveable
+
+    @staticmethod
+    def dots_with_no_batch_dims_saveable(prim: Any, *_: Any, **params: Any) -> bool:
+        if getattr(prim, "name", "") != "dot_general":
+            return False
+        (_, _), (lb, rb) = params["dimension_numbers"]
+        return not lb and not rb
+
+    checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+    @staticmethod
+    def offload_dot_with_no_batch_dims(src: Any, dst: Any) -> Callable[..., bool]:
+        return _CheckpointPolicies.dots_with_no_batch_dims_saveable
+
+    @staticmethod
+    def save_anything_except_these_names(*names: str) -> Callable[..., bool]:
+        return _CheckpointPolicies.everything_saveable
+
+    @staticmethod
+    def save_any_names_but_these(*names: str) -> Callable[..., bool]:
+        return _CheckpointPolicies.nothing_saveable
+
+    @staticmethod
+    def save_only_these_names(*names: str) -> Callable[..., bool]:
+        return _CheckpointPolicies.nothing_saveable
+
+    @staticmethod
+    def save_and_offload_only_these_names(**_: Any) -> Callable[..., bool]:
+        return _CheckpointPolicies.nothing_saveable
+
+    @staticmethod
+    def save_from_both_policies(policy_1: Callable[..., Any],
+                                policy_2: Callable[..., Any]) -> Callable[..., bool]:  # fmt: skip
+        def policy(*args: Any, **params: Any) -> bool:
+            return bool(policy_1(*args, **params)) or bool(policy_2(*args, **params))
+
+        return policy
+
+
+checkpoint_policies = _CheckpointPolicies()

@@ -3,7 +3,8 @@
 `custom_jvp_call` holds the primal function as a jaxpr and the user's jvp rule as a Python
 callable; its jvp rule calls the user's. `custom_vjp_call` runs the user's forward function
 under differentiation and emits `custom_lin`, a linear primitive whose transpose is the user's
-backward function (forward-mode use of it raises, as in JAX).
+backward function (forward-mode use of it raises, as in JAX). `custom_gradient` is a custom_vjp
+whose backward function `closure_convert` hoists out of the forward pass.
 """
 
 from __future__ import annotations
@@ -522,3 +523,71 @@ class custom_vjp:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+# ---- closure conversion and custom_gradient -----------------------------------------------------
+def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable, list[Any]]:
+    """(converted, consts): `converted(*args, *consts)` computes `fun(*args)`, with the traced
+    values `fun` closes over hoisted out as `consts` (so they can be passed explicitly)."""
+    flat, in_tree = tree_flatten(example_args)
+    avals = [core.get_aval(_to_array(x)) for x in flat]
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out, tree = tree_flatten(fun(*tree_unflatten(in_tree, list(xs))))
+        out_tree_box.append(tree)
+        return [_to_array(o) for o in out]
+
+    jaxpr, consts, _ = pe.trace_to_jaxpr(flat_fun, avals)
+    hoist = [isinstance(c, core.Tracer) for c in consts]
+    closed = [c for c, h in zip(consts, hoist) if not h]
+    hoisted = [c for c, h in zip(consts, hoist) if h]
+    out_tree = out_tree_box[0]
+
+    def converted(*args_and_consts: Any) -> Any:
+        n = len(args_and_consts) - len(hoisted)
+        args, hc = args_and_consts[:n], list(args_and_consts[n:])
+        it_c, it_h = iter(closed), iter(hc)
+        all_consts = [next(it_h) if h else next(it_c) for h in hoist]
+        flat_args, tree = tree_flatten(tuple(args))
+        if tree != in_tree:
+            raise TypeError(
+                f"closure_convert: the converted function was called with argument structure "
+                f"{tree}, expected {in_tree}"
+            )
+        return tree_unflatten(out_tree, core.eval_jaxpr(jaxpr, all_consts, *flat_args))
+
+    return converted, hoisted
+
+
+def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """`fun` returns (value, vjp) with vjp(g) a tuple of cotangents, one per positional
+    argument; differentiating the result uses that vjp."""
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any) -> Any:
+        box: list[Any] = []
+
+        def primal(*a: Any) -> Any:
+            return fun(*a)[0]
+
+        def fwd(*a: Any) -> Any:
+            ans, rule = fun(*a)
+            converted, consts = closure_convert(rule, ans)
+            box[:] = [converted]
+            return ans, consts
+
+        def bwd(consts: Any, g: Any) -> Any:
+            cts = box[0](g, *consts)
+            if not isinstance(cts, (tuple, list)):
+                raise TypeError(
+                    "custom_gradient: the vjp function must return a tuple with one cotangent "
+                    f"per positional argument, got {type(cts).__name__}"
+                )
+            return tuple(cts)
+
+        f = custom_vjp(primal)
+        f.defvjp(fwd, bwd)
+        return f(*args)
+
+    return wrapper

@@ -28,8 +28,8 @@ from typing import Any
 
 from .. import dtypes
 from .. import numpy as jnp
-from ..api_extra import closure_convert, typeof
-from ..custom_derivatives import custom_vjp
+from ..core import get_aval as typeof
+from ..custom_derivatives import closure_convert, custom_vjp
 from ..flatten_util import ravel_pytree
 from ..jit import jit
 from ..lax import control_flow
