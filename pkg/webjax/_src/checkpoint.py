@@ -39,33 +39,37 @@ def _impl(*args: Any, jaxpr: ClosedJaxpr, **_: Any) -> list[Any]:
     return _call(jaxpr, *args)
 
 
-def _jvp(primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, **params: Any
-         ) -> tuple[list[Any], list[Any]]:  # fmt: skip
+def _jvp(
+    primals: list[Any], tangents: list[Any], *, jaxpr: ClosedJaxpr, **params: Any
+) -> tuple[list[Any], list[Any]]:
 
     nonzero = tuple(not isinstance(t, Zero) for t in tangents)
     jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, nonzero, None)
-    outs = checkpoint_p.bind(*primals, *[t for t in tangents if not isinstance(t, Zero)],
-                             jaxpr=jvp_closed, **params)  # fmt: skip
+    outs = checkpoint_p.bind(
+        *primals, *[t for t in tangents if not isinstance(t, Zero)], jaxpr=jvp_closed, **params
+    )
     n = len(jaxpr.out_avals)
     t_it = iter(outs[n:])
-    t_out = [next(t_it) if nz else Zero(ad.tangent_aval(a))
-             for nz, a in zip(out_nz, jaxpr.out_avals, strict=True)]  # fmt: skip
+    t_out = [
+        next(t_it) if nz else Zero(ad.tangent_aval(a))
+        for nz, a in zip(out_nz, jaxpr.out_avals, strict=True)
+    ]
     return outs[:n], t_out
 
 
 ad.primitive_jvps[checkpoint_p] = _jvp
 
 
-def _partial_eval(trace: pe.JaxprTrace, *args: Any, jaxpr: ClosedJaxpr, **params: Any
-                  ) -> list[Any]:  # fmt: skip
+def _partial_eval(trace: pe.JaxprTrace, *args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
     unknowns = [trace.is_own(a) for a in args]
     n_out = len(jaxpr.out_avals)
     known, _, out_uk, n_res = pe.partial_eval_jaxpr(jaxpr, unknowns, [False] * n_out)
     staged = trace.stage(checkpoint_p, list(args), {"jaxpr": jaxpr, **params})
     n_known = len(known.out_avals) - n_res
     known_args = [a for a, u in zip(args, unknowns, strict=True) if not u]
-    k_only = pe.trace_to_closed_jaxpr(lambda *xs: _call(known, *xs)[:n_known],
-                                      [core.get_aval(a) for a in known_args])  # fmt: skip
+    k_only = pe.trace_to_closed_jaxpr(
+        lambda *xs: _call(known, *xs)[:n_known], [core.get_aval(a) for a in known_args]
+    )
     with core.set_current_trace(trace.parent):  # primal outputs: no residuals kept
         k_vals = checkpoint_p.bind(*known_args, jaxpr=k_only, **params)
     k_it = iter(k_vals)
@@ -83,28 +87,33 @@ def _transpose(cts: list[Any], *args: Any, jaxpr: ClosedJaxpr, **params: Any) ->
 ad.primitive_transposes[checkpoint_p] = _transpose
 
 
-def _batch(vals: list[Any], dims: list[Any], *, jaxpr: ClosedJaxpr, **params: Any
-           ) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True)
-                if d is not None)  # fmt: skip
+def _batch(
+    vals: list[Any], dims: list[Any], *, jaxpr: ClosedJaxpr, **params: Any
+) -> tuple[list[Any], list[Any]]:
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
     n_out = len(jaxpr.out_avals)
     batched = pe.trace_to_closed_jaxpr(
-        lambda *xs: batching.vmap_flat(lambda *ys: _call(jaxpr, *ys), xs, dims, [0] * n_out,
-                                       size),
+        lambda *xs: batching.vmap_flat(lambda *ys: _call(jaxpr, *ys), xs, dims, [0] * n_out, size),
         [core.get_aval(v) for v in vals],
-    )  # fmt: skip
+    )
     return checkpoint_p.bind(*vals, jaxpr=batched, **params), [0] * n_out
 
 
 batching.primitive_batchers[checkpoint_p] = _batch
 
 
-def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = True,
-               policy: Any = None, static_argnums: Any = ()) -> Any:  # fmt: skip
+def checkpoint(
+    fun: Callable[..., Any] | None = None,
+    *,
+    prevent_cse: bool = True,
+    policy: Any = None,
+    static_argnums: Any = (),
+) -> Any:
     """Recompute `fun`'s intermediates in the backward pass instead of storing them."""
     if fun is None:
-        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
-                                 static_argnums=static_argnums)  # fmt: skip
+        return functools.partial(
+            checkpoint, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums
+        )
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
@@ -124,8 +133,14 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
 
         jaxpr, consts, _ = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in flat])
         closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
-        outs = checkpoint_p.bind(*consts, *flat, jaxpr=closed, prevent_cse=bool(prevent_cse),
-                                 differentiated=False, policy=policy)  # fmt: skip
+        outs = checkpoint_p.bind(
+            *consts,
+            *flat,
+            jaxpr=closed,
+            prevent_cse=bool(prevent_cse),
+            differentiated=False,
+            policy=policy,
+        )
         return tree_unflatten(out_tree[0], outs)
 
     return wrapped
@@ -183,8 +198,9 @@ class _CheckpointPolicies:
         return _CheckpointPolicies.nothing_saveable
 
     @staticmethod
-    def save_from_both_policies(policy_1: Callable[..., Any],
-                                policy_2: Callable[..., Any]) -> Callable[..., bool]:  # fmt: skip
+    def save_from_both_policies(
+        policy_1: Callable[..., Any], policy_2: Callable[..., Any]
+    ) -> Callable[..., bool]:
         def policy(*args: Any, **params: Any) -> bool:
             return bool(policy_1(*args, **params)) or bool(policy_2(*args, **params))
 

@@ -73,8 +73,9 @@ class _State:
 
     def _check(self, v: Any) -> Any:
         if self._allowed is not None and v not in self._allowed:
-            raise ValueError(f"{v!r} is not a valid value for {self._name} "
-                             f"(one of {list(self._allowed)})")  # fmt: skip
+            raise ValueError(
+                f"{v!r} is not a valid value for {self._name} (one of {list(self._allowed)})"
+            )
         return v
 
     @contextlib.contextmanager
@@ -94,10 +95,21 @@ class _State:
 enable_x64 = _State("jax_enable_x64", (True, False), True)
 default_matmul_precision = _State(
     "jax_default_matmul_precision",
-    (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
-     "bfloat16_3x", "fastest", "ANY_F8_ANY_F8_F32", "F32_F32_F32"),
+    (
+        None,
+        "default",
+        "high",
+        "highest",
+        "bfloat16",
+        "tensorfloat32",
+        "float32",
+        "bfloat16_3x",
+        "fastest",
+        "ANY_F8_ANY_F8_F32",
+        "F32_F32_F32",
+    ),
     None,
-)  # fmt: skip
+)
 numpy_dtype_promotion = _State("jax_numpy_dtype_promotion", ("standard", "strict"), "standard")
 numpy_rank_promotion = _State("jax_numpy_rank_promotion", ("allow", "warn", "raise"), "allow")
 

@@ -34,8 +34,9 @@ def _interleave(a: Any, b: Any, axis: int) -> Any:
     return lax.select(even, pa, pb)
 
 
-def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
-                     axis: int = 0) -> Any:  # fmt: skip
+def associative_scan(
+    fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0
+) -> Any:
     """Inclusive prefix scan of the associative `fn` along `axis` (parallel odd/even
     recursion: O(log n) depth), over a pytree of arrays with equal lengths along `axis`."""
     flat, tree = tree_flatten(elems)
@@ -75,8 +76,9 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
             even = combine(sl(odd, 0, _aval(odd[0]).shape[axis] - 1), sl(xs, 2, None, 2))
         else:
             even = combine(odd, sl(xs, 2, None, 2))
-        even = [lax.concatenate([slice_in_dim(x, 0, 1, 1, axis), e], axis)
-                for x, e in zip(xs, even)]  # fmt: skip
+        even = [
+            lax.concatenate([slice_in_dim(x, 0, 1, 1, axis), e], axis) for x, e in zip(xs, even)
+        ]
         return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
     out = scan(flat)

@@ -229,8 +229,11 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
         exponent = lax.bitwise_and(bits, u(exp_mask))
         signed_zero = lax.bitwise_and(bits, u(sign_mask))
         signed_inf = lax.bitwise_or(signed_zero, u(exp_mask))
-        bits = lax.select(lax.gt(exponent, u(max_exp)), signed_inf,
-                          lax.select(lax.le(exponent, u(min_exp)), signed_zero, bits))  # fmt: skip
+        bits = lax.select(
+            lax.gt(exponent, u(max_exp)),
+            signed_inf,
+            lax.select(lax.le(exponent, u(min_exp)), signed_zero, bits),
+        )
     out = lax.bitcast_convert_type(bits, dt)
     if mbits < src_m or ebits < src_e:
         out = lax.select(lax.ne(x, x), x, out)  # NaNs pass through

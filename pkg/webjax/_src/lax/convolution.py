@@ -389,9 +389,13 @@ def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
     li[lspec[0]], li[lspec[1]] = b, rr[0]
     conds: list[Exp] = []
     for d in range(nsp):
-        u = E.add(E.add(E.mul(ss[d], params["window_strides"][d]),
-                        E.mul(rr[1 + d], params["rhs_dilation"][d])),
-                  -params["padding"][d][0])  # fmt: skip
+        u = E.add(
+            E.add(
+                E.mul(ss[d], params["window_strides"][d]),
+                E.mul(rr[1 + d], params["rhs_dilation"][d]),
+            ),
+            -params["padding"][d][0],
+        )
         src, c = _dilated_source(u, params["lhs_dilation"][d], lsizes[d])
         li[lspec[2 + d]] = src
         conds += c
@@ -407,8 +411,7 @@ def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
     ri[rspec[0]], ri[rspec[1]] = wo, wk[0]
     for d in range(nsp):
         ri[rspec[2 + d]] = wk[1 + d]
-    w2 = lazy.schedule(view.reindex(we, ra.size, view.ravel(ri, ra.shape)), o_feat * rsize,
-                       device)  # fmt: skip
+    w2 = lazy.schedule(view.reindex(we, ra.size, view.ravel(ri, ra.shape)), o_feat * rsize, device)
     # a plain (O, R) @ (R, B*S) matmul: the form every backend's tiled path recognises
     i = E.idx(o_feat * cols)
     row, col = E.idiv(i, cols), E.mod(i, cols)
@@ -617,8 +620,12 @@ def conv_general_dilated_patches(
     channels = lshape[lhs_spec[1]]
     dt = core.get_aval(lhs).dtype
     eye = lax.convert_element_type(
-        lax.eq(lax.broadcasted_iota(dtypes.int32, (k, k), 0),
-               lax.broadcasted_iota(dtypes.int32, (k, k), 1)), dt)  # fmt: skip
+        lax.eq(
+            lax.broadcasted_iota(dtypes.int32, (k, k), 0),
+            lax.broadcasted_iota(dtypes.int32, (k, k), 1),
+        ),
+        dt,
+    )
     kernel = lax.broadcast_in_dim(eye, (channels, k, k), (1, 2))
     kernel = lax.reshape(kernel, (channels * k, 1, *filter_shape))
     # axes 0 and 1 (out, in features) move to rhs_spec[0] and rhs_spec[1]; spatial keep order
@@ -627,10 +634,17 @@ def conv_general_dilated_patches(
     src = [0 if d == rhs_spec[0] else 1 if d == rhs_spec[1] else next(rest) for d in range(nd)]
     kernel = lax.transpose(kernel, src)
     return conv_general_dilated(
-        lhs, kernel, window_strides, padding, lhs_dilation, rhs_dilation, dn,
-        feature_group_count=channels, precision=precision,
+        lhs,
+        kernel,
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        dn,
+        feature_group_count=channels,
+        precision=precision,
         preferred_element_type=preferred_element_type,
-    )  # fmt: skip
+    )
 
 
 # ---- derivatives ---------------------------------------------------------------------------------

@@ -28,8 +28,9 @@ def _arg_extremum(name: str, reducer: Callable[[Any, Sequence[int]], Any]) -> An
         if not 0 <= axis < aval.ndim:
             raise ValueError(f"Invalid axis {axis} for operand shape {aval.shape}")
         if aval.dtype.kind == "c":  # no order on complex numbers here, as JAX's
-            raise TypeError(f"{'gt' if name == 'argmax' else 'lt'} does not accept dtype "
-                            f"{aval.dtype.name}.")  # fmt: skip
+            raise TypeError(
+                f"{'gt' if name == 'argmax' else 'lt'} does not accept dtype {aval.dtype.name}."
+            )
         idt = dtypes.canonicalize(dtypes.dtype(index_dtype))
         if idt.kind not in "iu":
             raise TypeError(f"index_dtype must be an integer type, but got {idt.name}")

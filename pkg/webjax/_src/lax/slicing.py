@@ -200,8 +200,9 @@ def dynamic_index_in_dim(
     """operand[..., index, ...] along `axis` for a traced index (kept as size 1 by default)."""
     operand = _arr(operand)
     axis = _axis(axis, _aval(operand).ndim)
-    out = dynamic_slice_in_dim(operand, index, 1, axis,
-                               allow_negative_indices=allow_negative_indices)  # fmt: skip
+    out = dynamic_slice_in_dim(
+        operand, index, 1, axis, allow_negative_indices=allow_negative_indices
+    )
     return out if keepdims else lax.squeeze(out, (axis,))
 
 
@@ -237,8 +238,9 @@ def dynamic_update_index_in_dim(
     axis = _axis(axis, nd)
     if _aval(update).ndim == nd - 1:
         update = lax.expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis,
-                                       allow_negative_indices=allow_negative_indices)  # fmt: skip
+    return dynamic_update_slice_in_dim(
+        operand, update, index, axis, allow_negative_indices=allow_negative_indices
+    )
 
 
 def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
@@ -537,9 +539,14 @@ def scatter_sub(
 ) -> Any:
     """`operand` with `updates` subtracted at the scattered indices (scatter-add of -updates)."""
     return scatter_add(
-        operand, scatter_indices, lax.neg(_arr(updates)), dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )  # fmt: skip
+        operand,
+        scatter_indices,
+        lax.neg(_arr(updates)),
+        dimension_numbers,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
 
 
 def scatter_apply(
@@ -559,10 +566,14 @@ def scatter_apply(
     aval = _aval(operand)
     i32 = dtypes.int32
     hits = scatter_add(
-        lax.full(aval.shape, 0, i32), scatter_indices, lax.full(tuple(update_shape), 1, i32),
-        dimension_numbers, indices_are_sorted=indices_are_sorted,
-        unique_indices=unique_indices, mode=mode,
-    )  # fmt: skip
+        lax.full(aval.shape, 0, i32),
+        scatter_indices,
+        lax.full(tuple(update_shape), 1, i32),
+        dimension_numbers,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
     zero = lax.full(aval.shape, 0, i32)
     once = lax.select(lax.gt(hits, zero), func(operand), operand)
     if unique_indices:
@@ -719,8 +730,14 @@ scatter_p.def_impl(_scatter_impl)
 SORTED_SCATTER_MIN_WORK = 1 << 22
 
 
-def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device: Any,
-                    dimension_numbers: Any, mode: Any) -> Exp:  # fmt: skip
+def _scatter_sorted(
+    name: str,
+    exps: list[Exp],
+    avals: list[ShapedArray],
+    device: Any,
+    dimension_numbers: Any,
+    mode: Any,
+) -> Exp:
     from ..dispatch import lazy
 
     op_aval, _, upd_aval = avals
@@ -745,14 +762,20 @@ def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device
     while step:
         cand = E.add(pos, step)
         at = E.binary(Op.MIN, E.add(cand, -1), E.i32(n - 1))
-        ok = E.binary(Op.AND, E.binary(Op.CMPLE, cand, E.i32(n)),
-                      E.binary(Op.CMPLE, view.reindex(tgt, n, at), i))  # fmt: skip
+        ok = E.binary(
+            Op.AND,
+            E.binary(Op.CMPLE, cand, E.i32(n)),
+            E.binary(Op.CMPLE, view.reindex(tgt, n, at), i),
+        )
         pos = E.where(ok, cand, pos)
         step //= 2
     last = buffer(E.add(pos, -1), size)  # the segment's last sorted position, or -1
     safe = E.binary(Op.MAX, last, E.i32(0))
-    has = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(0), last),
-                   E.binary(Op.CMPEQ, view.reindex(tgt, n, safe), i))  # fmt: skip
+    has = E.binary(
+        Op.AND,
+        E.binary(Op.CMPLE, E.i32(0), last),
+        E.binary(Op.CMPEQ, view.reindex(tgt, n, safe), i),
+    )
     upd = view.reindex(exps[2], n, src)
     if name == "scatter":
         return E.where(has, view.reindex(upd, n, safe), exps[0])
@@ -761,8 +784,11 @@ def _scatter_sorted(name: str, exps: list[Exp], avals: list[ShapedArray], device
     d = 1
     while d < n:  # segmented inclusive scan over equal targets, earlier updates first
         back = E.binary(Op.MAX, E.add(r, -d), E.i32(0))
-        same = E.binary(Op.AND, E.binary(Op.CMPLE, E.i32(d), r),
-                        E.binary(Op.CMPEQ, view.reindex(tgt, n, back), tgt))  # fmt: skip
+        same = E.binary(
+            Op.AND,
+            E.binary(Op.CMPLE, E.i32(d), r),
+            E.binary(Op.CMPEQ, view.reindex(tgt, n, back), tgt),
+        )
         acc = buffer(E.where(same, E.binary(combine, view.reindex(acc, n, back), acc), acc))
         d *= 2
     return E.where(has, E.binary(combine, exps[0], view.reindex(acc, n, safe)), exps[0])
@@ -782,23 +808,36 @@ def _scatter_any_impl(name: str) -> Any:
         if not lazy.fuse_epilogues:  # eager: run the passes as one cached program
             return _sorted_program(operand, indices, updates, name=name, **params)
         device = devices.pick_device([operand, indices, updates])
-        exps = [lowering._input_exp(x, a, device)
-                for x, a in zip((operand, indices, updates), avals, strict=True)]  # fmt: skip
-        value = _scatter_sorted(name, exps, avals, device, params["dimension_numbers"],
-                                params["mode"])  # fmt: skip
+        exps = [
+            lowering._input_exp(x, a, device)
+            for x, a in zip((operand, indices, updates), avals, strict=True)
+        ]
+        value = _scatter_sorted(
+            name, exps, avals, device, params["dimension_numbers"], params["mode"]
+        )
         return array_mod.from_exp(value, out, device)
 
     return impl
 
 
-def _sorted_program_fn(operand: Any, indices: Any, updates: Any, *, name: str,
-                       **params: Any) -> Any:  # fmt: skip
+def _sorted_program_fn(
+    operand: Any, indices: Any, updates: Any, *, name: str, **params: Any
+) -> Any:
     return scatter_prims[name].bind(operand, indices, updates, **params)
 
 
-_sorted_program = jit(_sorted_program_fn, static_argnames=(
-    "name", "dimension_numbers", "indices_are_sorted", "unique_indices", "mode", "update_jaxpr",
-    "update_consts"))  # fmt: skip
+_sorted_program = jit(
+    _sorted_program_fn,
+    static_argnames=(
+        "name",
+        "dimension_numbers",
+        "indices_are_sorted",
+        "unique_indices",
+        "mode",
+        "update_jaxpr",
+        "update_consts",
+    ),
+)
 _small_impl = {name: scatter_prims[name].impl for name in SCATTERS}
 for _name in SCATTERS:
     scatter_prims[_name].def_impl(_scatter_any_impl(_name))
@@ -833,11 +872,12 @@ def _gather_transpose(
         return [Zero(aval), None]
     dn = dimension_numbers
     sdn = ScatterDimensionNumbers(
-        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        update_window_dims=dn.offset_dims,
+        inserted_window_dims=dn.collapsed_slice_dims,
         scatter_dims_to_operand_dims=dn.start_index_map,
         operand_batching_dims=dn.operand_batching_dims,
         scatter_indices_batching_dims=dn.start_indices_batching_dims,
-    )  # fmt: skip
+    )
     zeros = lax.full(aval.shape, 0, aval.dtype)
     smode = (
         GatherScatterMode.FILL_OR_DROP
@@ -860,11 +900,12 @@ def _scatter_to_gather(
     dn: ScatterDimensionNumbers, upd_aval: ShapedArray, op_aval: ShapedArray
 ) -> tuple[GatherDimensionNumbers, tuple[int, ...]]:
     gdn = GatherDimensionNumbers(
-        offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+        offset_dims=dn.update_window_dims,
+        collapsed_slice_dims=dn.inserted_window_dims,
         start_index_map=dn.scatter_dims_to_operand_dims,
         operand_batching_dims=dn.operand_batching_dims,
         start_indices_batching_dims=dn.scatter_indices_batching_dims,
-    )  # fmt: skip
+    )
     sizes = []
     w = iter(upd_aval.shape[i] for i in dn.update_window_dims)
     for d in range(op_aval.ndim):
@@ -891,22 +932,43 @@ def _linear_scatter_jvp(p: core.Primitive) -> Any:
 
 
 def _linear_scatter_transpose(replace: bool) -> Any:
-    def rule(ct: Any, operand: Any, indices: Any, updates: Any, *, dimension_numbers: Any,
-             mode: Any, indices_are_sorted: bool, unique_indices: bool,
-             **params: Any) -> list[Any]:  # fmt: skip
+    def rule(
+        ct: Any,
+        operand: Any,
+        indices: Any,
+        updates: Any,
+        *,
+        dimension_numbers: Any,
+        mode: Any,
+        indices_are_sorted: bool,
+        unique_indices: bool,
+        **params: Any,
+    ) -> list[Any]:
         u_aval = updates.aval if is_undefined(updates) else core.get_aval(updates)
         op_aval = operand.aval if is_undefined(operand) else core.get_aval(operand)
         if isinstance(ct, Zero):
-            return [Zero(op_aval) if is_undefined(operand) else None, None,
-                    Zero(u_aval) if is_undefined(updates) else None]  # fmt: skip
+            return [
+                Zero(op_aval) if is_undefined(operand) else None,
+                None,
+                Zero(u_aval) if is_undefined(updates) else None,
+            ]
         ct_op = None
         if is_undefined(operand):
             # with replacement, positions overwritten by an update get no cotangent
-            ct_op = scatter_p.bind(
-                ct, indices, lax.full(u_aval.shape, 0, u_aval.dtype),
-                dimension_numbers=dimension_numbers, mode=mode,
-                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, **params,
-            ) if replace else ct  # fmt: skip
+            ct_op = (
+                scatter_p.bind(
+                    ct,
+                    indices,
+                    lax.full(u_aval.shape, 0, u_aval.dtype),
+                    dimension_numbers=dimension_numbers,
+                    mode=mode,
+                    indices_are_sorted=indices_are_sorted,
+                    unique_indices=unique_indices,
+                    **params,
+                )
+                if replace
+                else ct
+            )
         ct_up = None
         if is_undefined(updates):
             # each update's cotangent is the cotangent at its target (for replacement exact
@@ -968,19 +1030,25 @@ def _scatter_extremum_jvp(name: str) -> Any:
         gdn, sizes = _scatter_to_gather(params["dimension_numbers"], ua, oa)
         drop = params["mode"] is GatherScatterMode.FILL_OR_DROP
         at_target = gather_p.bind(
-            out, indices, dimension_numbers=gdn, slice_sizes=sizes,
+            out,
+            indices,
+            dimension_numbers=gdn,
+            slice_sizes=sizes,
             mode=GatherScatterMode.FILL_OR_DROP if drop else GatherScatterMode.CLIP,
-            fill_value=None, indices_are_sorted=params["indices_are_sorted"],
+            fill_value=None,
+            indices_are_sorted=params["indices_are_sorted"],
             unique_indices=params["unique_indices"],
-        )  # fmt: skip
+        )
         won = lax.eq(updates, at_target)
         kept = lax.eq(operand, out)
         zeros_u, zeros_o = lax.full(ua.shape, 0, ua.dtype), lax.full(oa.shape, 0, oa.dtype)
         ones_u, ones_o = lax.full(ua.shape, 1, ua.dtype), lax.full(oa.shape, 1, oa.dtype)
-        count = scatter_add_p.bind(lax.select(kept, ones_o, zeros_o), indices,
-                                   lax.select(won, ones_u, zeros_u), **params)  # fmt: skip
-        total = scatter_add_p.bind(lax.select(kept, t_op, zeros_o), indices,
-                                   lax.select(won, t_up, zeros_u), **params)  # fmt: skip
+        count = scatter_add_p.bind(
+            lax.select(kept, ones_o, zeros_o), indices, lax.select(won, ones_u, zeros_u), **params
+        )
+        total = scatter_add_p.bind(
+            lax.select(kept, t_op, zeros_o), indices, lax.select(won, t_up, zeros_u), **params
+        )
         return out, lax.div(total, lax.max(count, ones_o))
 
     return rule
@@ -1011,32 +1079,36 @@ def _gather_batch(
 
     if od is not None and idim is not None:
         ndn = GatherDimensionNumbers(
-            offset_dims=sh(dn.offset_dims), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
+            offset_dims=sh(dn.offset_dims),
+            collapsed_slice_dims=sh(dn.collapsed_slice_dims),
             start_index_map=sh(dn.start_index_map),
             operand_batching_dims=(0, *sh(dn.operand_batching_dims)),
             start_indices_batching_dims=(0, *sh(dn.start_indices_batching_dims)),
-        )  # fmt: skip
+        )
         out = gather_p.bind(
             operand, indices, dimension_numbers=ndn, slice_sizes=(1, *slice_sizes), **params
         )
         return out, 0
     if od is not None:  # the batch axis is a full-size offset dim at the front of the output
         ndn = GatherDimensionNumbers(
-            offset_dims=(0, *sh(dn.offset_dims)), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
+            offset_dims=(0, *sh(dn.offset_dims)),
+            collapsed_slice_dims=sh(dn.collapsed_slice_dims),
             start_index_map=sh(dn.start_index_map),
             operand_batching_dims=sh(dn.operand_batching_dims),
             start_indices_batching_dims=dn.start_indices_batching_dims,
-        )  # fmt: skip
+        )
         out = gather_p.bind(
             operand, indices, dimension_numbers=ndn, slice_sizes=(size, *slice_sizes), **params
         )
         return out, 0
     # only indices batched: their leading axis is a new batch axis of the output
     ndn = GatherDimensionNumbers(
-        offset_dims=sh(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
-        start_index_map=dn.start_index_map, operand_batching_dims=dn.operand_batching_dims,
+        offset_dims=sh(dn.offset_dims),
+        collapsed_slice_dims=dn.collapsed_slice_dims,
+        start_index_map=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
         start_indices_batching_dims=sh(dn.start_indices_batching_dims),
-    )  # fmt: skip
+    )
     out = gather_p.bind(operand, indices, dimension_numbers=ndn, slice_sizes=slice_sizes, **params)
     out_batch_pos = [i for i in range(core.get_aval(out).ndim) if i not in ndn.offset_dims]
     return out, out_batch_pos[0]
@@ -1068,7 +1140,7 @@ def _scatter_batch(p: core.Primitive) -> Any:
             scatter_dims_to_operand_dims=sh(dn.scatter_dims_to_operand_dims),
             operand_batching_dims=(0, *sh(dn.operand_batching_dims)),
             scatter_indices_batching_dims=(0, *sh(dn.scatter_indices_batching_dims)),
-        )  # fmt: skip
+        )
         return p.bind(operand, indices, updates, dimension_numbers=ndn, **params), 0
 
     return rule
