@@ -19,6 +19,7 @@ from .dispatch import program
 from .dispatch.array import Array
 from .dispatch.devices import default_device as _current_default_device
 from .dispatch.devices import using_device
+from .hosts import in_browser
 from .jit import Jitted
 from .lax import (
     ad_rules,  # noqa: F401  (registers derivative rules)
@@ -30,7 +31,8 @@ from .lax import (
 from .runtime import backend as rt
 from .runtime import backends  # noqa: F401  (registers the backends)
 from .runtime.backend import Device
-from .tree_util import tree_map
+from .runtime.webgpu import init_webgpu_async as _init_webgpu_async
+from .tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 
 def devices(backend: str | None = None) -> list[Device]:
@@ -68,8 +70,6 @@ def default_device(device: Device | str | None) -> using_device:
 def device_put(
     x: Any, device: Device | str | None = None, *, donate: bool = False, may_alias: Any = None
 ) -> Any:
-    from .tree_util import tree_map
-
     if isinstance(device, str):
         device = rt.device(device)
     target = device if device is not None else _current_default_device()
@@ -79,29 +79,20 @@ def device_put(
 async def init_webgpu_async() -> list[Device]:
     """Open the WebGPU device without blocking. In a page where Python runs without JSPI
     (plain `runPython`), await this before using the webgpu device."""
-    from .hosts import in_browser
-
     if in_browser():
-        from .runtime.webgpu import init_webgpu_async as open_async
-
-        await open_async()
+        await _init_webgpu_async()
     return devices("webgpu")
 
 
 async def read_async(x: Any) -> Any:
     """The values of every array in the pytree `x` as nested Python lists, without blocking
     the page (the async twin of `tolist()`)."""
-    from .dispatch.array import Array
-    from .tree_util import tree_flatten, tree_unflatten
-
     leaves, tree = tree_flatten(x)
     out = [await leaf.tolist_async() if isinstance(leaf, Array) else leaf for leaf in leaves]
     return tree_unflatten(tree, out)
 
 
 async def block_until_ready_async(x: Any) -> Any:
-    from .tree_util import tree_leaves
-
     for leaf in tree_leaves(x):
         if hasattr(leaf, "block_until_ready_async"):
             await leaf.block_until_ready_async()
@@ -109,8 +100,6 @@ async def block_until_ready_async(x: Any) -> Any:
 
 
 def block_until_ready(x: Any) -> Any:
-    from .tree_util import tree_leaves
-
     for leaf in tree_leaves(x):
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()

@@ -221,8 +221,10 @@ def _complex_transpose(ct: Any, x: Any, y: Any) -> list[Any]:
     if isinstance(ct, Zero):
         return [Zero(_aval(x)), Zero(_aval(y))]
     re, im = lax.real(ct), lax.neg(lax.imag(ct))
-    return [_unbroadcast(re, _aval(x)) if is_undefined(x) else None,
-            _unbroadcast(im, _aval(y)) if is_undefined(y) else None]  # fmt: skip
+    return [
+        _unbroadcast(re, _aval(x)) if is_undefined(x) else None,
+        _unbroadcast(im, _aval(y)) if is_undefined(y) else None,
+    ]
 
 
 def _conj_transpose(ct: Any, x: Any, *, input_dtype: Any) -> list[Any]:
@@ -242,9 +244,12 @@ def _complex_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     if all(isinstance(t, Zero) for t in tangents):
         return out, Zero(_aval(out))
     oa = _aval(out)
-    tx, ty = (lax.broadcast_in_dim(ad.instantiate(t), oa.shape, ())
-              if _aval(ad.instantiate(t)).shape != oa.shape else ad.instantiate(t)
-              for t in tangents)  # fmt: skip
+    tx, ty = (
+        lax.broadcast_in_dim(ad.instantiate(t), oa.shape, ())
+        if _aval(ad.instantiate(t)).shape != oa.shape
+        else ad.instantiate(t)
+        for t in tangents
+    )
     return out, lax.complex(tx, ty)
 
 
@@ -734,8 +739,15 @@ def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
     return out
 
 
-def _dot_transpose_lhs(ct: Any, y: Any, x_aval: ShapedArray, y_aval: ShapedArray,
-                       dimension_numbers: Any, swap: bool, **params: Any) -> Any:  # fmt: skip
+def _dot_transpose_lhs(
+    ct: Any,
+    y: Any,
+    x_aval: ShapedArray,
+    y_aval: ShapedArray,
+    dimension_numbers: Any,
+    swap: bool,
+    **params: Any,
+) -> Any:
     (xc, yc), (xb, yb) = dimension_numbers
     x_ndim = x_aval.ndim
     x_kept = lax._dot_free(x_ndim, xc, xb)
@@ -785,11 +797,13 @@ def _clamp_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
         inside = lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi))
         t = lax.select(_bcast_bool(inside, oa), ad.instantiate(tx), zeros)
     if not isinstance(tlo, Zero):
-        t = ad.add_maybe_zero(t, lax.select(_bcast_bool(lax.gt(lo, x), oa),
-                                            _bcast_tangent(tlo, oa), zeros))  # fmt: skip
+        t = ad.add_maybe_zero(
+            t, lax.select(_bcast_bool(lax.gt(lo, x), oa), _bcast_tangent(tlo, oa), zeros)
+        )
     if not isinstance(thi, Zero):
-        t = ad.add_maybe_zero(t, lax.select(_bcast_bool(lax.lt(hi, x), oa),
-                                            _bcast_tangent(thi, oa), zeros))  # fmt: skip
+        t = ad.add_maybe_zero(
+            t, lax.select(_bcast_bool(lax.lt(hi, x), oa), _bcast_tangent(thi, oa), zeros)
+        )
     return out, t
 
 

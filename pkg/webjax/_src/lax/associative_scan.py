@@ -10,7 +10,7 @@ from typing import Any
 from .. import dtypes
 from ..tree_util import tree_flatten, tree_unflatten
 from . import lax
-from .composites import _arr, _aval, _axis
+from .lax import _arr, _aval, _axis
 from .slicing import slice_in_dim
 
 

@@ -311,8 +311,14 @@ for _name in lax.BINARY_PRIMS:
     primitive_batchers[lax.prims[_name]] = _nary_batcher(lax.prims[_name])
 for _name in lax.REDUCTIONS:
     primitive_batchers[lax.prims[_name]] = _reduce_batcher(lax.prims[_name])
-for _p in (lax.convert_element_type_p, lax.integer_pow_p, lax.stop_gradient_p, lax.real_p,
-           lax.imag_p, lax.conj_p):  # fmt: skip
+for _p in (
+    lax.convert_element_type_p,
+    lax.integer_pow_p,
+    lax.stop_gradient_p,
+    lax.real_p,
+    lax.imag_p,
+    lax.conj_p,
+):
     primitive_batchers[_p] = _unary_batcher(_p)
 primitive_batchers[lax.complex_p] = _nary_batcher(lax.complex_p)
 primitive_batchers[add_any_p] = _add_any_batcher
@@ -331,8 +337,9 @@ primitive_batchers[lax.iota_p] = _iota_batcher
 primitive_batchers[lax.bitcast_convert_type_p] = _unary_batcher(lax.bitcast_convert_type_p)
 
 
-def _dot_general_batcher(vals: Sequence[Any], dims: Dims, *, dimension_numbers: Any,
-                         **params: Any) -> tuple[Any, BatchDim]:  # fmt: skip
+def _dot_general_batcher(
+    vals: Sequence[Any], dims: Dims, *, dimension_numbers: Any, **params: Any
+) -> tuple[Any, BatchDim]:
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = vals
     dx, dy = dims

@@ -456,8 +456,11 @@ def _asin_acos_parts(x: V, y: V) -> tuple[V, V, V]:
     re_asin = where(small_b, asin_(b), atan_(x / d))
     re_acos = where(small_b, acos_(b), atan_(d / x))
     # imaginary part: log1p(A - 1 + sqrt((A - 1)(A + 1))) near A = 1, else log(A + sqrt(A^2 - 1))
-    am1 = where(below, (yy / (r + (x + 1.0)) + yy / (s + (one - x))) * 0.5,
-                (yy / (r + (x + 1.0)) + (s + (x - 1.0))) * 0.5)  # fmt: skip
+    am1 = where(
+        below,
+        (yy / (r + (x + 1.0)) + yy / (s + (one - x))) * 0.5,
+        (yy / (r + (x + 1.0)) + (s + (x - 1.0))) * 0.5,
+    )
     im_near = log1p_(am1 + sqrt_(am1 * (a + 1.0)))
     im_mid = log_(a + sqrt_((a - 1.0) * (a + 1.0)))
     im = where(a.le(1.5), im_near, im_mid)
@@ -571,8 +574,9 @@ def _compare(negate: bool) -> Callable[..., Exp]:
     return rule
 
 
-def _integer_pow(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, y: int,
-                 **_: Any) -> Exp:  # fmt: skip
+def _integer_pow(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, y: int, **_: Any
+) -> Exp:
     return _out(c_integer_pow(_parts(ins[0], avals[0], out), y), out)
 
 
@@ -595,8 +599,9 @@ def _conj(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, **_: Any) 
     return _out((re, -im), out)
 
 
-def _convert(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, new_dtype: Any,
-             **_: Any) -> Exp:  # fmt: skip
+def _convert(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, new_dtype: Any, **_: Any
+) -> Exp:
     src, dst = avals[0].dtype, out.dtype
     if src.kind == "c" and dst.kind == "c":
         re, im = _parts(ins[0], avals[0], out)
@@ -611,8 +616,9 @@ def _convert(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, new_
     return E.cast(re.e, dst)
 
 
-def _dot_general(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *,
-                 device: Device, **params: Any) -> Exp:  # fmt: skip
+def _dot_general(
+    ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, device: Device, **params: Any
+) -> Exp:
     """Four real contractions: (a + bi)(c + di) = (ac - bd) + (ad + bc)i."""
     real_rule = LOWERINGS[lax.dot_general_p]
     comp = dtypes.component(out.dtype)
@@ -663,8 +669,9 @@ def _composed(fn: Callable[..., Any]) -> Callable[..., Exp]:
     wrapped as arrays); for primitives that are no single kernel expression on complex
     operands (products, lexicographic reductions and scans)."""
 
-    def rule(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, device: Device,
-             **params: Any) -> Exp:  # fmt: skip
+    def rule(
+        ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, device: Device, **params: Any
+    ) -> Exp:
         args = [Array(av, device, e) for e, av in zip(ins, avals, strict=True)]
         res = exp_of(fn(*args, **params))
         assert res is not None
@@ -746,16 +753,14 @@ def _sort_impl(real_impl: Callable[..., Any]) -> Callable[..., Any]:
     def impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
         complex_at = [core.get_aval(o).dtype.kind == "c" for o in operands]
         if not any(complex_at):
-            return real_impl(*operands, dimension=dimension, is_stable=is_stable,
-                             num_keys=num_keys)  # fmt: skip
+            return real_impl(*operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
         split: list[Any] = []
         keys = 0
         for k, (o, c) in enumerate(zip(operands, complex_at, strict=True)):
             parts = [lax.real(o), lax.imag(o)] if c else [o]
             split += parts
             keys += len(parts) if k < num_keys else 0
-        outs = sorting.sort_p.bind(*split, dimension=dimension, is_stable=is_stable,
-                                   num_keys=keys)  # fmt: skip
+        outs = sorting.sort_p.bind(*split, dimension=dimension, is_stable=is_stable, num_keys=keys)
         res, i = [], 0
         for c in complex_at:
             res.append(lax.complex(outs[i], outs[i + 1]) if c else outs[i])
@@ -786,19 +791,23 @@ def _scatter_impl(name: str, real_impl: Callable[..., Any]) -> Callable[..., Any
         gdn, sizes = slicing._scatter_to_gather(params["dimension_numbers"], ua, oa)
         drop = params["mode"] is slicing.GatherScatterMode.FILL_OR_DROP
         flat_pos = lax.reshape(lax.iota(dtypes.int32, size), oa.shape)
-        target = slicing.gather(flat_pos, indices, gdn, sizes, mode="fill" if drop else "clip",
-                                fill_value=-1)  # fmt: skip
+        target = slicing.gather(
+            flat_pos, indices, gdn, sizes, mode="fill" if drop else "clip", fill_value=-1
+        )
         grid = (size, n)
-        hit = lax.eq(lax.broadcast_in_dim(lax.reshape(target, (n,)), grid, (1,)),
-                     lax.broadcasted_iota(dtypes.int32, grid, 0))  # fmt: skip
+        hit = lax.eq(
+            lax.broadcast_in_dim(lax.reshape(target, (n,)), grid, (1,)),
+            lax.broadcasted_iota(dtypes.int32, grid, 0),
+        )
         u = lax.broadcast_in_dim(lax.reshape(updates, (n,)), grid, (1,))
         if name == "scatter-mul":
             ones = lax.full(grid, 1, oa.dtype)
             prod = lax.reduce_prod(lax.select(hit, u, ones), (1,))
             return lax.mul(operand, lax.reshape(prod, oa.shape))
         big = name == "scatter-max"
-        fill = lax.full(grid, complex(-math.inf, -math.inf) if big else complex(math.inf, math.inf),
-                        oa.dtype)  # fmt: skip
+        fill = lax.full(
+            grid, complex(-math.inf, -math.inf) if big else complex(math.inf, math.inf), oa.dtype
+        )
         red = lax.reduce_max if big else lax.reduce_min
         best = lax.reshape(red(lax.select(hit, u, fill), (1,)), oa.shape)
         return (lax.max if big else lax.min)(operand, best)
@@ -863,8 +872,16 @@ COMPLEX_LOWERINGS[lax.conj_p] = _conj
 COMPLEX_LOWERINGS[lax.convert_element_type_p] = _convert
 
 
-def _iota(ins: list[Exp], avals: list[ShapedArray], out: ShapedArray, *, dtype: Any,
-          shape: tuple[int, ...], dimension: int, **_: Any) -> Exp:  # fmt: skip
+def _iota(
+    ins: list[Exp],
+    avals: list[ShapedArray],
+    out: ShapedArray,
+    *,
+    dtype: Any,
+    shape: tuple[int, ...],
+    dimension: int,
+    **_: Any,
+) -> Exp:
     """A complex iota: the index as the real part, zero imaginary part."""
     comp = dtypes.component(dtype)
     i = view.unravel(E.idx(out.size), shape)[dimension]
@@ -910,8 +927,9 @@ _PARTWISE = (
 )  # fmt: skip
 
 
-def _by_parts(prim: Primitive, args: Sequence[Any], avals: list[ShapedArray],
-              params: dict[str, Any]) -> Any:  # fmt: skip
+def _by_parts(
+    prim: Primitive, args: Sequence[Any], avals: list[ShapedArray], params: dict[str, Any]
+) -> Any:
     def parts(x: Any, av: ShapedArray) -> tuple[Any, Any]:
         if av.dtype.kind != "c":
             return x, x

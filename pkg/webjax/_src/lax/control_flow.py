@@ -520,10 +520,14 @@ def _cond_batch(
     if idim is None:
         avals = _avals(ops)
         bb = tuple(
-            _trace_flat(lambda *xs, _b=b: batching.vmap_flat(
-                lambda *ys: _call(_b, *ys), xs, in_dims, [0] * n_out, size), avals)
+            _trace_flat(
+                lambda *xs, _b=b: batching.vmap_flat(
+                    lambda *ys: _call(_b, *ys), xs, in_dims, [0] * n_out, size
+                ),
+                avals,
+            )
             for b in branches
-        )  # fmt: skip
+        )
         outs = cond_p.bind(index, *ops, branches=bb)
         return outs, [0] * len(outs)
     # a batched predicate: evaluate every branch and select per example

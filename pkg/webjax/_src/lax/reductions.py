@@ -15,7 +15,7 @@ from ..core import ShapedArray
 from ..interpreters import partial_eval as pe
 from ..tree_util import tree_flatten, tree_unflatten
 from . import lax
-from .composites import _arr, _aval, _axis
+from .lax import _arr, _aval, _axis
 
 
 # ---- argmax / argmin ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..jit import jit
 from . import bitonic, control_flow, lax
-from .composites import _arr, _aval, _axis
+from .lax import _arr, _aval, _axis
 
 
 class GatherScatterMode(enum.Enum):

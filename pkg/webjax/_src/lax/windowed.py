@@ -615,8 +615,9 @@ def reduce_window(
     return out
 
 
-def _reduce_window_fold(operands: list[Any], inits: list[Any], computation: Callable[..., Any],
-                        window: dict[str, Any]) -> list[Any]:  # fmt: skip
+def _reduce_window_fold(
+    operands: list[Any], inits: list[Any], computation: Callable[..., Any], window: dict[str, Any]
+) -> list[Any]:
     """Any reduce_window as a fold of strided slices: pad (and base-dilate) each operand with its
     init value, then combine the view at every window offset into the accumulator."""
     import itertools
