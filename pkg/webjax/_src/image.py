@@ -19,6 +19,7 @@ from . import core, dtypes
 from .lax import lax
 from .numpy import ufuncs as u
 from .numpy import util
+from .numpy.indexing import _one_hot_gather
 
 
 class ResizeMethod(enum.Enum):
@@ -228,8 +229,6 @@ def _apply(
 
 
 def _resize_nearest(x: Any, shape: tuple[int, ...]) -> Any:
-    from .numpy.indexing import _one_hot_gather
-
     for d, (m, n) in enumerate(zip(util.aval(x).shape, shape)):
         if m == n:
             continue

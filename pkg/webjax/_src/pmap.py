@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import core
+from .api import local_device_count
 from .core import ClosedJaxpr, ShapedArray
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
@@ -354,8 +355,6 @@ def _check_size(
     axis_name: Any,
 ) -> None:
     """JAX's errors where the mapped axis does not fit the devices."""
-    from .api import local_device_count
-
     mapped = [(x, d) for x, d in zip(leaves, dims, strict=True) if d is not None]
     size = _mapped_size(leaves, dims)
     if axis_size is not None and axis_size != size:

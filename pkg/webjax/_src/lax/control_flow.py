@@ -17,7 +17,16 @@ from ..core import ClosedJaxpr, Jaxpr, ShapedArray
 from ..interpreters import ad, batching
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
-from ..tree_util import tree_flatten, tree_structure, tree_unflatten
+from ..tree_util import (
+    _keys_of,
+    _node_for,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_structure,
+    tree_unflatten,
+    treedef_tuple,
+)
 from ..vmap import vmap
 from . import lax
 from .lax import to_array as _to_array
@@ -54,8 +63,6 @@ def _types_str(avals: Sequence[ShapedArray]) -> str:
 
 def _leaf_paths(tree: Any) -> list[str]:
     """keystr of each leaf path of a treedef ('' for all when the tree cannot be rebuilt)."""
-    from ..tree_util import keystr, tree_flatten_with_path
-
     try:
         leaves, _ = tree_flatten_with_path(tree_unflatten(tree, range(tree.num_leaves)))
         return [keystr(p) for p, _ in leaves]
@@ -69,8 +76,6 @@ class _Leaf:
 
 def _structure_differences(a: Any, b: Any) -> list[tuple[str, str, str, str]]:
     """(path, what a is, what b is, why) for each place two treedefs differ, as JAX words it."""
-    from ..tree_util import _keys_of, _node_for, keystr
-
     out: list[tuple[str, str, str, str]] = []
     leaf = str(ShapedArray)
 
@@ -624,8 +629,6 @@ def while_loop(
 
 
 def _single(in_tree: Any) -> Any:
-    from ..tree_util import treedef_tuple
-
     return treedef_tuple([in_tree])
 
 
@@ -1006,7 +1009,6 @@ def scan(
     init_flat = [_to_array(x) for x in init_flat]
     carry_avals = _avals(init_flat)
     x_avals = [core.get_aval(x).update(shape=core.get_aval(x).shape[1:]) for x in xs_flat]
-    from ..tree_util import treedef_tuple
 
     arg_tree = treedef_tuple([init_tree, xs_tree])
     closed, consts, out_tree = _trace_fun(f, arg_tree, [*carry_avals, *x_avals])

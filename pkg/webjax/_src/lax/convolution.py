@@ -26,7 +26,8 @@ from typing import Any, NamedTuple
 
 from .. import core, dtypes
 from ..core import ShapedArray
-from ..dispatch import devices, lowering
+from ..dispatch import array as array_mod
+from ..dispatch import devices, lazy, lowering
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.batching import not_mapped
@@ -350,9 +351,6 @@ IM2COL_MIN_FLOPS = 1 << 20
 
 
 def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
-    from ..dispatch import array as array_mod
-    from ..dispatch import lazy
-
     la, ra = core.get_aval(lhs), core.get_aval(rhs)
     out = conv_general_dilated_p.abstract_eval(la, ra, **params)  # type: ignore[misc]
     lspec, rspec, ospec = params["dimension_numbers"]

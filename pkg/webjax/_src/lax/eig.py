@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import core, dtypes
 from ..core import ShapedArray
+from ..dispatch.array import from_flat
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero
 from . import lax
@@ -275,8 +276,6 @@ def _eig_impl(
     compute_right_eigenvectors: bool,
     use_magma: Any = None,
 ) -> list[Any]:
-    from ..dispatch.array import from_flat
-
     aval = core.get_aval(x)
     outs_avals = _eig_abstract(
         aval,

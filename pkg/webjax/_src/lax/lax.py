@@ -627,7 +627,6 @@ stop_gradient_p.def_abstract_eval(lambda x: x)
 
 def stop_gradient(x: Any) -> Any:
     """Identity whose derivative is zero (applied to every leaf of a pytree)."""
-    from ..tree_util import tree_map
 
     def stop(v: Any) -> Any:
         if _is_python_scalar(v):

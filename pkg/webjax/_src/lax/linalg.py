@@ -40,9 +40,13 @@ from typing import Any
 
 from .. import core, dtypes
 from ..core import ShapedArray
+from ..dispatch.array import Array
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
+from ..jit import jit
 from . import lax
+from .slicing import GatherDimensionNumbers, gather
+from .sorting import sort_p
 
 # ============================================================================================
 # shape and dtype checks
@@ -169,8 +173,6 @@ def _symmetrize(x: Any) -> Any:
 
 def _batched_take_last(x: Any, idx: Any) -> Any:
     """out[..., i, j] = x[..., i, idx[..., j]] for idx (..., k) int32."""
-    from .slicing import GatherDimensionNumbers, gather
-
     s = _shape(x)
     nd = len(s)
     nb = nd - 2
@@ -197,8 +199,6 @@ def _batched_take_rows(x: Any, idx: Any) -> Any:
 def _gather_static(x: Any, idx: Sequence[Any], dims: Sequence[int]) -> Any:
     """x[b, idx_0, idx_1, ...] over axes `dims` with unbatched int32 index arrays of one
     shape S (expressions of iotas): (B, ..., ) -> (B, *S), the remaining axes kept after B."""
-    from .slicing import GatherDimensionNumbers, gather
-
     s = _shape(x)
     ishape = _shape(idx[0])
     parts = [lax.reshape(i, (*ishape, 1)) for i in idx]
@@ -228,8 +228,6 @@ _barrier_p.def_abstract_eval(lambda x: x)
 
 @_barrier_p.def_impl
 def _barrier_impl(x: Any) -> Any:
-    from ..dispatch.array import Array
-
     if isinstance(x, Array) and x._exp is not None:
         x._buffer()
         return Array(x.aval, x._device, x._exp)
@@ -246,8 +244,6 @@ _COMPILED: dict[Any, Any] = {}
 def _run_composite(
     name: str, fn: Callable[..., Any], args: Sequence[Any], params: dict[str, Any]
 ) -> Any:
-    from ..jit import jit
-
     key = (name, tuple(sorted(params.items())))
     f = _COMPILED.get(key)
     if f is None:
@@ -1014,8 +1010,6 @@ def eigh(
 
 def _sort_columns(keys: Any, mats: list[Any]) -> tuple[Any, list[Any]]:
     """Sort (B, n) keys ascending (stable) and permute the columns of each (B, r, n) matrix."""
-    from .sorting import sort_p
-
     B, n = _shape(keys)
     perm_src = _iota((B, n), 1)
     sk, perm = sort_p.bind(keys, perm_src, dimension=1, is_stable=True, num_keys=1)

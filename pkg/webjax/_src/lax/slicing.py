@@ -19,11 +19,13 @@ from typing import Any, NamedTuple
 
 from .. import core, dtypes
 from ..core import ShapedArray
-from ..dispatch import devices, lowering
+from ..dispatch import array as array_mod
+from ..dispatch import devices, lazy, lowering
+from ..dispatch.array import Array
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..ir import exp as E
-from ..ir import view
+from ..ir import scalar, view
 from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..jit import jit
@@ -664,8 +666,6 @@ def _scatter_combine_lowering(name: str) -> Any:
         mode: Any,
         **_: Any,
     ) -> Exp:
-        from ..ir import scalar
-
         n = avals[2].size
         r = E.ridx(n)
         match, upd = _scatter_match(ins, avals, dimension_numbers, mode, r, n)
@@ -697,9 +697,6 @@ def _scatter_winner(
 
 
 def _scatter_impl(operand: Any, indices: Any, updates: Any, **params: Any) -> Any:
-    from ..dispatch import array as array_mod
-    from ..dispatch.array import Array
-
     avals = [core.get_aval(x) for x in (operand, indices, updates)]
     out = avals[0]
     device = devices.pick_device([operand, indices, updates])
@@ -738,8 +735,6 @@ def _scatter_sorted(
     dimension_numbers: Any,
     mode: Any,
 ) -> Exp:
-    from ..dispatch import lazy
-
     op_aval, _, upd_aval = avals
     size, n = op_aval.size, upd_aval.size
     r = E.idx(n)
@@ -796,9 +791,6 @@ def _scatter_sorted(
 
 def _scatter_any_impl(name: str) -> Any:
     def impl(operand: Any, indices: Any, updates: Any, **params: Any) -> Any:
-        from ..dispatch import array as array_mod
-        from ..dispatch import lazy
-
         avals = [core.get_aval(x) for x in (operand, indices, updates)]
         out, n = avals[0], avals[2].size
         if out.size * n < SORTED_SCATTER_MIN_WORK or n < 2 or out.size >= 2**31 - 1:

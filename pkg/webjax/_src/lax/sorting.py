@@ -12,6 +12,7 @@ import functools
 from typing import Any
 
 from .. import core, dtypes
+from ..config import config
 from ..core import ShapedArray
 from ..dispatch import array as array_mod
 from ..dispatch import devices, lazy, lowering
@@ -122,8 +123,6 @@ def _eager_program() -> bool:
     """Whether an eager call runs its network as a cached jit program: not while a program is
     compiling (the passes are built directly), nor under `disable_jit` (the program would
     call the impl again)."""
-    from ..config import config
-
     return not lazy.fuse_epilogues and not config.read("jax_disable_jit")
 
 

@@ -27,8 +27,10 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from .. import core
+from .. import core, dtypes
 from ..core import ShapedArray
+from ..custom_derivatives import custom_jvp
+from ..jit import jit
 from . import control_flow, lax
 
 __all__ = ["tridiagonal", "tridiagonal_solve"]
@@ -213,15 +215,12 @@ def _product(dl: Any, d: Any, du: Any, x: Any) -> Any:
 
 @functools.cache
 def _solve_jit() -> Any:
-    from ..jit import jit
-
     return jit(_solve)
 
 
 @functools.cache
 def _differentiable_solve() -> Any:
     """The solve as a custom_jvp with JAX's rule: x' = A^-1 (b' - A' x)."""
-    from ..custom_derivatives import custom_jvp
 
     def solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
         return _solve_jit()(dl, d, du, b)
@@ -255,8 +254,6 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: boo
 
 
 def _complex_part(dt: Any) -> Any:
-    from .. import dtypes
-
     return dtypes.float64 if dt.itemsize == 16 else dtypes.float32
 
 
@@ -398,8 +395,6 @@ def _tridiagonal_impl(a: Any, *, lower: bool) -> tuple[Any, Any, Any, Any]:
 
 @functools.cache
 def _tridiagonal_jit(lower: bool) -> Any:
-    from ..jit import jit
-
     return jit(functools.partial(_tridiagonal_impl, lower=lower))
 
 
@@ -409,8 +404,6 @@ def _no_derivative(*args: Any) -> Any:
 
 @functools.cache
 def _tridiagonal_fn(lower: bool) -> Any:
-    from ..custom_derivatives import custom_jvp
-
     f = custom_jvp(lambda a: _tridiagonal_jit(lower)(a))
     f.defjvp(_no_derivative)
     return f

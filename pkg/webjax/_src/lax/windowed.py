@@ -31,6 +31,7 @@ from .. import core, dtypes
 from ..core import Primitive, ShapedArray
 from ..dispatch import lowering
 from ..interpreters import ad, batching
+from ..interpreters import partial_eval as pe
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.batching import not_mapped
 from ..ir import exp as E
@@ -545,7 +546,6 @@ def _recognize(computation: Callable[..., Any], dtype: Any) -> str | None:
     direct = {lax.add: "sum", lax.max: "max", lax.min: "min"}
     if computation in direct:
         return direct[computation]
-    from ..interpreters import partial_eval as pe
 
     aval = ShapedArray((), dtype)
     try:
