@@ -4,6 +4,7 @@ one on purpose, delete it from the file in the same commit."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 from pathlib import Path
@@ -18,3 +19,26 @@ def test_public_module_keeps_its_names(module):
     mod = importlib.import_module(module)
     missing = sorted(set(RECORDED[module]) - set(dir(mod)))
     assert not missing, f"{module} lost public names: {missing}"
+
+
+PUBLIC_FILES = sorted(
+    p for p in (Path(__file__).parents[1] / "pkg" / "webjax").rglob("*.py") if "_src" not in p.parts
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    PUBLIC_FILES,
+    ids=lambda p: p.name if p.parent.name == "webjax" else f"{p.parent.name}/{p.name}",
+)
+def test_public_module_only_re_exports(path):
+    # Code lives in webjax/_src; a public module may only import and rename. A module-level
+    # __getattr__ (an attribute made on first use, such as float0, which needs NumPy) is allowed.
+    tree = ast.parse(path.read_text())
+    defined = [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.name != "__getattr__"
+    ]
+    assert not defined, f"{path.name} defines {defined}: move them into webjax/_src"
