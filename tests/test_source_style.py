@@ -1,7 +1,7 @@
 """Source conventions a formatter cannot hold by itself.
 
 ruff format lays out every statement; `# fmt: skip` is kept only where the layout of a table
-literal carries meaning (aligned rows of a catalogue: op tables, coefficient lists), never on
+literal carries meaning (aligned rows of a catalogue: primitive tables, coefficient lists), never on
 signatures or ordinary statements.
 """
 

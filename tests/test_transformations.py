@@ -1,7 +1,7 @@
 """Autodiff, jit and their compositions: derivative rules of every lax primitive (check_grads
-orders 1 and 2; the elementwise ones and reductions in float32 through the op table,
-tests/test_ops.py), the grad/jvp/vjp/jacobian API, jit caching, compositions with vmap, and JAX's
-error types. Real JAX, where installed, is the oracle for values and API details.
+orders 1 and 2; the elementwise ones and reductions in float32 through the primitive table,
+tests/test_primitives.py), the grad/jvp/vjp/jacobian API, jit caching, compositions with
+vmap, and JAX's error types. Real JAX, where installed, is the oracle for values and API details.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import webjax
 import webjax.numpy as jnp
 from check_grads import check_grads
-from op_table import RECORDS as OP_TABLE
+from primitive_table import RECORDS as PRIMITIVE_TABLE
 from webjax import lax
 from webjax._src import core
 from webjax._src.interpreters import ad
@@ -126,8 +126,8 @@ def _pmap_vmap(f: Any) -> Any:
 
 
 # name -> list of (function, args): inputs lie inside each function's domain, away from kinks.
-# The elementwise primitives and reductions in float32 are the op table's (tests/test_ops.py);
-# their complex cases stay here.
+# The elementwise primitives and reductions in float32 are the primitive table's
+# (tests/test_primitives.py); their complex cases stay here.
 CASES: dict[str, list[tuple[Any, tuple]]] = {
     "abs": [(lax.abs, (Z,))],
     "real": [(lax.real, (Z,))],
@@ -334,7 +334,7 @@ def test_case_table_matches_primitives():
 
 
 def test_every_differentiable_primitive_has_a_case():
-    in_op_table = {r.prim for r in OP_TABLE if r.differentiable}
+    in_op_table = {r.prim for r in PRIMITIVE_TABLE if r.differentiable}
     missing = sorted(set(differentiable_prims()) - set(CASES) - in_op_table)
     assert not missing, f"differentiable primitives without a check_grads case: {missing}"
 

@@ -1,5 +1,5 @@
 """vmap against a Python loop, for every lax primitive with the batch axis at every position
-(the elementwise primitives and reductions through the op table: tests/test_ops.py).
+(the elementwise primitives and reductions through the primitive table: tests/test_primitives.py).
 
 The reference for `vmap(f, in_axes)(*args)` is `stack([f(*args_i) for i in range(n)])`, run
 eagerly on the same backend. API semantics (pytrees, in_axes/out_axes prefixes, axis_size,
@@ -16,7 +16,7 @@ import pytest
 
 import webjax
 import webjax.numpy as jnp
-from op_table import RECORDS as OP_TABLE
+from primitive_table import RECORDS as PRIMITIVE_TABLE
 from webjax import lax
 from webjax._src.lax import lax as lax_internal
 from webjax._src.lax.batching_rules import missing_batching_rules
@@ -133,7 +133,8 @@ _WIN = {"window_dimensions": (2, 2), "window_strides": (1, 1), "padding": ((0, 0
 
 
 def _cases() -> list[Case]:
-    """The primitives beyond the op table's elementwise rows and reductions (tests/test_ops.py)."""
+    """The primitives beyond the primitive table's elementwise rows and reductions
+    (tests/test_primitives.py)."""
     x23, x123 = f32(2, 3), f32(1, 2, 3)
     return [
         Case("convert_element_type", lambda x: lax.convert_element_type(x, "int32"), (x23 * 9,)),
@@ -392,7 +393,7 @@ def test_primitive_against_loop(device: Any, case: Case) -> None:
 
 def test_every_primitive_has_a_rule_and_a_case() -> None:
     assert missing_batching_rules() == []
-    in_op_table = {r.prim for r in OP_TABLE if r.vmappable}
+    in_op_table = {r.prim for r in PRIMITIVE_TABLE if r.vmappable}
     untested = sorted(set(lax_internal.prims) - {c.prim for c in CASES} - in_op_table)
     assert untested == [], f"add vmap test cases for {untested}"
 

@@ -1,12 +1,11 @@
-"""Every row of the op table (tests/op_table.py) four ways: values against the NumPy reference
-on every device, derivatives by finite differences (check_grads, orders 1 and 2) and the linear
-transpose identity, vmap against a Python loop with the batch axis at every position, and jit
-equal to eager, bit for bit.
+"""Every row of the primitive table (tests/primitive_table.py) four ways: values against the NumPy
+reference on every device, derivatives by finite differences (check_grads, orders 1 and 2) and
+the linear transpose identity, vmap against a Python loop with the batch axis at every position,
+and jit equal to eager, bit for bit.
 
 Values (two cases per row), jit (one) and check_grads (one float32 case) run (shapes, dtype)
-cases drawn by `op_table.sample_product` with a fixed seed; WEBJAX_FULL_OP_SWEEP=1 runs every
-combination. vmap runs every shape group of a row and each of its dtypes (`vmap_cases`).
-"""
+cases drawn by `primitive_table.sample_product` with a fixed seed; WEBJAX_FULL_OP_SWEEP=1 runs
+every combination. vmap runs every shape group of a row and each of its dtypes (`vmap_cases`)."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import pytest
 import webjax
 import webjax.numpy as jnp
 from check_grads import check_grads
-from op_table import RECORDS, UNARY_SHAPES, Case, OpRecord, np_dtype, sample_product
+from primitive_table import RECORDS, UNARY_SHAPES, Case, OpRecord, np_dtype, sample_product
 from webjax import lax
 from webjax._src.interpreters import ad
 from webjax._src.lax import lax as lax_internal

@@ -1,6 +1,6 @@
-"""The op table: one row per lax primitive (an `OpRecord`: the webjax callable, its NumPy
+"""The primitive table: one row per lax primitive (an `OpRecord`: the webjax callable, its NumPy
 reference, operand shapes, dtypes, an input domain, a tolerance per dtype, and whether it is
-differentiable, linear and vmappable), read by tests/test_ops.py for values on every device,
+differentiable, linear and vmappable), read by tests/test_primitives.py for values on every device,
 check_grads, vmap against a loop and jit against eager. Adding a primitive means one row.
 
 After JAX's `lax_test_util.OpRecord` and `jtu.sample_product`: `sample_product` draws a few
