@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 
 
 def is_array(x: Any) -> bool:
@@ -117,3 +118,25 @@ class Cases:
         rtol, atol, warnings_too = self._tols
         got = run(self.fns[name], webjax_mods)
         check(name, got, self._want[name], rtol=rtol, atol=atol, warnings_too=warnings_too)
+
+
+# ---- for the jax.scipy submodule tests -------------------------------------------------------
+def close(got: Any, want: Any, rtol: float = 2e-6, atol: float = 1e-6) -> None:
+    """Same shape and dtype, values within tolerance (compared in float64 / complex128)."""
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape, (g.shape, w.shape)
+    assert g.dtype == w.dtype, (g.dtype, w.dtype)
+    if g.dtype.kind == "c":
+        g, w = g.astype(np.complex128), w.astype(np.complex128)
+    else:
+        g, w = g.astype(np.float64), w.astype(np.float64)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def raises_like(wfun: Any, jfun: Any) -> None:
+    """Both raise the same exception type with the same message."""
+    with pytest.raises(Exception) as je:
+        jfun()
+    with pytest.raises(type(je.value)) as we:
+        wfun()
+    assert str(we.value) == str(je.value)

@@ -11,23 +11,13 @@ import webjax
 import webjax.numpy as jnp
 import webjax.scipy.integrate as wi
 from check_grads import check_grads
+from jax_compare import close
 
 jax = pytest.importorskip("jax")
 jjnp = jax.numpy
 import jax.scipy.integrate as ji  # noqa: E402
 
 R = np.random.RandomState(0)
-
-
-def close(got: Any, want: Any, rtol: float = 2e-6, atol: float = 1e-6) -> None:
-    g, w = np.asarray(got), np.asarray(want)
-    assert g.shape == w.shape, (g.shape, w.shape)
-    assert g.dtype == w.dtype, (g.dtype, w.dtype)
-    if g.dtype.kind == "c":
-        g, w = g.astype(np.complex128), w.astype(np.complex128)
-    else:
-        g, w = g.astype(np.float64), w.astype(np.float64)
-    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
 
 
 def f32(*shape: int, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
