@@ -174,11 +174,7 @@ def named_scope(name: str) -> Iterator[None]:
 
 
 # ---- eager evaluation while tracing -------------------------------------------------------------
-@contextlib.contextmanager
-def ensure_compile_time_eval() -> Iterator[None]:
-    """Evaluate operations eagerly, even while tracing (operations on traced values fail)."""
-    with core.set_current_trace(core.eval_trace):
-        yield
+ensure_compile_time_eval = core.eval_context
 
 
 _JAX_MODULES = {

@@ -226,6 +226,14 @@ def set_current_trace(trace: Trace) -> Iterator[None]:
         _current_trace.pop()
 
 
+@contextlib.contextmanager
+def eval_context() -> Iterator[None]:
+    """Operations inside run eagerly (on concrete values), even while tracing: JAX's
+    `ensure_compile_time_eval` (operations on traced values fail)."""
+    with set_current_trace(eval_trace):
+        yield
+
+
 class Tracer:
     """A value standing for an array inside a transformation. Subclasses set `aval`."""
 

@@ -5,11 +5,10 @@ shapes are static, so every dimension is a constant.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 from . import core
+from .core import eval_context
 
 # webjax has one kind of abstract value: the base class JAX programs test against is it.
 AbstractValue = core.ShapedArray
@@ -23,13 +22,6 @@ def eval_jaxpr(
     """Evaluate `jaxpr` on `args` (its constants given as `consts`): the list of outputs."""
     del propagate_source_info
     return core.eval_jaxpr(jaxpr, consts, *args)
-
-
-@contextlib.contextmanager
-def eval_context() -> Iterator[None]:
-    """Operations inside run eagerly (on concrete values), even while tracing."""
-    with core.set_current_trace(core.eval_trace):
-        yield
 
 
 def is_constant_dim(d: Any) -> bool:
