@@ -68,12 +68,22 @@ def check(fn: Any, *args: Any, **tol: Any) -> None:
     assert_same(got, want, **tol)
 
 
+def _sets_sorted(message: str) -> str:
+    """`message` with the items of each printed set sorted: a set literal's iteration order
+    depends on the hash seed of the process that compiled it (JAX's .pyc or ours), so JAX's
+    own message lists `{'varying', 'reduced', 'invarying'}` in a different order per install."""
+    return re.sub(
+        r"\{([^{}]*)\}", lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}", message
+    )
+
+
 def check_error(fn: Any, *args: Any) -> None:
-    """Both raise the same exception type with the same message."""
+    """Both raise the same exception type with the same message (up to set order)."""
     with pytest.raises(Exception) as want:
         fn(jax, *args)
-    with pytest.raises(type(want.value), match="^" + re.escape(str(want.value)) + "$"):
+    with pytest.raises(type(want.value)) as got:
         fn(webjax, *args)
+    assert _sets_sorted(str(got.value)) == _sets_sorted(str(want.value))
 
 
 def V(ns: Any, f: Any, name: str = "i", **kw: Any) -> Any:
