@@ -1,0 +1,185 @@
+"""GLSL codegen: a Kernel becomes one fragment shader drawn over its output texture.
+
+The output buffer is an RGBA32UI texture (glsl/expr.py); each fragment owns one texel, that is
+four words: 4 elements of a 32-bit dtype, 8 of a 16-bit one, 16 of an 8-bit one. A full-screen
+triangle covers the texels the runtime draws (rows of the texture's width); each fragment finds
+its texel from `gl_FragCoord`, computes its elements with `value(i)` and packs their bits. A
+REDUCE is a loop inside `value`, hoisting what does not depend on the reduction index; loops
+longer than `MAX_LOOP` nest, since some compilers (Mesa's) cap one loop's iterations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ir import scalar
+from ...ir.exp import Exp
+from ...ir.kernel import Kernel
+from ...ir.ops import Op
+from .expr import (
+    GlslUnsupported,
+    Prelude,
+    check_dtype,
+    compute_type,
+    const_expr,
+    load_fn,
+    node_expr,
+    render_op,
+    supports_dtype,
+    to_bits,
+)
+
+__all__ = ["GlslProgram", "GlslUnsupported", "VERTEX", "render", "supports_dtype"]
+
+MAX_LOOP = 32768  # iterations of one loop (the rest nests; llvmpipe stops loops at 65535)
+
+VERTEX = """#version 300 es
+void main() {
+  vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
+}
+"""
+
+
+@dataclass(frozen=True)
+class GlslProgram:
+    """A fragment shader and what the runtime needs to draw it: `texels` output texels (16
+    bytes each), `nargs` input textures bound as samplers in0.. with their widths' log2 in
+    uniforms u_w0..; the output width's log2 goes in `u_ow`, and `u_zero` is 0."""
+
+    source: str
+    nargs: int
+    texels: int
+
+
+def _depends_on_ridx(nodes: list[Exp]) -> set[int]:
+    dep: set[int] = set()
+    for n in nodes:
+        if n.op is Op.RIDX or any(id(s) in dep for s in n.src):
+            dep.add(id(n))
+    return dep
+
+
+class _Scope:
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.count = 0
+
+    def emit(self, nodes: list[Exp], out: list[str], ind: str, pre: Prelude) -> None:
+        for node in nodes:
+            if id(node) in self.names:
+                continue
+            if node.op in (Op.IDX, Op.RIDX):
+                self.names[id(node)] = "i" if node.op is Op.IDX else "r"
+                continue
+            name = f"t{self.count}"
+            self.count += 1
+            expr = node_expr(node, [self.names[id(s)] for s in node.src], pre)
+            out.append(f"{ind}{compute_type(node.dtype)} {name} = {expr};")
+            self.names[id(node)] = name
+
+
+def _value_fn(kernel: Kernel, pre: Prelude) -> list[str]:
+    order = kernel.exp.toposort()
+    for n in order:
+        check_dtype(n.dtype)
+    red = kernel.reduction
+    scope = _Scope()
+    lines = [f"{compute_type(kernel.out_dtype)} value(int i) {{"]
+    if red is not None:
+        combine, rsize = red.arg
+        body = red.src[0]
+        body_nodes = body.toposort()
+        inner = _depends_on_ridx(body_nodes)
+        scope.emit([n for n in body_nodes if id(n) not in inner], lines, "  ", pre)
+        ct = compute_type(red.dtype)
+        init = const_expr(scalar.identity(combine, red.dtype), red.dtype)
+        lines.append(f"  {ct} acc = {init};")
+        if rsize > MAX_LOOP:
+            lines += [
+                f"  for (int r0 = 0; r0 < {rsize}; r0 += {MAX_LOOP}) {{",
+                f"    int n = min({MAX_LOOP}, {rsize} - r0);",
+                "    for (int r1 = 0; r1 < n; r1++) {",
+                "      int r = r0 + r1;",
+            ]
+            ind = "      "
+        else:
+            lines.append(f"  for (int r = 0; r < {rsize}; r++) {{")
+            ind = "    "
+        loop_scope = _Scope()
+        loop_scope.names = dict(scope.names)
+        loop_scope.count = scope.count
+        loop_scope.emit([n for n in body_nodes if id(n) in inner], lines, ind, pre)
+        b = loop_scope.names[id(body)]
+        lines.append(f"{ind}acc = {render_op(combine, red.dtype, red.dtype, ['acc', b], pre)};")
+        lines.append("    }" if rsize > MAX_LOOP else "  }")
+        if rsize > MAX_LOOP:
+            lines.append("  }")
+        scope.count = loop_scope.count
+        scope.names[id(red)] = "acc"
+    # the epilogue: what the root reaches without entering the REDUCE body
+    need = {id(kernel.exp)}
+    for n in reversed(order):
+        if id(n) in need and n.op is not Op.REDUCE:
+            need.update(id(s) for s in n.src)
+    scope.emit([n for n in order if id(n) in need], lines, "  ", pre)
+    lines += [f"  return {scope.names[id(kernel.exp)]};", "}"]
+    return lines
+
+
+def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
+    d = kernel.out_dtype
+    check_dtype(d)
+    for a in kernel.arg_dtypes:
+        check_dtype(a)
+    pre = Prelude(limits)
+    value = _value_fn(kernel, pre)
+    loads = [load_fn(k, a, pre) for k, a in enumerate(kernel.arg_dtypes)]
+    per_word = 4 // d.itemsize
+    nbytes = kernel.size * d.itemsize
+    texels = -(-nbytes // 16)
+    bits = to_bits(d, "v", pre)
+    if per_word == 1:
+        word = [
+            "    int i = t * 4 + c;",
+            "    uint w = 0u;",
+            f"    if (i < {kernel.size}) {{ {compute_type(d)} v = value(i); w = {bits}; }}",
+        ]
+    else:
+        word = [
+            "    uint w = 0u;",
+            f"    for (int l = 0; l < {per_word}; l++) {{",
+            f"      int i = (t * 4 + c) * {per_word} + l;",
+            f"      if (i < {kernel.size}) {{",
+            f"        {compute_type(d)} v = value(i);",
+            f"        w |= ({bits}) << uint(l * {8 * d.itemsize});",
+            "      }",
+            "    }",
+        ]
+    samplers = [f"uniform highp usampler2D in{k};" for k in range(kernel.nargs)]
+    widths = [f"uniform int u_w{k};" for k in range(kernel.nargs)]
+    src = [
+        "#version 300 es",
+        "precision highp float;",
+        "precision highp int;",
+        "precision highp usampler2D;",
+        "uniform int u_zero;",
+        "uniform int u_ow;",
+        *samplers,
+        *widths,
+        "layout(location = 0) out uvec4 o;",
+        pre.source(),
+        *loads,
+        *value,
+        "void main() {",
+        "  ivec2 p = ivec2(gl_FragCoord.xy);",
+        "  int t = (p.y << u_ow) + p.x;",
+        "  uvec4 q = uvec4(0u);",
+        "  for (int c = 0; c < 4; c++) {",
+        *word,
+        "    q[c] = w;",
+        "  }",
+        "  o = q;",
+        "}",
+    ]
+    return GlslProgram("\n".join(s for s in src if s) + "\n", kernel.nargs, texels)

@@ -1,0 +1,299 @@
+"""WebGL2 in the browser (Pyodide): a context on an OffscreenCanvas, driven through a JS helper.
+
+OffscreenCanvas exists in pages and Web Workers alike, so the webgl device works in both. The
+helper (JS source below, evaluated once) keeps each draw to one FFI crossing: it binds the
+program, the input textures and the uniforms, attaches the output and draws. Reads are
+synchronous (`readPixels` waits for the GPU), so no JSPI is needed; `read_texture_async`
+copies into a pixel-pack buffer, waits on a fence without blocking the page, then reads it.
+A lost context (`webglcontextlost`) makes every later call raise, naming the loss.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import BackendUnavailable
+
+_HELPER_JS = r"""
+(() => {
+  let gl = null, fbo = null, attached = null, current = null, lost = null;
+  const locations = new Map();
+  function check(what) {
+    if (lost) throw new Error("webgl: the WebGL context was lost (" + lost + ")");
+    const e = gl.getError();
+    if (e === gl.OUT_OF_MEMORY) throw new Error("webgl: out of memory (" + what + ")");
+    if (e) throw new Error("webgl: GL error 0x" + e.toString(16) + " in " + what);
+  }
+  function attach(tex) {
+    if (attached !== tex) {
+      gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, tex, 0);
+      attached = tex;
+    }
+  }
+  function loc(prog, name) {
+    let m = locations.get(prog);
+    if (!m) { m = new Map(); locations.set(prog, m); }
+    let l = m.get(name);
+    if (l === undefined) { l = gl.getUniformLocation(prog, name); m.set(name, l); }
+    return l;
+  }
+  function shader(kind, source) {
+    const s = gl.createShader(kind);
+    gl.shaderSource(s, source);
+    gl.compileShader(s);
+    if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) {
+      const log = gl.getShaderInfoLog(s) || "shader compilation failed";
+      gl.deleteShader(s);
+      throw new Error(log);
+    }
+    return s;
+  }
+  return {
+    init() {
+      if (typeof OffscreenCanvas === "undefined") return "OffscreenCanvas is missing";
+      const canvas = new OffscreenCanvas(1, 1);
+      gl = canvas.getContext("webgl2", {antialias: false, depth: false, stencil: false,
+                                        preserveDrawingBuffer: false,
+                                        powerPreference: "high-performance"});
+      if (!gl) return "this browser cannot make a WebGL2 context (disabled or blocklisted)";
+      canvas.addEventListener("webglcontextlost", (e) => {
+        lost = "webglcontextlost"; e.preventDefault();
+      });
+      gl.disable(gl.DITHER);
+      gl.pixelStorei(gl.PACK_ALIGNMENT, 4);
+      gl.pixelStorei(gl.UNPACK_ALIGNMENT, 4);
+      fbo = gl.createFramebuffer();
+      gl.bindFramebuffer(gl.FRAMEBUFFER, fbo);
+      gl.bindVertexArray(gl.createVertexArray());
+      const dbg = gl.getExtension("WEBGL_debug_renderer_info");
+      const renderer = String(dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL)
+                                  : gl.getParameter(gl.RENDERER));
+      return {
+        description: renderer + " (" + gl.getParameter(gl.VERSION) + ")",
+        isCpu: /swiftshader|llvmpipe|softpipe/i.test(renderer),
+        maxTextureSize: gl.getParameter(gl.MAX_TEXTURE_SIZE),
+        maxTextureUnits: gl.getParameter(gl.MAX_TEXTURE_IMAGE_UNITS),
+      };
+    },
+    lost() { return lost; },
+    createTexture(w, h) {
+      const t = gl.createTexture();
+      gl.activeTexture(gl.TEXTURE0);
+      gl.bindTexture(gl.TEXTURE_2D, t);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+      gl.texStorage2D(gl.TEXTURE_2D, 1, gl.RGBA32UI, w, h);
+      gl.bindTexture(gl.TEXTURE_2D, null);
+      check("a " + w + "x" + h + " RGBA32UI texture");
+      return t;
+    },
+    deleteTexture(t) {
+      if (attached === t) attach(null);
+      gl.deleteTexture(t);
+    },
+    write(t, w, rows, u8) {
+      gl.activeTexture(gl.TEXTURE0);
+      gl.bindTexture(gl.TEXTURE_2D, t);
+      const u32 = new Uint32Array(u8.buffer, u8.byteOffset, u8.byteLength >> 2);
+      gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, u32);
+      gl.bindTexture(gl.TEXTURE_2D, null);
+      check("texture upload");
+    },
+    read(t, w, rows) {
+      attach(t);
+      const out = new Uint32Array(w * rows * 4);
+      gl.readPixels(0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, out);
+      check("readPixels");
+      return new Uint8Array(out.buffer);
+    },
+    async readAsync(t, w, rows) {
+      attach(t);
+      const n = w * rows * 16;
+      const pbo = gl.createBuffer();
+      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
+      gl.bufferData(gl.PIXEL_PACK_BUFFER, n, gl.STREAM_READ);
+      gl.readPixels(0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, 0);
+      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
+      const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+      gl.flush();
+      for (;;) {
+        const s = gl.clientWaitSync(sync, 0, 0);
+        if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED) break;
+        if (s === gl.WAIT_FAILED || lost) break;
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      gl.deleteSync(sync);
+      const out = new Uint8Array(n);
+      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
+      gl.getBufferSubData(gl.PIXEL_PACK_BUFFER, 0, out);
+      gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
+      gl.deleteBuffer(pbo);
+      check("readPixels (async)");
+      return out;
+    },
+    program(vs, fs) {
+      const v = shader(gl.VERTEX_SHADER, vs);
+      let f;
+      try { f = shader(gl.FRAGMENT_SHADER, fs); } catch (e) { gl.deleteShader(v); throw e; }
+      const p = gl.createProgram();
+      gl.attachShader(p, v);
+      gl.attachShader(p, f);
+      gl.linkProgram(p);
+      gl.deleteShader(v);
+      gl.deleteShader(f);
+      if (!gl.getProgramParameter(p, gl.LINK_STATUS)) {
+        const log = gl.getProgramInfoLog(p) || "program link failed";
+        gl.deleteProgram(p);
+        throw new Error(log);
+      }
+      return p;
+    },
+    deleteProgram(p) {
+      if (current === p) current = null;
+      locations.delete(p);
+      gl.deleteProgram(p);
+    },
+    // names and values: alternating uniform names and ints, then the input textures
+    draw(prog, out, w, rows, nuniforms, ...rest) {
+      if (lost) check("draw");
+      if (current !== prog) {
+        gl.useProgram(prog);
+        current = prog;
+        for (let k = 0; k < rest.length - 2 * nuniforms; k++) {
+          const l = loc(prog, "in" + k);
+          if (l) gl.uniform1i(l, k);
+        }
+      }
+      for (let j = 0; j < nuniforms; j++) {
+        const l = loc(prog, rest[2 * j]);
+        if (l) gl.uniform1i(l, rest[2 * j + 1]);
+      }
+      const ntex = rest.length - 2 * nuniforms;
+      for (let k = 0; k < ntex; k++) {
+        gl.activeTexture(gl.TEXTURE0 + k);
+        gl.bindTexture(gl.TEXTURE_2D, rest[2 * nuniforms + k]);
+      }
+      attach(out);
+      gl.viewport(0, 0, w, rows);
+      gl.drawArrays(gl.TRIANGLES, 0, 3);
+      for (let k = 0; k < ntex; k++) {
+        gl.activeTexture(gl.TEXTURE0 + k);
+        gl.bindTexture(gl.TEXTURE_2D, null);
+      }
+    },
+    flush() { gl.flush(); },
+    finish() { gl.finish(); check("finish"); },
+  };
+})()
+"""
+
+_HELPER: Any = None
+
+
+def _helper() -> Any:
+    global _HELPER
+    if _HELPER is None:
+        from pyodide.code import run_js
+
+        _HELPER = run_js(_HELPER_JS)
+    return _HELPER
+
+
+def _error(e: Exception) -> Exception:
+    """A JS exception from the helper as the Python error it stands for."""
+    text = str(e)
+    if "out of memory" in text:
+        return MemoryError(text.split("Error: ", 1)[-1])
+    return RuntimeError(text.split("Error: ", 1)[-1])
+
+
+class BrowserWebGL:
+    """The page's (or worker's) WebGL2 context behind the host API runtime/webgl.py uses."""
+
+    def __init__(self, info: Any) -> None:
+        self.h = _helper()
+        self.description = str(info.description) or "WebGL2"
+        self.is_cpu = bool(info.isCpu)
+        self.max_texture_size = int(info.maxTextureSize)
+        self.max_texture_units = int(info.maxTextureUnits)
+
+    def create_texture(self, width: int, height: int) -> Any:
+        try:
+            return self.h.createTexture(width, height)
+        except Exception as e:
+            raise _error(e) from None
+
+    def delete_texture(self, tex: Any) -> None:
+        self.h.deleteTexture(tex)
+
+    def write_texture(self, tex: Any, width: int, rows: int, data: bytes | bytearray) -> None:
+        import js
+
+        u8 = js.Uint8Array.new(len(data))
+        u8.assign(data)  # one memcpy into JS memory
+        try:
+            self.h.write(tex, width, rows, u8)
+        except Exception as e:
+            raise _error(e) from None
+
+    def read_texture(self, tex: Any, width: int, rows: int) -> bytes:
+        try:
+            return bytes(self.h.read(tex, width, rows).to_bytes())
+        except Exception as e:
+            raise _error(e) from None
+
+    async def read_texture_async(self, tex: Any, width: int, rows: int) -> bytes:
+        try:
+            return bytes((await self.h.readAsync(tex, width, rows)).to_bytes())
+        except Exception as e:
+            raise _error(e) from None
+
+    def create_program(self, vertex: str, fragment: str) -> Any:
+        try:
+            return self.h.program(vertex, fragment)
+        except Exception as e:
+            raise RuntimeError(str(e).split("Error: ", 1)[-1]) from None
+
+    def delete_program(self, prog: Any) -> None:
+        self.h.deleteProgram(prog)
+
+    def draw(
+        self,
+        prog: Any,
+        inputs: list[Any],
+        output: Any,
+        width: int,
+        rows: int,
+        uniforms: dict[str, int],
+    ) -> None:
+        flat: list[Any] = []
+        for name, value in uniforms.items():
+            flat += [name, value]
+        try:
+            self.h.draw(prog, output, width, rows, len(uniforms), *flat, *inputs)
+        except Exception as e:
+            raise _error(e) from None
+
+    def flush(self) -> None:
+        self.h.flush()
+
+    def finish(self) -> None:
+        try:
+            self.h.finish()
+        except Exception as e:
+            raise _error(e) from None
+
+
+_DEVICE: BrowserWebGL | None = None
+
+
+def open_device() -> BrowserWebGL:
+    """The context for the backend factory, or a clear error naming what is missing."""
+    global _DEVICE
+    if _DEVICE is not None:
+        return _DEVICE
+    info = _helper().init()
+    if isinstance(info, str):
+        raise BackendUnavailable(info)
+    _DEVICE = BrowserWebGL(info)
+    return _DEVICE
