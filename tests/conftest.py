@@ -10,7 +10,7 @@ import pytest
 import webjax
 from webjax._src.runtime import backend as rt
 
-PLATFORMS = ["cpu", "wasm", "webgpu"]
+PLATFORMS = ["cpu", "wasm", "webgpu", "webgl"]
 
 
 @pytest.fixture(params=PLATFORMS)

@@ -129,12 +129,13 @@ def test_value_matches_reference(device: Any, case: Case) -> None:
 
 @pytest.mark.parametrize("case", JIT_CASES, ids=ids(JIT_CASES))
 def test_jit_equals_eager(device: Any, case: Case) -> None:
-    """Bit for bit, the second call from the cache too; on webgpu within the row's tolerance (a
-    scalar acosh under jit there came out one ulp from eager)."""
+    """Bit for bit, the second call from the cache too; on the GPU devices within the row's
+    tolerance (their compilers fold constants: a scalar acosh on webgpu and a scalar pow on
+    webgl came out one ulp from eager under jit)."""
     args = list(map(to_device, case.operands()))
     eager = np.asarray(case.record.op(*args))
     jitted = webjax.jit(case.record.op)
-    tol = case.record.tol.get(case.dtype, 0.0) if device.platform == "webgpu" else 0.0
+    tol = case.record.tol.get(case.dtype, 0.0) if device.platform in ("webgpu", "webgl") else 0.0
     for call in ("first call", "cached"):
         got = jitted(*args)
         assert_matches(got, eager, tol, f"{case.id} ({call})")

@@ -12,7 +12,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import DType
-from .exp import Exp, load
+from . import scalar
+from .exp import (
+    Exp,
+    add,
+    binary,
+    const,
+    i32,
+    idiv,
+    idx,
+    load,
+    mod,
+    mul,
+    reduce,
+    replace,
+    ridx,
+    where,
+)
 from .ops import Op
 
 
@@ -79,3 +95,31 @@ def make_kernel(exp: Exp, size: int) -> tuple[Kernel, list[Any]]:
         else:
             memo[id(node)] = Exp.make(node.op, node.dtype, src, node.arg)
     return Kernel(memo[id(exp)], size, tuple(b.dtype for b in buffers)), buffers
+
+
+def split_reduction(kernel: Kernel, parts: int) -> tuple[Kernel, Kernel]:
+    """The kernel as two: partial reductions, then the reduction of the partials.
+
+    The first kernel writes `size * parts` values, `parts` per output in a row: partial `p` of
+    output `i` combines reduction indices `[p * chunk, (p + 1) * chunk)` (the last chunk short,
+    padded with the combiner's identity). The second kernel takes the partials as one more
+    input (slot `nargs`), combines each output's `parts` values in order and applies the
+    epilogue. For backends whose loops must stay short (a fragment shader's single loop).
+    """
+    red = kernel.reduction
+    assert red is not None, "split_reduction needs a kernel with a REDUCE"
+    combine, rsize = red.arg
+    chunk = -(-rsize // parts)
+    flat = idx(kernel.size * parts)
+    out_i, part = idiv(flat, parts), mod(flat, parts)
+    r = add(mul(part, chunk), ridx(chunk))
+    body = replace(red.src[0], {idx(kernel.size): out_i, ridx(rsize): r})
+    if chunk * parts != rsize:
+        ident = const(scalar.identity(combine, red.dtype), red.dtype)
+        body = where(binary(Op.CMPLT, r, i32(rsize)), body, ident)
+    first = Kernel(reduce(combine, body, chunk), kernel.size * parts, kernel.arg_dtypes)
+    slot = kernel.nargs
+    out = idx(kernel.size)
+    partial = load(slot, add(mul(out, parts), ridx(parts)), red.dtype)
+    second = replace(kernel.exp, {red: reduce(combine, partial, parts)})
+    return first, Kernel(second, kernel.size, (*kernel.arg_dtypes, red.dtype))

@@ -3,5 +3,6 @@
 from . import (
     cpu,  # noqa: F401  (reference executor, always available)
     wasm,  # noqa: F401  (WebAssembly: browser engine or wasmtime)
+    webgl,  # noqa: F401  (GLSL ES: WebGL2 or OpenGL ES through EGL)
     webgpu,  # noqa: F401  (WGSL: navigator.gpu or wgpu-py)
 )

@@ -46,10 +46,10 @@ class WebGLBuffer:
 
 
 class WebGLExecutable:
-    def __init__(self, kernel: Kernel, program: glsl.GlslProgram, handle: Any) -> None:
+    def __init__(self, kernel: Kernel, program: glsl.GlslProgram, handles: list[Any]) -> None:
         self.kernel = kernel
         self.program = program
-        self.handle = handle
+        self.handles = handles  # one GL program per pass
         self.source = program.source
 
 
@@ -75,7 +75,8 @@ class WebGLBackend(Backend):
     def __init__(self, host: Any = None) -> None:
         self.host = host if host is not None else _open_host()
         self.description: str = getattr(self.host, "description", "webgl")
-        self.max_args = int(self.host.max_texture_units)  # samplers per fragment shader
+        # samplers per fragment shader, less one for the partials of split reductions
+        self.max_args = int(self.host.max_texture_units) - 1
         size = int(self.host.max_texture_size)
         self.max_width = min(_MAX_WIDTH, 1 << (size.bit_length() - 1))
         self.max_height = size
@@ -152,21 +153,26 @@ class WebGLBackend(Backend):
         exe = self._cache.get(kernel)
         if exe is None:
             program = glsl.render(kernel, self.limits)
+            handles = []
             try:
-                handle = self.host.create_program(glsl.VERTEX, program.source)
+                for p in program.passes:
+                    handles.append(self.host.create_program(glsl.VERTEX, p.source))
             except Exception as e:
+                for h in handles:
+                    self.host.delete_program(h)
+                source = program.passes[len(handles)].source
                 numbered = "\n".join(
-                    f"{i + 1:4d}  {line}" for i, line in enumerate(program.source.splitlines())
+                    f"{i + 1:4d}  {line}" for i, line in enumerate(source.splitlines())
                 )
                 raise RuntimeError(f"webgl: shader compilation failed: {e}\n{numbered}") from e
-            exe = self._cache[kernel] = WebGLExecutable(kernel, program, handle)
+            exe = self._cache[kernel] = WebGLExecutable(kernel, program, handles)
         return exe
 
     def dispatch(self, exe: WebGLExecutable, inputs: list[Any], output: Any) -> None:
         prog = exe.program
         if len(inputs) != prog.nargs:
             raise ValueError(f"webgl: kernel takes {prog.nargs} inputs, got {len(inputs)}")
-        if prog.texels == 0:
+        if prog.passes[-1].texels == 0:
             return
         if any(h is output for h in inputs):
             # GL forbids sampling the texture being drawn: draw a fresh one, then swap it in
@@ -175,12 +181,19 @@ class WebGLBackend(Backend):
             output.tex, tmp.tex = tmp.tex, output.tex
             self.free(tmp)
             return
-        uniforms = {f"u_w{k}": h.shift for k, h in enumerate(inputs)}
-        uniforms["u_ow"] = output.shift
-        uniforms["u_zero"] = 0
-        rows = -(-prog.texels // output.width)
-        width = output.width if rows > 1 else prog.texels
-        self.host.draw(exe.handle, [h.tex for h in inputs], output.tex, width, rows, uniforms)
+        scratch = [self.malloc(n) for n in prog.scratch]
+        try:
+            for p, handle in zip(prog.passes, exe.handles, strict=True):
+                bound = [inputs[k] if k >= 0 else scratch[-1 - k] for k in p.reads]
+                dest = output if p.writes < 0 else scratch[p.writes]
+                uniforms = {f"u_w{k}": h.shift for k, h in enumerate(bound)}
+                uniforms["u_ow"] = dest.shift
+                rows = -(-p.texels // dest.width)
+                width = dest.width if rows > 1 else p.texels
+                self.host.draw(handle, [h.tex for h in bound], dest.tex, width, rows, uniforms)
+        finally:
+            for s in scratch:
+                self.free(s)
         if profiler.open_events() is not None:
             self.host.flush()
 
@@ -191,7 +204,8 @@ class WebGLBackend(Backend):
         """Delete every texture in the pool and every compiled program."""
         self.trim()
         for exe in self._cache.values():
-            self.host.delete_program(exe.handle)
+            for h in exe.handles:
+                self.host.delete_program(h)
         self._cache.clear()
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ...ir import scalar
 from ...ir.exp import Exp
-from ...ir.kernel import Kernel
+from ...dtypes import DType
+from ...ir.kernel import Kernel, split_reduction
 from ...ir.ops import Op
 from .expr import (
     GlslUnsupported,
@@ -29,9 +30,12 @@ from .expr import (
     to_bits,
 )
 
-__all__ = ["GlslProgram", "GlslUnsupported", "VERTEX", "render", "supports_dtype"]
+__all__ = ["GlslPass", "GlslProgram", "GlslUnsupported", "VERTEX", "render", "supports_dtype"]
 
-MAX_LOOP = 32768  # iterations of one loop (the rest nests; llvmpipe stops loops at 65535)
+MAX_LOOP = 32768  # iterations of one loop (the rest nests)
+# Loop iterations one fragment may run: Mesa's llvmpipe stops every loop of a shader invocation
+# once 65535 iterations were run in all; long reductions split into passes to stay below.
+LOOP_BUDGET = 16384
 
 VERTEX = """#version 300 es
 void main() {
@@ -42,14 +46,29 @@ void main() {
 
 
 @dataclass(frozen=True)
-class GlslProgram:
-    """A fragment shader and what the runtime needs to draw it: `texels` output texels (16
-    bytes each), `nargs` input textures bound as samplers in0.. with their widths' log2 in
-    uniforms u_w0..; the output width's log2 goes in `u_ow`, and `u_zero` is 0."""
+class GlslPass:
+    """One draw: a fragment shader over `texels` output texels (16 bytes each). It samples
+    `reads` as in0..: kernel input k is `k`, scratch buffer j is `-1 - j`; its widths' log2 go
+    in uniforms u_w0..; it writes the kernel's output (`writes` -1) or scratch buffer
+    `writes`. The output width's log2 goes in `u_ow`; `u_zero` is 0."""
 
     source: str
-    nargs: int
     texels: int
+    reads: tuple[int, ...]
+    writes: int
+
+
+@dataclass(frozen=True)
+class GlslProgram:
+    """The draws of one kernel, in order, and the scratch buffers (bytes) they pass on."""
+
+    passes: tuple[GlslPass, ...]
+    scratch: tuple[int, ...]
+    nargs: int
+
+    @property
+    def source(self) -> str:
+        return "\n".join(p.source for p in self.passes)
 
 
 def _depends_on_ridx(nodes: list[Exp]) -> set[int]:
@@ -127,7 +146,36 @@ def _value_fn(kernel: Kernel, pre: Prelude) -> list[str]:
     return lines
 
 
+def _per_texel(d: DType) -> int:
+    return 16 // d.itemsize
+
+
 def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
+    """The draws for `kernel`. A reduction whose loop would run more than LOOP_BUDGET
+    iterations in one fragment is split (ir.kernel.split_reduction) into partials written to a
+    scratch texture and a reduction of those, again split if still too long."""
+    passes: list[GlslPass] = []
+    scratch: list[int] = []
+    slots = list(range(kernel.nargs))  # what each slot of the current kernel reads
+    while True:
+        red = kernel.reduction
+        if red is not None:
+            rsize = red.arg[1]
+            if min(_per_texel(kernel.out_dtype), kernel.size) * rsize > LOOP_BUDGET:
+                chunk = max(1, LOOP_BUDGET // _per_texel(red.dtype))
+                first, kernel = split_reduction(kernel, -(-rsize // chunk))
+                j = len(scratch)
+                scratch.append(first.size * red.dtype.itemsize)
+                passes.append(_render_pass(first, tuple(slots), j, limits))
+                slots.append(-1 - j)
+                continue
+        passes.append(_render_pass(kernel, tuple(slots), -1, limits))
+        return GlslProgram(tuple(passes), tuple(scratch), len(slots) - len(scratch))
+
+
+def _render_pass(
+    kernel: Kernel, reads: tuple[int, ...], writes: int, limits: dict[str, int] | None
+) -> GlslPass:
     d = kernel.out_dtype
     check_dtype(d)
     for a in kernel.arg_dtypes:
@@ -182,4 +230,4 @@ def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
         "  o = q;",
         "}",
     ]
-    return GlslProgram("\n".join(s for s in src if s) + "\n", kernel.nargs, texels)
+    return GlslPass("\n".join(s for s in src if s) + "\n", texels, reads, writes)
