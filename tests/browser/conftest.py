@@ -156,6 +156,12 @@ def pyodide(new_page: Callable[[], Any], server_url: str) -> PyodidePage:
     return page
 
 
+@pytest.fixture
+def fresh_page(new_page: Callable[[], Any], server_url: str) -> PyodidePage:
+    """A page of its own with webjax loaded (for tests that break or first-open a device)."""
+    return PyodidePage(new_page()).load(server_url + "test.html", with_webjax=True)
+
+
 @pytest.fixture(scope="module")
 def webjax_page(browser: Any, server_url: str) -> Iterator[PyodidePage]:
     """One page per test module with Pyodide and webjax loaded (`import webjax` done)."""

@@ -45,7 +45,7 @@ result = [
 ]
 """
 
-PLATFORMS = ["default", "cpu", "webgpu"]
+PLATFORMS = ["default", "cpu", "webgpu", "webgl"]
 
 
 def _flat(x):

@@ -213,14 +213,22 @@ def _native(name):
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("platform", ["default", "webgl"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_program_in_pyodide_matches_jax(webjax_page, name):
+def test_program_in_pyodide_matches_jax(webjax_page, name, platform):
+    """On the default device (wasm), and with jax_platforms set to webgl (the GPU device that
+    is everywhere a browser draws)."""
     expected = _native(name)
+    chosen = "" if platform == "default" else platform
     code = (
         "import webjax\nwebjax.install_as_jax()\nimport jax\nimport jax.numpy as jnp\n"
-        + PRELUDE
-        + PROGRAMS[name]
-        + "\njson.dumps(_tolist(result))"
+        f"jax.config.update('jax_platforms', {chosen!r})\n"
+        "try:\n"
+        + "".join("    " + line + "\n" for line in (PRELUDE + PROGRAMS[name]).splitlines())
+        + "    placed = str(jnp.zeros(()).device.platform)\n"
+        "finally:\n    jax.config.update('jax_platforms', '')\n"
+        "json.dumps([_tolist(result), placed])"
     )
-    got = json.loads(webjax_page.run_py(code))
-    assert _close(got, expected), f"{name}:\n  pyodide: {got}\n  jax:     {expected}"
+    got, placed = json.loads(webjax_page.run_py(code))
+    assert placed == (platform if platform != "default" else "wasm")
+    assert _close(got, expected), f"{name} on {platform}:\n  pyodide: {got}\n  jax:     {expected}"

@@ -76,7 +76,15 @@ _HELPER_JS = r"""
       };
     },
     lost() { return lost; },
+    loseContext() {  // fault injection for tests (WEBGL_lose_context)
+      const ext = gl.getExtension("WEBGL_lose_context");
+      if (!ext) return false;
+      ext.loseContext();
+      if (!lost) lost = "WEBGL_lose_context";
+      return true;
+    },
     createTexture(w, h) {
+      if (lost) check("createTexture");
       const t = gl.createTexture();
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, t);
@@ -92,6 +100,7 @@ _HELPER_JS = r"""
       gl.deleteTexture(t);
     },
     write(t, w, rows, u8) {
+      if (lost) check("texture upload");
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, t);
       const u32 = new Uint32Array(u8.buffer, u8.byteOffset, u8.byteLength >> 2);
@@ -100,6 +109,7 @@ _HELPER_JS = r"""
       check("texture upload");
     },
     read(t, w, rows) {
+      if (lost) check("readPixels");
       attach(t);
       const out = new Uint32Array(w * rows * 4);
       gl.readPixels(0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, out);
@@ -107,6 +117,7 @@ _HELPER_JS = r"""
       return new Uint8Array(out.buffer);
     },
     async readAsync(t, w, rows) {
+      if (lost) check("readPixels (async)");
       attach(t);
       const n = w * rows * 16;
       const pbo = gl.createBuffer();
@@ -132,6 +143,7 @@ _HELPER_JS = r"""
       return out;
     },
     program(vs, fs) {
+      if (lost) check("shader compilation");
       const v = shader(gl.VERTEX_SHADER, vs);
       let f;
       try { f = shader(gl.FRAGMENT_SHADER, fs); } catch (e) { gl.deleteShader(v); throw e; }
@@ -222,6 +234,11 @@ class BrowserWebGL:
             return self.h.createTexture(width, height)
         except Exception as e:
             raise _error(e) from None
+
+    def lose_context(self) -> bool:
+        """Lose the context on purpose (WEBGL_lose_context), as a driver reset would: every
+        later call raises, naming the loss. False where the extension is missing."""
+        return bool(self.h.loseContext())
 
     def delete_texture(self, tex: Any) -> None:
         self.h.deleteTexture(tex)

@@ -121,6 +121,9 @@ class _GL:
             f.argtypes = args
             setattr(self, name[2:], f)
 
+    def __getattr__(self, name: str) -> Any:  # the entry points are set in __init__
+        raise AttributeError(f"no GL entry point gl{name}")
+
 
 class NativeWebGL:
     """One OpenGL ES 3 context (current on this thread), with a framebuffer and a vertex array

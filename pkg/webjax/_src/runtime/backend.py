@@ -64,7 +64,12 @@ class Backend:
 class Device:
     """A device as JAX shows it: `jax.devices()` entries, `x.device`."""
 
-    _class_names = {"cpu": "CpuDevice", "wasm": "WasmDevice", "webgpu": "WebGPUDevice", "webgl": "WebGLDevice"}
+    _class_names = {
+        "cpu": "CpuDevice",
+        "wasm": "WasmDevice",
+        "webgpu": "WebGPUDevice",
+        "webgl": "WebGLDevice",
+    }
 
     def __init__(self, platform: str, id: int = 0) -> None:
         self.platform = platform

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...dtypes import DType
 from ...ir import scalar
 from ...ir.exp import Exp
-from ...dtypes import DType
 from ...ir.kernel import Kernel, split_reduction
 from ...ir.ops import Op
 from .expr import (

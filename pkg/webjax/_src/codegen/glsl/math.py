@@ -7,7 +7,7 @@ and polynomials. WebGL2 is GLSL ES 3.00: no `ldexp`, `frexp`, `bitCount`, `findM
 `umulExtended` or `precise` (those are ES 3.10+), so helpers build them from shifts and masks.
 `HELPERS[name]` is GLSL source; `DEPS[name]` lists helpers it calls (emitted first).
 
-Every shader declares `uniform uint u_zero;` (always 0, set by the runtime and unknown to the
+Every shader declares `uniform int u_zero;` (always 0, set by the runtime and unknown to the
 compiler): `fb(x)` hides x from unsafe float rewrites (x + 0.0 -> x, x * 0.0 -> 0, x - x -> 0,
 re-association), as WGSL's `opq` does on the webgpu side.
 """
@@ -38,9 +38,21 @@ _h(
     "f_isfinite",
     "bool f_isfinite(float x) { return (floatBitsToUint(x) & 0x7f800000u) != 0x7f800000u; }",
 )
-_h("f_lt", "bool f_lt(float a, float b) { return !(f_isnan(a) || f_isnan(b)) && a < b; }", "f_isnan")
-_h("f_le", "bool f_le(float a, float b) { return !(f_isnan(a) || f_isnan(b)) && a <= b; }", "f_isnan")
-_h("f_eq", "bool f_eq(float a, float b) { return !(f_isnan(a) || f_isnan(b)) && a == b; }", "f_isnan")
+_h(
+    "f_lt",
+    "bool f_lt(float a, float b) { return !(f_isnan(a) || f_isnan(b)) && a < b; }",
+    "f_isnan",
+)
+_h(
+    "f_le",
+    "bool f_le(float a, float b) { return !(f_isnan(a) || f_isnan(b)) && a <= b; }",
+    "f_isnan",
+)
+_h(
+    "f_eq",
+    "bool f_eq(float a, float b) { return !(f_isnan(a) || f_isnan(b)) && a == b; }",
+    "f_isnan",
+)
 _h("f_ne", "bool f_ne(float a, float b) { return !f_eq(a, b); }", "f_eq")
 # MAX/MIN: NaN-propagating; of +0 and -0, max is +0 and min is -0 (AND / OR of the bits).
 _h(
@@ -302,7 +314,10 @@ int idiv_i32(int a, int b) {
   return int((a < 0) != (b < 0) ? 0u - q : q);
 }""",
 )
-_h("idiv_u32", "uint idiv_u32(uint a, uint b) { if (b == 0u) { return 0xffffffffu; } return a / b; }")
+_h(
+    "idiv_u32",
+    "uint idiv_u32(uint a, uint b) { if (b == 0u) { return 0xffffffffu; } return a / b; }",
+)
 _h(
     "imod_i32",
     """
