@@ -10,6 +10,7 @@ import pytest
 
 import webjax
 import webjax.numpy as jnp
+from devices import has_float64
 from webjax._src import config as config_mod
 from webjax._src import dtypes as dt
 from webjax._src.ir import exp as E
@@ -135,8 +136,8 @@ def test_reused_wasm_block_is_zeroed_only_within_its_size():
 
 def test_jit_retraces_when_x64_changes(device):
     # a trace under enable_x64 makes 64-bit defaults (JAX keys its caches on the flag too)
-    if device.platform == "webgpu":
-        pytest.skip("no 64-bit types on webgpu")
+    if not has_float64(device):
+        pytest.skip(f"no 64-bit types on {device.platform}")
     f = webjax.jit(lambda x: x + jnp.arange(3))
     x = jnp.ones(3, jnp.int32)
     assert f(x).dtype == jnp.int32

@@ -12,6 +12,7 @@ import pytest
 import webjax
 import webjax.numpy as jnp
 from check_grads import check_grads
+from devices import has_float64
 from webjax import lax
 
 jax = pytest.importorskip("jax")
@@ -96,8 +97,8 @@ def test_zeta_polygamma_bessel(device: Any) -> None:
 
 
 def test_special_float64(device: Any) -> None:
-    if device.platform == "webgpu":
-        pytest.skip("WGSL has no float64")
+    if not has_float64(device):
+        pytest.skip(f"{device.platform} has no float64")
     a, x = (v.astype(np.float64) for v in _gamma_args())
     bx = np.concatenate([R.uniform(-30, 30, 40), [0.0, 8.0, -8.0, 1e5]])
     zx, zq = R.uniform(1.1, 10, 20), R.uniform(0.1, 20, 20)

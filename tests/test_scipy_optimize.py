@@ -11,6 +11,7 @@ import pytest
 import webjax
 import webjax.numpy as jnp
 import webjax.scipy.optimize as wo
+from devices import has_float64
 from jax_compare import close, raises_like
 
 jax = pytest.importorskip("jax")
@@ -65,8 +66,8 @@ def test_minimize_bfgs(device: Any, case: str) -> None:
 
 
 def test_minimize_x64(device: Any) -> None:
-    if device.platform == "webgpu":
-        pytest.skip("no float64 on webgpu")
+    if not has_float64(device):
+        pytest.skip(f"no float64 on {device.platform}")
     x0 = np.array([1.3, 0.7, 0.8])
     with webjax.enable_x64(True), jax.enable_x64(True):
         got = wo.minimize(rosen(jnp), jnp.asarray(x0), method="bfgs")

@@ -15,6 +15,7 @@ import pytest
 
 import webjax
 import webjax.numpy as wjnp
+from devices import has_float64
 from webjax.lax.linalg import tridiagonal_solve as wts
 
 rjax = pytest.importorskip("jax", reason="real JAX (the oracle) is not installed")
@@ -225,7 +226,7 @@ def test_tridiagonal_vmap_jit_float64_errors(device: Any) -> None:
         rtri(rjnp.asarray(a), lower=False),
         5e-6,
     )
-    if device.platform != "webgpu":
+    if has_float64(device):
         with rjax.enable_x64(True), webjax.enable_x64(True):
             a64 = a.astype(np.float64)
             close(wtri(wjnp.asarray(a64)), rtri(rjnp.asarray(a64)), 1e-13)
