@@ -16,7 +16,7 @@ from . import BackendUnavailable
 
 _HELPER_JS = r"""
 (() => {
-  let gl = null, fbo = null, attached = null, current = null, lost = null;
+  let gl = null, fbo = null, attached = null, current = null, lost = null, redReads = null;
   const locations = new Map();
   function check(what) {
     if (lost) throw new Error("webgl: the WebGL context was lost (" + lost + ")");
@@ -90,9 +90,9 @@ _HELPER_JS = r"""
       gl.bindTexture(gl.TEXTURE_2D, t);
       gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
       gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
-      gl.texStorage2D(gl.TEXTURE_2D, 1, gl.RGBA32UI, w, h);
+      gl.texStorage2D(gl.TEXTURE_2D, 1, gl.R32UI, w, h);
       gl.bindTexture(gl.TEXTURE_2D, null);
-      check("a " + w + "x" + h + " RGBA32UI texture");
+      check("a " + w + "x" + h + " R32UI texture");
       return t;
     },
     deleteTexture(t) {
@@ -104,26 +104,43 @@ _HELPER_JS = r"""
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, t);
       const u32 = new Uint32Array(u8.buffer, u8.byteOffset, u8.byteLength >> 2);
-      gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, u32);
+      gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, w, rows, gl.RED_INTEGER, gl.UNSIGNED_INT, u32);
       gl.bindTexture(gl.TEXTURE_2D, null);
       check("texture upload");
+    },
+    // R32UI reads: RED_INTEGER where the context offers it (asked once), else RGBA_INTEGER
+    // (what every context reads), keeping the red words
+    readFormat() {
+      if (redReads === null) {
+        redReads = gl.getParameter(gl.IMPLEMENTATION_COLOR_READ_FORMAT) === gl.RED_INTEGER &&
+                   gl.getParameter(gl.IMPLEMENTATION_COLOR_READ_TYPE) === gl.UNSIGNED_INT;
+      }
+      return redReads ? gl.RED_INTEGER : gl.RGBA_INTEGER;
+    },
+    red(out, n) {
+      if (redReads) return new Uint8Array(out.buffer, 0, 4 * n);
+      const words = new Uint32Array(n);
+      for (let k = 0; k < n; k++) words[k] = out[4 * k];
+      return new Uint8Array(words.buffer);
     },
     read(t, w, rows) {
       if (lost) check("readPixels");
       attach(t);
-      const out = new Uint32Array(w * rows * 4);
-      gl.readPixels(0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, out);
+      const fmt = this.readFormat();
+      const out = new Uint32Array(w * rows * (redReads ? 1 : 4));
+      gl.readPixels(0, 0, w, rows, fmt, gl.UNSIGNED_INT, out);
       check("readPixels");
-      return new Uint8Array(out.buffer);
+      return this.red(out, w * rows);
     },
     async readAsync(t, w, rows) {
       if (lost) check("readPixels (async)");
       attach(t);
-      const n = w * rows * 16;
+      const fmt = this.readFormat();
+      const n = w * rows * (redReads ? 4 : 16);
       const pbo = gl.createBuffer();
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
       gl.bufferData(gl.PIXEL_PACK_BUFFER, n, gl.STREAM_READ);
-      gl.readPixels(0, 0, w, rows, gl.RGBA_INTEGER, gl.UNSIGNED_INT, 0);
+      gl.readPixels(0, 0, w, rows, fmt, gl.UNSIGNED_INT, 0);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
       const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
       gl.flush();
@@ -134,13 +151,13 @@ _HELPER_JS = r"""
         await new Promise((r) => setTimeout(r, 0));
       }
       gl.deleteSync(sync);
-      const out = new Uint8Array(n);
+      const out = new Uint32Array(n >> 2);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
       gl.getBufferSubData(gl.PIXEL_PACK_BUFFER, 0, out);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
       gl.deleteBuffer(pbo);
       check("readPixels (async)");
-      return out;
+      return this.red(out, w * rows);
     },
     program(vs, fs) {
       if (lost) check("shader compilation");

@@ -1,6 +1,6 @@
 """WebGL2's native twin: OpenGL ES 3 through EGL, headless (Mesa's surfaceless platform).
 
-The host API shared with webgl_browser.py: RGBA32UI textures (16 bytes per texel), programs
+The host API shared with webgl_browser.py: R32UI textures (4 bytes per texel), programs
 built from a vertex and a fragment shader, draws of a full-screen triangle into one texture
 attached to a framebuffer, and reads through `glReadPixels`. The same GLSL ES 3.00 text runs
 here and in browsers (`#version 300 es`). Bound with ctypes to libEGL and libGLESv2, so nothing
@@ -28,8 +28,11 @@ _TEXTURE0 = 0x84C0
 _TEXTURE_MIN_FILTER = 0x2801
 _TEXTURE_MAG_FILTER = 0x2800
 _NEAREST = 0x2600
-_RGBA32UI = 0x8D70
+_R32UI = 0x8236
+_RED_INTEGER = 0x8D94
 _RGBA_INTEGER = 0x8D99
+_IMPLEMENTATION_COLOR_READ_TYPE = 0x8B9A
+_IMPLEMENTATION_COLOR_READ_FORMAT = 0x8B9B
 _UNSIGNED_INT = 0x1405
 _FRAMEBUFFER = 0x8D40
 _READ_FRAMEBUFFER = 0x8CA8
@@ -176,6 +179,7 @@ class NativeWebGL:
         gl.GenVertexArrays(1, ids)
         gl.BindVertexArray(ids[0])
         self._attached = 0
+        self._red_reads: bool | None = None  # readPixels(RED_INTEGER) works (asked once)
         self._program = 0
         self._locations: dict[tuple[int, str], int] = {}
 
@@ -205,8 +209,8 @@ class NativeWebGL:
         gl.BindTexture(_TEXTURE_2D, tex)
         gl.TexParameteri(_TEXTURE_2D, _TEXTURE_MIN_FILTER, _NEAREST)
         gl.TexParameteri(_TEXTURE_2D, _TEXTURE_MAG_FILTER, _NEAREST)
-        gl.TexStorage2D(_TEXTURE_2D, 1, _RGBA32UI, width, height)
-        self._check(f"a {width}x{height} RGBA32UI texture")
+        gl.TexStorage2D(_TEXTURE_2D, 1, _R32UI, width, height)
+        self._check(f"a {width}x{height} R32UI texture")
         return int(tex)
 
     def delete_texture(self, tex: int) -> None:
@@ -215,12 +219,12 @@ class NativeWebGL:
         self.gl.DeleteTextures(1, (C.c_uint * 1)(tex))
 
     def write_texture(self, tex: int, width: int, rows: int, data: bytes | bytearray) -> None:
-        """Rows 0..rows-1 of the texture from `data` (exactly rows * width * 16 bytes)."""
+        """Rows 0..rows-1 of the texture from `data` (exactly rows * width * 4 bytes)."""
         gl = self.gl
         gl.ActiveTexture(_TEXTURE0)
         gl.BindTexture(_TEXTURE_2D, tex)
         buf = (C.c_char * len(data)).from_buffer_copy(data)
-        gl.TexSubImage2D(_TEXTURE_2D, 0, 0, 0, width, rows, _RGBA_INTEGER, _UNSIGNED_INT, buf)
+        gl.TexSubImage2D(_TEXTURE_2D, 0, 0, 0, width, rows, _RED_INTEGER, _UNSIGNED_INT, buf)
         self._check("texture upload")
 
     def _attach(self, tex: int) -> None:
@@ -229,12 +233,25 @@ class NativeWebGL:
             self._attached = tex
 
     def read_texture(self, tex: int, width: int, rows: int) -> bytes:
-        """Rows 0..rows-1 (rows * width * 16 bytes); waits for the draws that write them."""
+        """Rows 0..rows-1 (rows * width * 4 bytes); waits for the draws that write them. Read as
+        RED_INTEGER where the context offers it for R32UI, else as RGBA_INTEGER (the format
+        every ES 3 context reads), keeping the red words."""
         self._attach(tex)
-        out = C.create_string_buffer(rows * width * 16)
+        if self._red_reads is None:
+            fmt = self._int(_IMPLEMENTATION_COLOR_READ_FORMAT)
+            typ = self._int(_IMPLEMENTATION_COLOR_READ_TYPE)
+            self._red_reads = fmt == _RED_INTEGER and typ == _UNSIGNED_INT
+        n = rows * width
+        if self._red_reads:
+            out = C.create_string_buffer(4 * n)
+            self.gl.ReadPixels(0, 0, width, rows, _RED_INTEGER, _UNSIGNED_INT, out)
+            self._check("readPixels")
+            return out.raw
+        out = C.create_string_buffer(16 * n)
         self.gl.ReadPixels(0, 0, width, rows, _RGBA_INTEGER, _UNSIGNED_INT, out)
         self._check("readPixels")
-        return out.raw
+        words = memoryview(out.raw).cast("I")[::4]
+        return words.tobytes()
 
     # -- programs ------------------------------------------------------------------------------
     def _shader(self, kind: int, source: str) -> int:

@@ -2,7 +2,7 @@
 
 The context comes from a host module: OpenGL ES 3 through EGL natively (hosts/webgl_native.py),
 a WebGL2 context on an OffscreenCanvas in Pyodide (hosts/webgl_browser.py); both expose the same
-small API. A buffer is an RGBA32UI texture holding its bytes, 16 per texel, rows of a
+small API. A buffer is an R32UI texture holding its bytes, 4 per texel, rows of a
 power-of-two width (`texture_shape`); freed textures go to a pool keyed by shape, since texture
 creation is slow. A kernel draws its output texture's rows; a kernel that reads its own output
 (GL forbids sampling the texture being drawn) draws into a fresh texture that then replaces the
@@ -11,22 +11,30 @@ output's. The GL queue keeps the order of draws, uploads and reads, so nothing w
 
 from __future__ import annotations
 
+import math
+import random
+import struct
 from typing import Any
 
+from .. import dtypes as dt
 from .. import profiler
 from ..codegen.glsl import kernel as glsl
 from ..codegen.glsl.expr import supports_dtype
 from ..dtypes import DType
 from ..hosts import in_browser, webgl_browser, webgl_native
-from ..ir.kernel import Kernel
+from ..ir import exp as E
+from ..ir import scalar
+from ..ir.kernel import Kernel, make_kernel
+from ..ir.ops import Op
 from .backend import Backend, register_backend
 
 _POOL_BYTES = 256 << 20  # freed texture bytes kept for reuse
-_MAX_WIDTH = 4096  # texels per row (a power of two; at most the context's MAX_TEXTURE_SIZE)
+_MAX_WIDTH = 8192  # texels per row (a power of two; at most the context's MAX_TEXTURE_SIZE)
+TEXEL_BYTES = 4  # one 32-bit word per texel (R32UI)
 
 
 class WebGLBuffer:
-    """A device buffer: a `width` x `height` RGBA32UI texture (16 bytes per texel) holding
+    """A device buffer: a `width` x `height` R32UI texture (4 bytes per texel) holding
     `nbytes` bytes."""
 
     __slots__ = ("tex", "nbytes", "width", "height", "__weakref__")
@@ -54,13 +62,100 @@ class WebGLExecutable:
 
 
 def texture_shape(nbytes: int, max_width: int) -> tuple[int, int]:
-    """(width, height) of the texture for `nbytes`: a power-of-two width up to `max_width`
-    texels, as many rows as needed."""
-    texels = max(1, -(-nbytes // 16))
+    """(width, height) of the texture for `nbytes`: powers of two, the width up to `max_width`
+    texels. (Power-of-two heights too: llvmpipe compiles a shader variant per combination of
+    its textures' power-of-two-ness, which cost seconds per kernel when heights varied.)"""
+    texels = max(1, -(-nbytes // TEXEL_BYTES))
     width = 1 << (texels - 1).bit_length()
-    if width > max_width:
-        width = max_width
-    return width, -(-texels // width)
+    if width <= max_width:
+        return width, 1
+    rows = -(-texels // max_width)
+    return max_width, 1 << (rows - 1).bit_length()
+
+
+PROBE_COUNT = 2048
+
+
+def _probe_operands() -> tuple[list[float], list[float]]:
+    """Normal float32 operands whose quotients are normal too, squares and values halfway
+    between neighbouring squares (sqrt's hard cases), and IEEE special cases."""
+    rnd = random.Random(1202)
+    inf, nan = math.inf, math.nan
+
+    def f32(x: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+    def normal(lo: int, hi: int) -> float:
+        bits = (rnd.randrange(lo, hi) << 23) | rnd.getrandbits(23)
+        return float(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+    pairs = [(inf, 3.0), (3.0, inf), (5.0, 0.0), (-5.0, 0.0), (0.0, 0.0), (-inf, inf),
+             (nan, 2.0), (2.0, nan), (0.0, 7.0), (-0.0, 7.0), (-2.0, 3.0), (inf, -0.0),
+             (1.0, -inf), (3e38, 1e-3)]  # fmt: skip
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    while len(a) < PROBE_COUNT:
+        root = normal(70, 185)
+        kind = len(a) % 3
+        if kind == 0:
+            a.append(f32(root * root))
+        elif kind == 1:
+            a.append(f32((root + math.ulp(f32(root)) * 2.0**28) ** 2))
+        else:
+            a.append(normal(1, 254))
+        e = math.frexp(a[-1])[1]
+        b.append(normal(max(2, e + 27), min(253, e + 227)))
+    return a, b
+
+
+def probe_exact(backend: WebGLBackend) -> dict[str, int]:
+    """Which builtins (division, sqrt) the device rounds correctly on normal operands, IEEE
+    special cases included: kernels then call them instead of the corrected f_div and m_sqrt,
+    which cost an order of magnitude more code (and compile time) per use. {} when the probe
+    cannot run: kernels keep the corrected versions."""
+    a, b = _probe_operands()
+    n = len(a)
+
+    class Slot:
+        dtype = dt.float32
+
+    sa, sb = Slot(), Slot()
+    i = E.idx(n)
+    la, lb = E.load(sa, i, dt.float32), E.load(sb, i, dt.float32)
+    verdict = {}
+    for flag, exp, want in (
+        (
+            "exact_div",
+            E.binary(Op.DIV, la, lb),
+            [scalar.apply(Op.DIV, dt.float32, p) for p in zip(a, b)],
+        ),
+        ("exact_sqrt", E.unary(Op.SQRT, la), [scalar.apply(Op.SQRT, dt.float32, (x,)) for x in a]),
+    ):
+        kernel, bufs = make_kernel(exp, n)
+        handles: list[WebGLBuffer] = []
+        try:
+            program = glsl.render(kernel, {flag: 1})
+            for buf in bufs:
+                h = backend.malloc(4 * n)
+                backend.write(h, struct.pack(f"<{n}f", *(a if buf is sa else b)))
+                handles.append(h)
+            out = backend.malloc(4 * n)
+            handles.append(out)
+            handle = backend.host.create_program(glsl.VERTEX, program.passes[0].source)
+            exe = WebGLExecutable(kernel, program, [handle])
+            backend.dispatch(exe, handles[:-1], out)
+            got = struct.unpack(f"<{n}f", backend.read(out, 4 * n))
+            backend.host.delete_program(handle)
+        except Exception:  # a device that cannot run the probe gets no shortcuts
+            return {}
+        finally:
+            for h in handles:
+                backend.free(h)
+        ok = all(g == w or (g != g and w != w) for g, w in zip(got, want))
+        ok = ok and all(
+            math.copysign(1, g) == math.copysign(1, w) for g, w in zip(got, want) if g == 0
+        )
+        verdict[flag] = int(ok)
+    return verdict
 
 
 def _open_host() -> Any:
@@ -80,11 +175,15 @@ class WebGLBackend(Backend):
         size = int(self.host.max_texture_size)
         self.max_width = min(_MAX_WIDTH, 1 << (size.bit_length() - 1))
         self.max_height = size
-        self.max_buffer_bytes = self.max_width * size * 16
+        self.max_buffer_bytes = self.max_width * size * TEXEL_BYTES
         self.limits: dict[str, int] = {"cpu": int(bool(getattr(self.host, "is_cpu", False)))}
         self._cache: dict[Kernel, WebGLExecutable] = {}
         self._pool: dict[tuple[int, int], list[Any]] = {}
         self._pool_bytes = 0
+        exact = getattr(self.host, "exact", None)
+        if exact is None:
+            exact = self.host.exact = probe_exact(self)
+        self.limits.update(exact)  # exact_div, exact_sqrt: the device's builtins round right
 
     def supports_dtype(self, dtype: DType) -> bool:
         return supports_dtype(dtype)
@@ -100,7 +199,7 @@ class WebGLBackend(Backend):
             )
         free = self._pool.get((w, h))
         if free:
-            self._pool_bytes -= w * h * 16
+            self._pool_bytes -= w * h * TEXEL_BYTES
             return WebGLBuffer(free.pop(), nbytes, w, h)
         return WebGLBuffer(self.host.create_texture(w, h), nbytes, w, h)
 
@@ -108,7 +207,7 @@ class WebGLBackend(Backend):
         tex, handle.tex = handle.tex, None
         if tex is None:
             return
-        size = handle.width * handle.height * 16
+        size = handle.width * handle.height * TEXEL_BYTES
         if self._pool_bytes + size <= _POOL_BYTES:
             self._pool.setdefault((handle.width, handle.height), []).append(tex)
             self._pool_bytes += size
@@ -127,8 +226,8 @@ class WebGLBackend(Backend):
         n = len(data) if not isinstance(data, memoryview) else data.nbytes
         if not n:
             return
-        rows = -(-n // (16 * handle.width))
-        full = rows * handle.width * 16
+        rows = -(-n // (TEXEL_BYTES * handle.width))
+        full = rows * handle.width * TEXEL_BYTES
         if n < full:
             data = bytes(data) + bytes(full - n)
         self.host.write_texture(handle.tex, handle.width, rows, data)
@@ -136,13 +235,13 @@ class WebGLBackend(Backend):
     def read(self, handle: WebGLBuffer, nbytes: int) -> bytes:
         if nbytes == 0:
             return b""
-        rows = -(-nbytes // (16 * handle.width))
+        rows = -(-nbytes // (TEXEL_BYTES * handle.width))
         return self.host.read_texture(handle.tex, handle.width, rows)[:nbytes]
 
     async def read_async(self, handle: WebGLBuffer, nbytes: int) -> bytes:
         if nbytes == 0:
             return b""
-        rows = -(-nbytes // (16 * handle.width))
+        rows = -(-nbytes // (TEXEL_BYTES * handle.width))
         read = getattr(self.host, "read_texture_async", None)
         if read is None:
             return self.read(handle, nbytes)

@@ -1,14 +1,15 @@
 """GLSL ES 3.00 values, their storage in texture words, and the IR's ops on them.
 
-Every buffer is an RGBA32UI texture: its bytes in order, four 32-bit words per texel, narrow
-dtypes packed into words as in memory (little-endian), so every dtype is bit-exact in storage
-(no float texture formats, which would canonicalize NaNs and need EXT_color_buffer_float).
+Every buffer is an R32UI texture: its bytes in order, one 32-bit word per texel, narrow dtypes
+packed into words as in memory (little-endian), so every dtype is bit-exact in storage (no
+float texture formats, which would canonicalize NaNs and need EXT_color_buffer_float).
 Values compute in `float`, `int`, `uint` or `bool` (`_CT`); narrow ints re-wrap after each op,
 float16/bfloat16 round to their format after each op (as the reference executor does).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 
 from ... import dtypes as dt
@@ -80,7 +81,12 @@ class Prelude:
         return name
 
     def source(self) -> str:
-        return "\n".join(glsl_math.HELPERS[n] for n in self.names)
+        """The helpers' text, calls to aliased helpers (f_div -> f_div_hw where the device
+        divides exactly) renamed inside the other helpers too."""
+        text = "\n".join(glsl_math.HELPERS[n] for n in self.names)
+        for name, fast in self.alias.items():
+            text = re.sub(rf"\b{name}\(", f"{fast}(", text)
+        return text
 
 
 # ---- constants ---------------------------------------------------------------------------------
@@ -363,9 +369,8 @@ def load_fn(slot: int, d: DType, pre: Prelude) -> str:
     return (
         f"{_CT[d.name]} ld{slot}(int k) {{\n"
         f"  int w = {word};\n"
-        f"  int t = w >> 2;\n"
-        f"  uint u = texelFetch(in{slot}, ivec2(t & ((1 << u_w{slot}) - 1), t >> u_w{slot}), 0)"
-        f"[w & 3]{shift};\n"
+        f"  uint u = texelFetch(in{slot}, ivec2(w & ((1 << u_w{slot}) - 1), w >> u_w{slot}), 0)"
+        f".r{shift};\n"
         f"  return {from_bits(d, 'u', pre)};\n"
         "}"
     )

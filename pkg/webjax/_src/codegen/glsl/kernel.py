@@ -1,7 +1,7 @@
 """GLSL codegen: a Kernel becomes one fragment shader drawn over its output texture.
 
-The output buffer is an RGBA32UI texture (glsl/expr.py); each fragment owns one texel, that is
-four words: 4 elements of a 32-bit dtype, 8 of a 16-bit one, 16 of an 8-bit one. A full-screen
+The output buffer is an R32UI texture (glsl/expr.py); each fragment owns one texel, that is
+one word: 1 element of a 32-bit dtype, 2 of a 16-bit one, 4 of an 8-bit one. A full-screen
 triangle covers the texels the runtime draws (rows of the texture's width); each fragment finds
 its texel from `gl_FragCoord`, computes its elements with `value(i)` and packs their bits. A
 REDUCE is a loop inside `value`, hoisting what does not depend on the reduction index; loops
@@ -47,7 +47,7 @@ void main() {
 
 @dataclass(frozen=True)
 class GlslPass:
-    """One draw: a fragment shader over `texels` output texels (16 bytes each). It samples
+    """One draw: a fragment shader over `texels` output texels (4 bytes each). It samples
     `reads` as in0..: kernel input k is `k`, scratch buffer j is `-1 - j`; its widths' log2 go
     in uniforms u_w0..; it writes the kernel's output (`writes` -1) or scratch buffer
     `writes`. The output width's log2 goes in `u_ow`; `u_zero` is 0."""
@@ -147,7 +147,7 @@ def _value_fn(kernel: Kernel, pre: Prelude) -> list[str]:
 
 
 def _per_texel(d: DType) -> int:
-    return 16 // d.itemsize
+    return 4 // d.itemsize
 
 
 def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
@@ -184,25 +184,23 @@ def _render_pass(
     value = _value_fn(kernel, pre)
     loads = [load_fn(k, a, pre) for k, a in enumerate(kernel.arg_dtypes)]
     per_word = 4 // d.itemsize
-    nbytes = kernel.size * d.itemsize
-    texels = -(-nbytes // 16)
+    texels = -(-kernel.size // per_word)  # one 32-bit word per texel
     bits = to_bits(d, "v", pre)
     if per_word == 1:
         word = [
-            "    int i = t * 4 + c;",
-            "    uint w = 0u;",
-            f"    if (i < {kernel.size}) {{ {compute_type(d)} v = value(i); w = {bits}; }}",
+            "  uint w = 0u;",
+            f"  if (t < {kernel.size}) {{ {compute_type(d)} v = value(t); w = {bits}; }}",
         ]
     else:
         word = [
-            "    uint w = 0u;",
-            f"    for (int l = 0; l < {per_word}; l++) {{",
-            f"      int i = (t * 4 + c) * {per_word} + l;",
-            f"      if (i < {kernel.size}) {{",
-            f"        {compute_type(d)} v = value(i);",
-            f"        w |= ({bits}) << uint(l * {8 * d.itemsize});",
-            "      }",
+            "  uint w = 0u;",
+            f"  for (int l = 0; l < {per_word}; l++) {{",
+            f"    int i = t * {per_word} + l;",
+            f"    if (i < {kernel.size}) {{",
+            f"      {compute_type(d)} v = value(i);",
+            f"      w |= ({bits}) << uint(l * {8 * d.itemsize});",
             "    }",
+            "  }",
         ]
     samplers = [f"uniform highp usampler2D in{k};" for k in range(kernel.nargs)]
     widths = [f"uniform int u_w{k};" for k in range(kernel.nargs)]
@@ -222,12 +220,8 @@ def _render_pass(
         "void main() {",
         "  ivec2 p = ivec2(gl_FragCoord.xy);",
         "  int t = (p.y << u_ow) + p.x;",
-        "  uvec4 q = uvec4(0u);",
-        "  for (int c = 0; c < 4; c++) {",
         *word,
-        "    q[c] = w;",
-        "  }",
-        "  o = q;",
+        "  o = uvec4(w, 0u, 0u, 0u);",
         "}",
     ]
     return GlslPass("\n".join(s for s in src if s) + "\n", texels, reads, writes)
