@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from test_webgpu_backend import GPU, SKIP, Buf, check, pack, pairs, unpack, values
+from test_gpu_backends import GPU, SKIP, Buf, check, pack, pairs, unpack, values
 from webjax._src import dtypes as dt
 from webjax._src.codegen.wgsl import kernel as wgsl
 from webjax._src.codegen.wgsl import matmul as wgsl_matmul

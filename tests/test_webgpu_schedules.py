@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from test_webgpu_backend import (
+from test_gpu_backends import (
     GPU,
     SKIP,
     Buf,

@@ -294,7 +294,9 @@ class WebGLBackend(Backend):
             for s in scratch:
                 self.free(s)
         if profiler.open_events() is not None:
-            self.host.flush()
+            # while the profiler records, each kernel's event spans its GPU work: wait for it
+            # (timer queries, EXT_disjoint_timer_query_webgl2, are not used yet)
+            self.host.finish()
 
     def synchronize(self) -> None:
         self.host.finish()

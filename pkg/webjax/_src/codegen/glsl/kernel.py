@@ -112,7 +112,9 @@ def _value_fn(kernel: Kernel, pre: Prelude) -> list[str]:
         inner = _depends_on_ridx(body_nodes)
         scope.emit([n for n in body_nodes if id(n) not in inner], lines, "  ", pre)
         ct = compute_type(red.dtype)
-        init = const_expr(scalar.identity(combine, red.dtype), red.dtype)
+        # through the barrier: with the loop unrolled, 0.0 + x must not fold to x (-0.0 + 0.0)
+        barrier = pre if red.dtype.kind == "f" else None
+        init = const_expr(scalar.identity(combine, red.dtype), red.dtype, barrier)
         lines.append(f"  {ct} acc = {init};")
         if rsize > MAX_LOOP:
             lines += [

@@ -1,8 +1,11 @@
-"""The webgpu backend (WGSL on wgpu-py, lavapipe here) against the IR reference semantics.
+"""The GPU backends (webgpu: WGSL on wgpu-py, lavapipe here; webgl: GLSL ES on OpenGL ES through
+EGL, llvmpipe here) against the IR reference semantics.
 
-Kernels are built from ir.exp builders and run on webgpu; expected values come from the cpu
-backend (codegen.pyref) or, where noted, from `ir.scalar.apply` evaluated node by node. Exact ops
-compare bit for bit (any NaN equals any NaN); transcendentals within a few ulp.
+Kernels are built from ir.exp builders and run on each GPU backend (a module-scoped fixture sets
+`GPU`); expected values come from the cpu backend (codegen.pyref) or, where noted, from
+`ir.scalar.apply` evaluated node by node. Exact ops compare bit for bit (any NaN equals any
+NaN); transcendentals within a few ulp. Tests of one backend's schedules say so and skip on the
+other. test_webgpu_f16 and test_webgpu_schedules import the helpers with `GPU` = webgpu.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import math
 import random
 import struct
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +30,24 @@ from webjax._src.ir.kernel import Kernel, make_kernel
 from webjax._src.ir.ops import Op
 from webjax._src.runtime.backend import BackendUnavailable
 from webjax._src.runtime.cpu import CpuBackend
+from webjax._src.runtime.webgl import WebGLBackend
+from webjax._src.runtime.webgpu import WebGPUBackend
 
-try:
-    from webjax._src.runtime.webgpu import WebGPUBackend
+_BACKENDS: dict[str, Any] = {}
+_MISSING: dict[str, str] = {}
+for _name, _cls in (("webgpu", WebGPUBackend), ("webgl", WebGLBackend)):
+    try:
+        _BACKENDS[_name] = _cls()
+    except BackendUnavailable as e:  # pragma: no cover - depends on the host
+        _MISSING[_name] = f"{_name} backend unavailable: {e}"
 
-    GPU: Any = WebGPUBackend()
-    SKIP = ""
-except BackendUnavailable as e:  # pragma: no cover - depends on the host
-    GPU, SKIP = None, f"webgpu backend unavailable: {e}"
-
-pytestmark = pytest.mark.skipif(GPU is None, reason=SKIP)
+GPU: Any = _BACKENDS.get("webgpu")  # the importers' backend
+SKIP = _MISSING.get("webgpu", "")
 _TINY = 2.0**-126  # float32's smallest normal
 
 
 def _probe_flushes_subnormals() -> bool:
-    """WebGPU lets GPUs flush float32 subnormals to zero (NVIDIA's Vulkan does; lavapipe not)."""
+    """GPUs may flush float32 subnormals to zero (NVIDIA's Vulkan, llvmpipe's GL, SwiftShader)."""
     if GPU is None:
         return False
     h = GPU.malloc(4)
@@ -58,6 +65,21 @@ def _probe_flushes_subnormals() -> bool:
 
 
 FTZ = _probe_flushes_subnormals()
+
+
+@pytest.fixture(scope="module", params=["webgpu", "webgl"], autouse=True)
+def gpu(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Every test of this module on each GPU backend (`GPU` and `FTZ` follow)."""
+    global GPU, FTZ
+    if request.param in _MISSING:
+        pytest.skip(_MISSING[request.param])
+    saved = GPU, FTZ
+    GPU = _BACKENDS[request.param]
+    FTZ = _probe_flushes_subnormals()
+    try:
+        yield GPU
+    finally:
+        GPU, FTZ = saved
 
 
 def _flush(d: dt.DType, v: Any) -> Any:
@@ -345,6 +367,12 @@ def test_sizes(d: dt.DType, size: int) -> None:
 
 
 def test_packed_output_keeps_bytes_past_the_end() -> None:
+    if GPU.platform == "webgl":
+        pytest.skip(
+            "webgl draws whole words (a fragment cannot read the texture it writes): a packed "
+            "output's last word is zero past its last element; outputs are allocated at their "
+            "size, so no data lives there"
+        )
     h = GPU.malloc(8)
     GPU.write(h, bytes(range(1, 9)))
     kernel, _ = make_kernel(E.cast(E.idx(5), dt.uint8), 5)
@@ -366,13 +394,13 @@ def test_many_inputs() -> None:
 def test_large_2d_grid() -> None:
     size = 65535 * 64 + 1001  # more workgroups than one dispatch dimension allows
     kernel, _ = make_kernel(E.binary(Op.MUL, E.idx(size), E.i32(3)), size)
-    prog = wgsl.render(kernel)
-    assert prog.workgroups[1] > 1
-    # four elements per invocation (4 | size) need four times as many for a second dimension
-    big = 65535 * 64 * 4 + 1000
-    assert (
-        wgsl.render(make_kernel(E.binary(Op.MUL, E.idx(big), E.i32(3)), big)[0]).workgroups[1] > 1
-    )
+    if GPU.platform == "webgpu":
+        prog = wgsl.render(kernel)
+        assert prog.workgroups[1] > 1
+        # four elements per invocation (4 | size) need four times as many for a second dimension
+        big = 65535 * 64 * 4 + 1000
+        kbig = make_kernel(E.binary(Op.MUL, E.idx(big), E.i32(3)), big)[0]
+        assert wgsl.render(kbig).workgroups[1] > 1
     out = GPU.malloc(size * 4)
     GPU.dispatch(GPU.prepare(kernel), [], out)
     got = struct.unpack(f"<{size}i", GPU.read(out, size * 4))
@@ -404,8 +432,8 @@ def test_reduce(comb: Op, d: dt.DType, rsize: int) -> None:
 @pytest.mark.parametrize("comb", [Op.ADD, Op.MUL, Op.MAX, Op.MIN], ids=lambda o: o.value)
 @pytest.mark.parametrize("rows,rsize", [(3, 5000), (1, 70000), (2, 300_000), (70000, 3)])
 def test_grouped_float_reduce(comb: Op, rows: int, rsize: int) -> None:
-    # Long reductions run as workgroup trees: float sums/products are within rounding
-    # of the sequential reference; max/min stay exact.
+    # Long reductions run as workgroup trees (webgpu) or split passes (webgl): float sums and
+    # products are within rounding of the sequential reference; max/min stay exact.
     rnd = random.Random(rows * rsize)
     if comb is Op.MUL:
         vals = [
@@ -446,7 +474,7 @@ def test_two_pass_reduce_with_epilogue_and_packed_output() -> None:
     red = E.reduce(Op.ADD, E.load(src, E.add(E.mul(i, rsize), r), dt.int32), rsize)
     exp = E.cast(E.binary(Op.ADD, red, E.load(bias, i, dt.int32)), dt.int8)
     kernel, _ = make_kernel(exp, rows)
-    assert len(wgsl.render(kernel, GPU.max_args + 1).passes) == 2
+    assert len(GPU.prepare(kernel).program.passes) == 2
     check(exp, rows)
     check(E.binary(Op.CMPLT, red, E.i32(0)), rows)  # bool output
 
@@ -487,21 +515,22 @@ def test_elementwise_matches_cpu_backend() -> None:
 def test_float64_is_refused_with_a_clear_error() -> None:
     assert not GPU.supports_dtype(dt.float64)
     kernel, _ = make_kernel(E.cast(E.idx(3), dt.float64), 3)
-    with pytest.raises(NotImplementedError, match=r"float64.*webgpu"):
+    with pytest.raises(NotImplementedError, match=rf"float64.*{GPU.platform}"):
         GPU.prepare(kernel)
 
 
 def test_unsupported_op_names_op_and_backend() -> None:
     x = E.load(Buf(dt.bool_, [True]), E.idx(1), dt.bool_)
     kernel, _ = make_kernel(E.binary(Op.SUB, x, x), 1)
-    with pytest.raises(NotImplementedError, match=r"'sub' on bool.*webgpu"):
+    with pytest.raises(NotImplementedError, match=rf"'sub' on bool.*{GPU.platform}"):
         GPU.prepare(kernel)
 
 
 def test_pipeline_cache_and_source() -> None:
     kernel, _ = make_kernel(E.add(E.idx(10), 1), 10)
     assert GPU.prepare(kernel) is GPU.prepare(kernel)
-    assert "@compute @workgroup_size(64)" in GPU.prepare(kernel).source
+    header = {"webgpu": "@compute @workgroup_size(64)", "webgl": "#version 300 es"}
+    assert header[GPU.platform] in GPU.prepare(kernel).source
 
 
 def test_in_place_dispatch_and_batched_reads() -> None:
