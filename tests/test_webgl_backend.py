@@ -1,0 +1,155 @@
+"""What is particular to the webgl backend (the shared sweeps are in test_gpu_backends.py).
+
+Texture shapes and the MAX_TEXTURE_SIZE refusal, long reductions split into passes under the
+loop budget, both forms of division and sqrt (the start-up probe's choice), and both forms of
+`readPixels` (RED_INTEGER, or RGBA_INTEGER keeping the red words).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import pytest
+
+from webjax._src import dtypes as dt
+from webjax._src.codegen.glsl import kernel as glsl
+from webjax._src.ir import exp as E
+from webjax._src.ir.kernel import make_kernel, split_reduction
+from webjax._src.ir.ops import Op
+from webjax._src.runtime.backend import BackendUnavailable
+from webjax._src.runtime.cpu import CpuBackend
+from webjax._src.runtime.webgl import WebGLBackend, probe_exact, texture_shape
+
+try:
+    GL: Any = WebGLBackend()
+    SKIP = ""
+except BackendUnavailable as e:  # pragma: no cover - depends on the host
+    GL, SKIP = None, f"webgl backend unavailable: {e}"
+
+pytestmark = pytest.mark.skipif(GL is None, reason=SKIP)
+
+
+class Slot:
+    def __init__(self, d: dt.DType) -> None:
+        self.dtype = d
+
+
+def run(backend: Any, exp: E.Exp, size: int, data: dict[int, bytes]) -> bytes:
+    kernel, bufs = make_kernel(exp, size)
+    handles = []
+    for b in bufs:
+        h = backend.malloc(len(data[id(b)]))
+        backend.write(h, data[id(b)])
+        handles.append(h)
+    out = backend.malloc(size * kernel.out_dtype.itemsize)
+    backend.dispatch(backend.prepare(kernel), handles, out)
+    got = backend.read(out, size * kernel.out_dtype.itemsize)
+    for h in [*handles, out]:
+        backend.free(h)
+    return got
+
+
+def test_texture_shapes_are_powers_of_two() -> None:
+    assert texture_shape(1, 8192) == (1, 1)
+    assert texture_shape(20, 8192) == (8, 1)  # 5 texels -> 8
+    assert texture_shape(4 * 8192, 8192) == (8192, 1)
+    assert texture_shape(4 * 8193, 8192) == (8192, 2)
+    assert texture_shape(4 * 8192 * 5, 8192) == (8192, 8)
+
+
+def test_arrays_past_max_texture_size_are_refused_by_name() -> None:
+    with pytest.raises(MemoryError, match="MAX_TEXTURE_SIZE"):
+        GL.malloc(GL.max_buffer_bytes + 4)
+
+
+@pytest.mark.parametrize("d", [dt.float32, dt.int32, dt.int8, dt.bool_], ids=str)
+def test_long_reductions_split_into_passes(d: dt.DType) -> None:
+    rows, rsize = 3, 100_000
+    src = Slot(d)
+    i, r = E.idx(rows), E.ridx(rsize)
+    vals = [(k * 7919) % 5 - 2 for k in range(rows * rsize)]
+    if d is dt.bool_:
+        body = E.binary(Op.CMPEQ, E.load(src, E.add(E.mul(i, rsize), r), d), E.const(True, d))
+        raw = struct.pack(f"<{len(vals)}?", *[v == 2 for v in vals])
+        exp = E.reduce(Op.OR, body, rsize)
+    else:
+        body = E.load(src, E.add(E.mul(i, rsize), r), d)
+        fmt = {"float32": "f", "int32": "i", "int8": "b"}[d.name]
+        raw = struct.pack(f"<{len(vals)}{fmt}", *vals)
+        exp = E.cast(E.reduce(Op.ADD, body, rsize), dt.int8 if d is dt.int8 else d)
+    kernel, _ = make_kernel(exp, rows)
+    assert len(GL.prepare(kernel).program.passes) >= 2  # past the loop budget
+    got = run(GL, exp, rows, {id(src): raw})
+    assert got == run(CpuBackend(), exp, rows, {id(src): raw})  # small sums: exact
+
+
+def test_split_reduction_keeps_the_epilogue_and_pads_the_last_chunk() -> None:
+    rows, rsize = 2, 10
+    src, bias = Slot(dt.int32), Slot(dt.int32)
+    i, r = E.idx(rows), E.ridx(rsize)
+    red = E.reduce(Op.MAX, E.load(src, E.add(E.mul(i, rsize), r), dt.int32), rsize)
+    exp = E.binary(Op.ADD, red, E.load(bias, i, dt.int32))
+    kernel, _ = make_kernel(exp, rows)
+    first, second = split_reduction(kernel, 3)  # chunks of 4, the last one short
+    assert first.size == rows * 3 and second.nargs == kernel.nargs + 1
+    first.check()
+    second.check()
+    data = {id(src): struct.pack("<20i", *range(-10, 10)), id(bias): struct.pack("<2i", 100, 7)}
+    assert struct.unpack("<2i", run(GL, exp, rows, data)) == (100 - 1, 7 + 9)
+
+
+@pytest.mark.parametrize("exact", [0, 1])
+def test_division_and_sqrt_in_both_forms(exact: int) -> None:
+    limits = dict(GL.limits)
+    n = 64
+    a = [float(k * 3 + 1) * (-1) ** k for k in range(n - 4)] + [math.inf, 0.0, -0.0, math.nan]
+    b = [float(k % 7 + 1) for k in range(n - 4)] + [2.0, 0.0, 5.0, 1.0]
+    sa, sb = Slot(dt.float32), Slot(dt.float32)
+    i = E.idx(n)
+    la, lb = E.load(sa, i, dt.float32), E.load(sb, i, dt.float32)
+    exp = E.binary(Op.ADD, E.binary(Op.DIV, la, lb), E.unary(Op.SQRT, E.unary(Op.ABS, la)))
+    data = {id(sa): struct.pack(f"<{n}f", *a), id(sb): struct.pack(f"<{n}f", *b)}
+    try:
+        GL.limits.update(exact_div=exact, exact_sqrt=exact)
+        GL._cache.clear()
+        kernel, _ = make_kernel(exp, n)
+        source = GL.prepare(kernel).source
+        assert ("f_div_hw(" in source) == bool(exact)
+        got = run(GL, exp, n, data)
+    finally:
+        GL.limits.clear()
+        GL.limits.update(limits)
+        GL._cache.clear()
+    want = run(CpuBackend(), exp, n, data)
+    g, w = struct.unpack(f"<{n}f", got), struct.unpack(f"<{n}f", want)
+    assert all(x == y or (x != x and y != y) for x, y in zip(g, w)), (g, w)
+
+
+def test_the_probe_finds_llvmpipes_division_and_sqrt_exact() -> None:
+    verdict = probe_exact(GL)
+    assert set(verdict) == {"exact_div", "exact_sqrt"}
+    if "llvmpipe" in GL.description:
+        assert verdict == {"exact_div": 1, "exact_sqrt": 1}
+
+
+@pytest.mark.parametrize("red", [True, False])
+def test_reads_as_red_or_rgba_integer(red: bool) -> None:
+    host = GL.host
+    saved = host._red_reads
+    h = GL.malloc(40)
+    try:
+        GL.write(h, bytes(range(40)))
+        host._red_reads = red
+        assert GL.read(h, 40) == bytes(range(40))
+    finally:
+        host._red_reads = saved
+        GL.free(h)
+
+
+def test_shaders_are_glsl_es_300() -> None:
+    kernel, _ = make_kernel(E.cast(E.idx(7), dt.float16), 7)
+    program = glsl.render(kernel)
+    assert program.passes[0].source.startswith("#version 300 es\n")
+    assert program.passes[0].texels == 4  # two float16 per word
