@@ -50,6 +50,18 @@ VENV_EPOCH = "1"
 SYSTEM_PACKAGES = {  # apt package -> a glob that matches once it is installed
     "chromium": "/usr/bin/chromium",
     "mesa-vulkan-drivers": "/usr/share/vulkan/icd.d/lvp_icd.*.json",  # lavapipe, for wgpu
+    # OpenGL ES through EGL on llvmpipe (the webgl backend's native host)
+    "libegl1": "/usr/lib/*/libEGL.so.1",
+    "libegl-mesa0": "/usr/lib/*/libEGL_mesa.so.0",
+    "libgles2": "/usr/lib/*/libGLESv2.so.2",
+    "libgl1-mesa-dri": "/usr/lib/*/dri/swrast_dri.so",
+}
+NATIVE_GPU_PACKAGES = {
+    "mesa-vulkan-drivers",
+    "libegl1",
+    "libegl-mesa0",
+    "libgles2",
+    "libgl1-mesa-dri",
 }
 
 
@@ -462,7 +474,7 @@ def serve(port: int, isolated: bool, host: str) -> None:
 
 
 def ensure_system_packages(need_browser: bool) -> None:
-    wanted = {"mesa-vulkan-drivers"} | ({"chromium"} if need_browser else set())
+    wanted = NATIVE_GPU_PACKAGES | ({"chromium"} if need_browser else set())
     missing = sorted(pkg for pkg in wanted if not glob.glob(SYSTEM_PACKAGES[pkg]))
     if not missing:
         return
@@ -471,7 +483,8 @@ def ensure_system_packages(need_browser: bool) -> None:
         raise BuildError(
             f"missing system packages: {' '.join(missing)}. Install them with\n"
             f"    sudo apt-get install -y {' '.join(missing)}\n"
-            "(chromium runs the browser tests; mesa-vulkan-drivers gives wgpu a Vulkan device). "
+            "(chromium runs the browser tests; mesa-vulkan-drivers gives wgpu a Vulkan device, "
+            "the EGL/GLES packages give the webgl backend OpenGL ES). "
             "WEBJAX_SKIP_BROWSER=1 skips the browser tier."
         )
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
