@@ -1,20 +1,39 @@
 #!/usr/bin/env python3
-"""The browser benchmark: webjax vs jax-js side by side in one Chromium, plus native references.
+"""The browser benchmark: webjax vs jax-js (and TF.js on webgl) in one Chromium, plus native
+references.
 
     .venv/bin/python bench/run.py [--quick] [--out bench/results/latest.json]
                                   [--only SUBSTR ...] [--cases SUBSTR ...] [--no-native]
-                                  [--no-browser]
+                                  [--no-browser] [--webgl-plain] [--tfjs-sync fence|data]
+
+    e.g. only webgl:  .venv/bin/python bench/run.py --quick --no-native --only webgl
 
 In one run:
-  1. builds dist/site/ (`python build.py`) when it is older than the sources; fetches jax-js with
-     `npm pack @jax-js/jax@VERSION` into .cache/ (once) and unpacks it to dist/site/bench/jax-js/;
-     copies bench/page.html and the two suites (suite_webjax.py, suite_jaxjs.mjs) next to it;
+  1. builds dist/site/ (`python build.py`) when it is older than the sources; fetches jax-js
+     (`npm pack @jax-js/jax@VERSION`) and TF.js (`npm pack @tensorflow/tfjs@VERSION`, which
+     bundles its webgl backend) into .cache/ (once) and unpacks them to dist/site/bench/jax-js/
+     and dist/site/bench/tfjs/ (of TF.js only its flat ES module, dist/tf.fesm.min.js); copies
+     bench/page.html and the three suites (suite_webjax.py, suite_jaxjs.mjs, suite_tfjs.mjs)
+     next to them;
   2. natively: NumPy (matmul, chain, sum) and webjax on wasm (wasmtime) as the CPU reference;
-  3. in headless Chromium (the browser tests' flags: WebGPU on SwiftShader), for each of webjax
-     (Pyodide) and jax-js on `wasm` and `webgpu`, served with and without COOP/COEP (cross-origin
-     isolated or not): time to first result, then the suite, one case per call;
-  4. prints one table (rows: benchmarks; columns: configurations; ratio = webjax / jax-js of the
-     metric, per device) and writes JSON to bench/results/<timestamp>.json and to --out.
+  3. in headless Chromium (the browser tests' flags: WebGPU on SwiftShader, WebGL2 on ANGLE's
+     SwiftShader), for each of webjax (Pyodide) and jax-js on `wasm` and `webgpu`, served with
+     and without COOP/COEP (cross-origin isolated or not), and for webjax, jax-js and TF.js on
+     `webgl` (cross-origin isolated only, unless --webgl-plain): time to first result, then the
+     suite, one case per call, alternating between the libraries' pages;
+  4. prints one table and writes JSON to bench/results/<timestamp>.json and to --out.
+
+The table: rows are the benchmarks; columns are configurations, grouped by device and isolation
+(only those that ran: --only and --no-native drop columns):
+  native            numpy, webjax on wasmtime
+  wasm, webgpu      webjax, jax-js, ratio = webjax / jax-js of the metric
+  webgl             webjax, jax-js, tf.js, w/jax-js = webjax / jax-js, w/tf.js = webjax / TF.js
+For µs/op and s lower is better, for the rest higher (so a ratio > 1 favours webjax except on
+those rows). TF.js has no jit: its "conv2d jit" runs the eager op again and its chain is five
+kernels; its conv2d is NHWC with an HWIO filter (the same shapes, TF.js's layouts). On webgl
+each timed call ends with a wait for the GPU: webjax reads one element back (Chromium's WebGL
+finish() is a flush), jax-js uses blockUntilReady, TF.js polls a WebGL fence (--tfjs-sync data:
+`await t.data()` instead, the whole output read back).
 
 Every case has a time budget (a share of the run's total, capped per case): the page stops
 timing when it is spent, a warm-up longer than it is recorded as "timeout", a size predicted
@@ -52,6 +71,9 @@ CACHE = ROOT / ".cache"
 RESULTS = BENCH / "results"
 JAXJS_PACKAGE = "@jax-js/jax"
 JAXJS_VERSION = "0.1.25"  # the version issue 5/6's anchors were measured with
+TFJS_PACKAGE = "@tensorflow/tfjs"  # the union package: core + the cpu and webgl backends
+TFJS_VERSION = "4.22.0"
+TFJS_ENTRY = "dist/tf.fesm.min.js"  # the flat ES module bundle (no imports)
 CHROMIUM = os.environ.get("WEBJAX_CHROMIUM", "/usr/bin/chromium")
 # The same flags as tests/browser/conftest.py (DESIGN.md section 2): WebGPU on SwiftShader.
 CHROMIUM_ARGS = [
@@ -67,7 +89,13 @@ CHROMIUM_ARGS = [
     "--disable-quic",
     "--no-first-run",
 ]
-PAGE_FILES = ("page.html", "suite_webjax.py", "suite_jaxjs.mjs")
+PAGE_FILES = ("page.html", "suite_webjax.py", "suite_jaxjs.mjs", "suite_tfjs.mjs")
+DEVICES = ("wasm", "webgpu", "webgl")
+LIBS = {"wasm": ("webjax", "jaxjs"), "webgpu": ("webjax", "jaxjs"),
+        "webgl": ("webjax", "jaxjs", "tfjs")}  # fmt: skip
+# WebGL runs cross-origin isolated only: isolation gives wasm its threads; a WebGL context is
+# the same either way. --webgl-plain adds the plain runs.
+WEBGL_ISOLATION = (True,)
 LOAD_TIMEOUT_S = 180
 MLP = {"batch": 128, "d_in": 784, "hidden": 512, "d_out": 10, "lr": 0.01}
 CONV = {"n": 8, "c": 32, "h": 64, "w": 64, "o": 32, "k": 3}
@@ -164,43 +192,58 @@ def ensure_site() -> None:
             raise SystemExit(f"build.py left dist/site stale: {still[:3]}")
 
 
-def fetch_jaxjs(version: str) -> tuple[str, str]:
-    """npm pack jax-js into .cache/ (once), unpack it to dist/site/bench/jax-js/; returns
-    (version, the ES module entry relative to dist/site/bench/)."""
+def npm_pack(package: str, version: str) -> Path:
+    """`npm pack PACKAGE@VERSION` into .cache/ (once); returns the tarball."""
     CACHE.mkdir(exist_ok=True)
-    tgz = CACHE / f"jax-js-jax-{version}.tgz"
+    tgz = CACHE / f"{package.removeprefix('@').replace('/', '-')}-{version}.tgz"
     if not tgz.exists():
         npm = shutil.which("npm")
         if npm is None:
-            raise SystemExit("npm is needed to fetch jax-js (apt-get install npm)")
-        log(f"$ npm pack {JAXJS_PACKAGE}@{version}")
+            raise SystemExit(f"npm is needed to fetch {package} (apt-get install npm)")
+        log(f"$ npm pack {package}@{version}")
         subprocess.run(
-            [npm, "pack", f"{JAXJS_PACKAGE}@{version}", "--pack-destination", str(CACHE)],
+            [npm, "pack", f"{package}@{version}", "--pack-destination", str(CACHE)],
             cwd=CACHE, check=True, stdout=subprocess.DEVNULL,
         )  # fmt: skip
         if not tgz.exists():
             raise SystemExit(f"npm pack did not produce {tgz}")
-    target = SITE_BENCH / "jax-js"
+    return tgz
+
+
+def unpack(tgz: Path, target: Path, keep: Any = None) -> None:
+    """Unpack the npm tarball's package/ to `target` (once per tarball; `keep(path)` picks the
+    files, all by default)."""
     stamp = target / ".webjax-stamp"
     stamp_text = f"{tgz.name} {tgz.stat().st_size}"
-    if not (stamp.exists() and stamp.read_text() == stamp_text):
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
-        with tarfile.open(tgz) as tf:
-            for member in tf.getmembers():
-                if not member.isfile() or not member.name.startswith("package/"):
-                    continue
-                if ".." in Path(member.name).parts:
-                    raise SystemExit(f"unsafe path in {tgz.name}: {member.name}")
-                dest = target / member.name.removeprefix("package/")
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                source = tf.extractfile(member)
-                assert source is not None
-                with source, open(dest, "wb") as f:
-                    shutil.copyfileobj(source, f)
-        stamp.write_text(stamp_text)
-        log(f"unpacked {tgz.name} -> {target.relative_to(ROOT)}/")
+    if stamp.exists() and stamp.read_text() == stamp_text:
+        return
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    with tarfile.open(tgz) as tf:
+        for member in tf.getmembers():
+            if not member.isfile() or not member.name.startswith("package/"):
+                continue
+            if ".." in Path(member.name).parts:
+                raise SystemExit(f"unsafe path in {tgz.name}: {member.name}")
+            name = member.name.removeprefix("package/")
+            if keep is not None and not keep(name):
+                continue
+            dest = target / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            source = tf.extractfile(member)
+            assert source is not None
+            with source, open(dest, "wb") as f:
+                shutil.copyfileobj(source, f)
+    stamp.write_text(stamp_text)
+    log(f"unpacked {tgz.name} -> {target.relative_to(ROOT)}/")
+
+
+def fetch_jaxjs(version: str) -> tuple[str, str]:
+    """npm pack jax-js into .cache/ (once), unpack it to dist/site/bench/jax-js/; returns
+    (version, the ES module entry relative to dist/site/bench/)."""
+    target = SITE_BENCH / "jax-js"
+    unpack(npm_pack(JAXJS_PACKAGE, version), target)
     package = json.loads((target / "package.json").read_text())
     exports = package.get("exports", {})
     root_export = exports.get(".", exports) if isinstance(exports, dict) else exports
@@ -214,6 +257,22 @@ def fetch_jaxjs(version: str) -> tuple[str, str]:
     if not isinstance(entry, str) or not (target / entry).is_file():
         raise SystemExit(f"cannot find jax-js's ES module entry in its package.json: {entry}")
     return package["version"], "jax-js/" + entry.removeprefix("./")
+
+
+def fetch_tfjs(version: str) -> tuple[str, str]:
+    """npm pack TF.js into .cache/ (once), unpack its self-contained ES module bundle (core,
+    the cpu and webgl backends; 1 MB of the package's 150) to dist/site/bench/tfjs/; returns
+    (version, the entry relative to dist/site/bench/)."""
+    target = SITE_BENCH / "tfjs"
+    unpack(
+        npm_pack(TFJS_PACKAGE, version),
+        target,
+        keep=lambda n: n in (TFJS_ENTRY, "package.json", "LICENSE"),
+    )
+    package = json.loads((target / "package.json").read_text())
+    if not (target / TFJS_ENTRY).is_file():
+        raise SystemExit(f"{TFJS_PACKAGE}@{version} has no {TFJS_ENTRY}")
+    return package["version"], "tfjs/" + TFJS_ENTRY
 
 
 def layout_bench_pages() -> None:
@@ -372,6 +431,7 @@ class Browser:
     def __init__(self, playwright: Any) -> None:
         self.playwright = playwright
         self.browser: Any = None
+        self.generation = 0  # counts restarts: pages of an older generation are gone
 
     async def start(self) -> None:
         self.browser = await self.playwright.chromium.launch(
@@ -381,6 +441,7 @@ class Browser:
     async def restart(self) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.browser.close(), 20)
+        self.generation += 1
         await self.start()
 
 
@@ -392,8 +453,14 @@ class BenchPage:
         self.context: Any = None
         self.page: Any = None
         self.console: list[str] = []
+        self.generation = -1
+
+    def stale(self) -> bool:
+        """Opened in a browser since restarted (by another page that would not close)."""
+        return self.page is not None and self.generation != self.browser.generation
 
     async def open(self) -> dict[str, Any]:
+        self.generation = self.browser.generation
         self.context = await self.browser.browser.new_context()
         self.page = await self.context.new_page()
         self.page.on("console", lambda m: self.console.append(f"[{m.type}] {m.text}"))
@@ -478,6 +545,8 @@ async def run_group(
                 done[case["id"]] = {"unit": case["unit"], "status": "timeout", "note": skip}
                 log(f"  {name:<20} {case['id']:<18} {skip}")
                 continue
+            if page.stale():
+                page.context = page.page = None
             if page.page is None:  # killed by the previous case: a fresh page
                 try:
                     await page.open()
@@ -495,9 +564,10 @@ async def run_group(
 
 
 async def browser_part(
-    args: argparse.Namespace, cases: list[dict[str, Any]], entry: str, clock: Clock,
-    timing: dict[str, Any],
+    args: argparse.Namespace, cases: list[dict[str, Any]], entries: dict[str, str],
+    clock: Clock, timing: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
+    """`entries`: the page's query for each JS library (where its ES module is)."""
     from playwright.async_api import async_playwright
 
     build = load_build_module()
@@ -507,14 +577,17 @@ async def browser_part(
         server, url = build.start_server(SITE, isolated=isolated, quiet=True)
         servers[isolated], urls[isolated] = server, url
     groups = []
+    webgl_isolation = (True, False) if args.webgl_plain else WEBGL_ISOLATION
     for isolated in (True, False):
-        for device in ("wasm", "webgpu"):
+        for device in DEVICES:
+            if device == "webgl" and isolated not in webgl_isolation:
+                continue
             group = []
-            for lib in ("webjax", "jaxjs"):
+            for lib in LIBS[device]:
                 name = config_name(lib, device, isolated)
                 if args.only and not any(s in name for s in args.only):
                     continue
-                query = f"lib={lib}&device={device}" + (f"&entry={entry}" if lib == "jaxjs" else "")
+                query = f"lib={lib}&device={device}" + entries.get(lib, "")
                 url = f"{urls[isolated]}bench/page.html?{query}"
                 group.append({"name": name, "lib": lib, "device": device,
                               "isolated": isolated, "url": url})  # fmt: skip
@@ -542,8 +615,11 @@ async def browser_part(
 # --- the table --------------------------------------------------------------------------------
 
 
+LIB_NAMES = {"webjax": "webjax", "jaxjs": "jax-js", "tfjs": "tf.js"}
+
+
 def config_name(lib: str, device: str, isolated: bool) -> str:
-    return f"{'webjax' if lib == 'webjax' else 'jax-js'} {device} {'coi' if isolated else 'plain'}"
+    return f"{LIB_NAMES[lib]} {device} {'coi' if isolated else 'plain'}"
 
 
 def describe(res: dict[str, Any]) -> str:
@@ -585,6 +661,9 @@ def cell(res: dict[str, Any] | None) -> str:
 
 
 def table(results: dict[str, Any], cases: list[dict[str, Any]]) -> str:
+    """Rows: the cases; columns: the native references, then per isolation and device each
+    library and webjax's ratio to each other library. Configurations that did not run (--only,
+    --no-native) have no column."""
     row_ids = [c["id"] for c in cases] + ["time to first result"]
     units = {c["id"]: c["unit"] for c in cases} | {"time to first result": "s"}
     columns: list[tuple[str, str, str, Any]] = []  # (device, isolation, library, getter)
@@ -592,23 +671,30 @@ def table(results: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     def getter(config: str) -> Any:
         return lambda rid: (results.get(config, {}).get("cases") or {}).get(rid)
 
-    columns.append(("native", "", "numpy", getter("numpy native")))
-    columns.append(("native", "wasmtime", "webjax", getter("webjax wasm native")))
+    if "numpy native" in results:
+        columns.append(("native", "", "numpy", getter("numpy native")))
+    if "webjax wasm native" in results:
+        columns.append(("native", "wasmtime", "webjax", getter("webjax wasm native")))
     for isolated in (True, False):
-        for device in ("wasm", "webgpu"):
-            w = config_name("webjax", device, isolated)
-            j = config_name("jaxjs", device, isolated)
+        for device in DEVICES:
+            names = {lib: config_name(lib, device, isolated) for lib in LIBS[device]}
+            if not any(n in results for n in names.values()):
+                continue
             iso = "coi" if isolated else "plain"
-            columns.append((device, iso, "webjax", getter(w)))
-            columns.append((device, iso, "jax-js", getter(j)))
+            for lib, name in names.items():
+                columns.append((device, iso, LIB_NAMES[lib], getter(name)))
+            w = names["webjax"]
+            others = [lib for lib in LIBS[device] if lib != "webjax"]
+            for lib in others:
 
-            def ratio(rid: str, w: str = w, j: str = j) -> dict[str, Any] | None:
-                a, b = getter(w)(rid), getter(j)(rid)
-                if not (a and b and "value" in a and "value" in b and b["value"]):
-                    return None
-                return {"status": "ok", "value": a["value"] / b["value"]}
+                def ratio(rid: str, w: str = w, j: str = names[lib]) -> dict[str, Any] | None:
+                    a, b = getter(w)(rid), getter(j)(rid)
+                    if not (a and b and "value" in a and "value" in b and b["value"]):
+                        return None
+                    return {"status": "ok", "value": a["value"] / b["value"]}
 
-            columns.append((device, iso, "ratio", ratio))
+                label = "ratio" if len(others) == 1 else f"w/{LIB_NAMES[lib]}"
+                columns.append((device, iso, label, ratio))
     label_width = max(len(f"{r} [{units[r]}]") for r in row_ids) + 1
     width = 9
     heads = [
@@ -623,15 +709,17 @@ def table(results: dict[str, Any], cases: list[dict[str, Any]]) -> str:
         for _, _, lib, get in columns:
             res = get(rid)
             text = cell(res)
-            if lib == "ratio" and res is not None:
+            if (lib == "ratio" or lib.startswith("w/")) and res is not None:
                 text = f"{res['value']:.2f}x"
             cells.append(f"{text:>{width}}")
         lines.append(f"{label:<{label_width}}" + "".join(cells))
     lines.append(
-        "ratio = webjax / jax-js of the metric (same device and isolation); for µs/op and s "
-        "lower is better, for the rest higher. coi = cross-origin isolated (COOP/COEP; wasm "
-        "threads for jax-js), plain = without. '!' = the result's spot check failed. webgpu "
-        "is SwiftShader (a CPU emulation): only its ratios mean anything."
+        "ratio = webjax / jax-js of the metric (same device and isolation); on webgl w/jax-js "
+        "= webjax / jax-js and w/tf.js = webjax / TF.js. For µs/op and s lower is better, for "
+        "the rest higher. coi = cross-origin isolated (COOP/COEP; wasm threads for jax-js), "
+        "plain = without. '!' = the result's spot check failed. webgpu and webgl are "
+        "SwiftShader (a CPU emulation): only their ratios mean anything. TF.js has no jit: "
+        "its 'conv2d jit' is the eager op again, its chain five kernels."
     )
     return "\n".join(lines)
 
@@ -665,6 +753,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--total-minutes", type=float, help="the run's time target")
     parser.add_argument("--case-budget", type=float, help="the cap of one case's budget (s)")
     parser.add_argument("--jaxjs-version", default=JAXJS_VERSION)
+    parser.add_argument("--tfjs-version", default=TFJS_VERSION)
+    parser.add_argument(
+        "--tfjs-sync", choices=("fence", "data"), default="fence",
+        help="how a TF.js call ends: a WebGL fence (no read-back) or `await t.data()`",
+    )  # fmt: skip
+    parser.add_argument(
+        "--webgl-plain", action="store_true", help="webgl also without cross-origin isolation"
+    )
     args = parser.parse_args(argv)
     if not args.no_browser:
         ensure_tools_python(argv)
@@ -677,6 +773,8 @@ def main(argv: list[str]) -> int:
 
     ensure_site()
     jaxjs_version, entry = fetch_jaxjs(args.jaxjs_version)
+    tfjs_version, tfjs_entry = fetch_tfjs(args.tfjs_version)
+    entries = {"jaxjs": f"&entry={entry}", "tfjs": f"&tfjs={tfjs_entry}&tfsync={args.tfjs_sync}"}
     layout_bench_pages()
     cases = suite(args.quick)
     if args.cases:
@@ -689,7 +787,7 @@ def main(argv: list[str]) -> int:
         native_share = clock.left() * (0.08 if not args.no_browser else 1.0)
         results["webjax wasm native"] = webjax_native(cases, clock, native_share, timing)
     if not args.no_browser:
-        results.update(asyncio.run(browser_part(args, cases, entry, clock, timing)))
+        results.update(asyncio.run(browser_part(args, cases, entries, clock, timing)))
     browser_info = results.pop("_browser", None)
     text = table(results, cases)
     print()
@@ -710,6 +808,12 @@ def main(argv: list[str]) -> int:
             "quick": args.quick,
             "elapsed_s": elapsed,
             "jaxjs": {"package": JAXJS_PACKAGE, "version": jaxjs_version, "entry": entry},
+            "tfjs": {
+                "package": TFJS_PACKAGE,
+                "version": tfjs_version,
+                "entry": tfjs_entry,
+                "sync": args.tfjs_sync,
+            },
             "browser": browser_info,
             "host": {
                 "platform": platform.platform(),

@@ -7,8 +7,9 @@ two doing the same work. Each case returns raw timings; bench/run.py turns them 
 
 Timing: one warm-up call (compiles; a second one when cheap), then timed calls until `max_reps`,
 or `target_s` of timed calls (at least 3), or the case's time budget is spent; each call ends
-with `await x.block_until_ready_async()` (natively the sync twin). A warm-up alone longer than
-the budget returns {"status": "timeout"}.
+with `await x.block_until_ready_async()` (natively the sync twin; on webgl in the browser also
+a one-element read, see READ_ONE). A warm-up alone longer than the budget returns
+{"status": "timeout"}. The TF.js twin (webgl only) is bench/suite_tfjs.mjs.
 """
 
 from __future__ import annotations
@@ -25,11 +26,20 @@ import webjax.numpy as jnp
 
 IN_BROWSER = sys.platform == "emscripten"
 TARGET = [1.0]  # seconds of timed calls that are enough (set per case by run_case)
+# On webgl in Chromium, block_until_ready ends in gl.finish(), which Chromium's WebGL runs as a
+# flush (it does not wait for the GPU): the timed calls would only measure dispatch. There,
+# each call also reads back one element of its (last) output: an async read waits on a fence,
+# which the GPU passes once everything issued before it has run (like TF.js's fence sync).
+READ_ONE = [False]
 
 
 async def sync(x: Any) -> Any:
     if IN_BROWSER:
         await jax.block_until_ready_async(x)
+        if READ_ONE[0]:
+            leaves = jax.tree_util.tree_leaves(x)
+            if leaves:
+                await leaves[-1].reshape(-1)[:1].tolist_async()
     else:
         jax.block_until_ready(x)
     return x
@@ -229,6 +239,7 @@ async def run_case(
 ) -> dict[str, Any]:
     start = now()
     TARGET[0] = target_s
+    READ_ONE[0] = device == "webgl" and IN_BROWSER
     try:
         dev = await device_for(device)
         with jax.default_device(dev):
