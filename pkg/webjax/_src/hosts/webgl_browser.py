@@ -211,7 +211,28 @@ _HELPER_JS = r"""
       }
     },
     flush() { gl.flush(); },
-    finish() { gl.finish(); check("finish"); },
+    // Chromium's gl.finish() does not wait: a one-texel read of the last texture drawn does
+    // (GL runs commands in order, and readPixels returns the finished value)
+    finish() {
+      if (lost) check("finish");
+      if (attached === null) return;
+      const out = new Uint32Array(4);
+      gl.readPixels(0, 0, 1, 1, this.readFormat(), gl.UNSIGNED_INT, out);
+      check("finish");
+    },
+    async idle() {
+      if (lost) check("wait");
+      const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+      gl.flush();
+      for (;;) {
+        const s = gl.clientWaitSync(sync, 0, 0);
+        if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED || s === gl.WAIT_FAILED) break;
+        if (lost) break;
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      gl.deleteSync(sync);
+      check("wait");
+    },
   };
 })()
 """
@@ -312,8 +333,17 @@ class BrowserWebGL:
         self.h.flush()
 
     def finish(self) -> None:
+        """Wait until every draw so far is done (a one-texel read: Chromium's finish() does
+        not wait)."""
         try:
             self.h.finish()
+        except Exception as e:
+            raise _error(e) from None
+
+    async def wait_idle_async(self) -> None:
+        """Wait on a fence without blocking the page."""
+        try:
+            await self.h.idle()
         except Exception as e:
             raise _error(e) from None
 

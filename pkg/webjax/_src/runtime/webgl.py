@@ -301,6 +301,13 @@ class WebGLBackend(Backend):
     def synchronize(self) -> None:
         self.host.finish()
 
+    async def synchronize_async(self) -> None:
+        wait = getattr(self.host, "wait_idle_async", None)
+        if wait is None:
+            self.host.finish()
+        else:
+            await wait()
+
     def close(self) -> None:
         """Delete every texture in the pool and every compiled program."""
         self.trim()
