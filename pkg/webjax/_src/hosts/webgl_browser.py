@@ -226,8 +226,8 @@ _HELPER_JS = r"""
       gl.flush();
       for (;;) {
         const s = gl.clientWaitSync(sync, 0, 0);
-        if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED || s === gl.WAIT_FAILED) break;
-        if (lost) break;
+        if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED) break;
+        if (s === gl.WAIT_FAILED || lost) break;
         await new Promise((r) => setTimeout(r, 0));
       }
       gl.deleteSync(sync);
