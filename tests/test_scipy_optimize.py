@@ -56,8 +56,11 @@ def check_opt(got: Any, want: Any, rtol: float = 1e-4, atol: float = 1e-5) -> No
 
 @pytest.mark.parametrize("case", sorted(OPT_CASES))
 def test_minimize_bfgs(device: Any, case: str) -> None:
-    if device.platform == "webgpu" and case != "quartic":
-        pytest.skip("slow on lavapipe (every line-search step is a read); quartic covers webgpu")
+    if device.platform in ("webgpu", "webgl") and case != "quartic":
+        pytest.skip(
+            f"slow on Mesa's software GPUs (every line-search step is a read and new kernels); "
+            f"quartic covers {device.platform}"
+        )
     fn, x0, args, options = OPT_CASES[case]
     x0 = np.array(x0, np.float32)
     got = wo.minimize(fn(jnp), jnp.asarray(x0), args, method="BFGS", options=options)
@@ -77,8 +80,8 @@ def test_minimize_x64(device: Any) -> None:
 
 
 def test_minimize_jit_and_vmap(device: Any) -> None:
-    if device.platform == "webgpu":
-        pytest.skip("slow on lavapipe; test_minimize_bfgs covers webgpu")
+    if device.platform in ("webgpu", "webgl"):
+        pytest.skip(f"slow on Mesa's software GPUs; test_minimize_bfgs covers {device.platform}")
     fn = quartic(jnp)
     x0 = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 0.0]], np.float32)
     s = np.array([1.0, 2.0], np.float32)
