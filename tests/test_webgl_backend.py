@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+import webjax
+import webjax.numpy as jnp
 from webjax._src import dtypes as dt
 from webjax._src.codegen.glsl import kernel as glsl
 from webjax._src.ir import exp as E
@@ -153,3 +155,12 @@ def test_shaders_are_glsl_es_300() -> None:
     program = glsl.render(kernel)
     assert program.passes[0].source.startswith("#version 300 es\n")
     assert program.passes[0].texels == 4  # two float16 per word
+
+
+def test_the_context_survives_wgpu_taking_the_egl_binding() -> None:
+    # wgpu-py's adapter enumeration makes its own EGL context current on this thread
+    x = webjax.device_put(jnp.arange(4.0), webjax.devices("webgl")[0])
+    assert (x + 1).tolist() == [1.0, 2.0, 3.0, 4.0]
+    if GL.host._egl.eglGetCurrentContext() == GL.host._ctx.value:
+        GL.host._egl.eglMakeCurrent(GL.host._dpy, None, None, None)  # as wgpu leaves it
+    assert (x * 3).tolist() == [0.0, 3.0, 6.0, 9.0]

@@ -159,6 +159,7 @@ class NativeWebGL:
             raise BackendUnavailable("EGL: cannot create an OpenGL ES 3 context")
         self._ctx = C.c_void_p(ctx)
         egl.eglMakeCurrent.argtypes = [C.c_void_p] * 4
+        egl.eglGetCurrentContext.restype = C.c_void_p
         if not egl.eglMakeCurrent(self._dpy, None, None, self._ctx):
             raise BackendUnavailable("EGL: cannot make the ES 3 context current")
         self._pid = os.getpid()
@@ -183,6 +184,15 @@ class NativeWebGL:
         self._program = 0
         self._locations: dict[tuple[int, str], int] = {}
 
+    def _use(self) -> None:
+        """Make our context current again if something else took the thread's EGL binding
+        (wgpu-py's adapter enumeration does: it probes a GL backend through EGL)."""
+        egl = self._egl
+        if egl.eglGetCurrentContext() != self._ctx.value and not egl.eglMakeCurrent(
+            self._dpy, None, None, self._ctx
+        ):
+            raise RuntimeError("webgl: EGL could not make the GL ES context current again")
+
     def _int(self, pname: int) -> int:
         v = C.c_int()
         self.gl.GetIntegerv(pname, C.byref(v))
@@ -201,6 +211,7 @@ class NativeWebGL:
 
     # -- textures ------------------------------------------------------------------------------
     def create_texture(self, width: int, height: int) -> int:
+        self._use()
         gl = self.gl
         ids = (C.c_uint * 1)()
         gl.GenTextures(1, ids)
@@ -214,12 +225,14 @@ class NativeWebGL:
         return int(tex)
 
     def delete_texture(self, tex: int) -> None:
+        self._use()
         if self._attached == tex:
             self._attach(0)
         self.gl.DeleteTextures(1, (C.c_uint * 1)(tex))
 
     def write_texture(self, tex: int, width: int, rows: int, data: bytes | bytearray) -> None:
         """Rows 0..rows-1 of the texture from `data` (exactly rows * width * 4 bytes)."""
+        self._use()
         gl = self.gl
         gl.ActiveTexture(_TEXTURE0)
         gl.BindTexture(_TEXTURE_2D, tex)
@@ -236,6 +249,7 @@ class NativeWebGL:
         """Rows 0..rows-1 (rows * width * 4 bytes); waits for the draws that write them. Read as
         RED_INTEGER where the context offers it for R32UI, else as RGBA_INTEGER (the format
         every ES 3 context reads), keeping the red words."""
+        self._use()
         self._attach(tex)
         if self._red_reads is None:
             fmt = self._int(_IMPLEMENTATION_COLOR_READ_FORMAT)
@@ -276,6 +290,7 @@ class NativeWebGL:
         return buf.value.decode(errors="replace").strip()
 
     def create_program(self, vertex: str, fragment: str) -> int:
+        self._use()
         gl = self.gl
         vs = self._shader(_VERTEX_SHADER, vertex)
         try:
@@ -298,6 +313,7 @@ class NativeWebGL:
         return int(prog)
 
     def delete_program(self, prog: int) -> None:
+        self._use()
         if self._program == prog:
             self._program = 0
         self.gl.DeleteProgram(prog)
@@ -320,6 +336,7 @@ class NativeWebGL:
     ) -> None:
         """Run `prog` over rows 0..rows-1 of `output` (`width` texels wide), with input
         textures on units 0.. (sampler `in<k>` on unit k) and integer uniforms set by name."""
+        self._use()
         gl = self.gl
         if self._program != prog:
             gl.UseProgram(prog)
@@ -343,9 +360,11 @@ class NativeWebGL:
             gl.BindTexture(_TEXTURE_2D, 0)
 
     def flush(self) -> None:
+        self._use()
         self.gl.Flush()
 
     def finish(self) -> None:
+        self._use()
         self.gl.Finish()
 
 
