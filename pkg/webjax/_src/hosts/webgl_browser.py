@@ -37,6 +37,18 @@ _HELPER_JS = r"""
     if (l === undefined) { l = gl.getUniformLocation(prog, name); m.set(name, l); }
     return l;
   }
+  // wait, without blocking the page, until the GPU has run every command issued so far
+  async function fence() {
+    const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
+    gl.flush();
+    for (;;) {
+      const s = gl.clientWaitSync(sync, 0, 0);
+      if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED) break;
+      if (s === gl.WAIT_FAILED || lost) break;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    gl.deleteSync(sync);
+  }
   function shader(kind, source) {
     const s = gl.createShader(kind);
     gl.shaderSource(s, source);
@@ -142,15 +154,7 @@ _HELPER_JS = r"""
       gl.bufferData(gl.PIXEL_PACK_BUFFER, n, gl.STREAM_READ);
       gl.readPixels(0, 0, w, rows, fmt, gl.UNSIGNED_INT, 0);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, null);
-      const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
-      gl.flush();
-      for (;;) {
-        const s = gl.clientWaitSync(sync, 0, 0);
-        if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED) break;
-        if (s === gl.WAIT_FAILED || lost) break;
-        await new Promise((r) => setTimeout(r, 0));
-      }
-      gl.deleteSync(sync);
+      await fence();
       const out = new Uint32Array(n >> 2);
       gl.bindBuffer(gl.PIXEL_PACK_BUFFER, pbo);
       gl.getBufferSubData(gl.PIXEL_PACK_BUFFER, 0, out);
@@ -222,15 +226,7 @@ _HELPER_JS = r"""
     },
     async idle() {
       if (lost) check("wait");
-      const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
-      gl.flush();
-      for (;;) {
-        const s = gl.clientWaitSync(sync, 0, 0);
-        if (s === gl.ALREADY_SIGNALED || s === gl.CONDITION_SATISFIED) break;
-        if (s === gl.WAIT_FAILED || lost) break;
-        await new Promise((r) => setTimeout(r, 0));
-      }
-      gl.deleteSync(sync);
+      await fence();
       check("wait");
     },
   };
