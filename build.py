@@ -105,13 +105,27 @@ def venv_tool(name: str) -> Path:
 
 def venv_requirements() -> list[str]:
     extras = project()["optional-dependencies"]
-    return [*extras["test"], *extras["oracle"], "hatchling", "build"]
+    return [*extras["test"], *extras["oracle"], *extras["ecosystem"], "hatchling", "build"]
+
+
+# The JAX libraries that tests/ecosystem runs over webjax, pinned. They go in without their
+# declared dependencies (jaxlib builds, Orbax, TensorStore); the `ecosystem` extra lists the
+# pure-Python ones they need.
+ECOSYSTEM_LIBRARIES = [
+    "optax==0.2.8",
+    "chex==0.1.92",
+    "flax==0.12.8",
+    "equinox==0.13.8",
+    "jaxtyping==0.3.11",
+    "wadler_lindig==0.1.8",
+]
 
 
 def ensure_venv() -> Path:
-    """Create .venv with the test and oracle extras, hatchling and build; reuse it if current."""
+    """Create .venv with the test, oracle and ecosystem extras, the ecosystem's libraries,
+    hatchling and build; reuse it if current."""
     requirements = venv_requirements()
-    stamp_text = json.dumps([VENV_EPOCH, sys.version, requirements])
+    stamp_text = json.dumps([VENV_EPOCH, sys.version, requirements, ECOSYSTEM_LIBRARIES])
     stamp_hash = hashlib.sha256(stamp_text.encode()).hexdigest()
     stamp = VENV / ".webjax-stamp"
     python = venv_python()
@@ -122,6 +136,8 @@ def ensure_venv() -> Path:
         run([sys.executable, "-m", "venv", str(VENV)])
     log("installing tools into the venv (test + oracle extras, hatchling, build)")
     run([str(python), "-m", "pip", "install", "--quiet", *requirements])
+    log("installing the JAX libraries of the ecosystem tier (without their dependencies)")
+    run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", *ECOSYSTEM_LIBRARIES])
     stamp.write_text(stamp_hash + "\n")
     return python
 
@@ -518,13 +534,16 @@ NATIVE_GROUPS = 3
 
 def pytest_runs(pytest_args: list[str]) -> list[tuple[str, list[str]]]:
     """(name, pytest arguments) of each pytest process: the given arguments in one, or with
-    none, the browser tier and NATIVE_GROUPS groups of the native test files."""
+    none, the browser tier, the ecosystem tier and NATIVE_GROUPS groups of the native tests."""
     if pytest_args:
         return [("pytest", pytest_args)]
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py"))
     size = -(-len(files) // NATIVE_GROUPS)
     groups = [files[i : i + size] for i in range(0, len(files), size)]
-    runs = [("pytest tests/browser", ["tests/browser"])]
+    runs = [
+        ("pytest tests/browser", ["tests/browser"]),
+        ("pytest tests/ecosystem", ["tests/ecosystem"]),
+    ]
     for k, group in enumerate(groups, 1):
         runs.append((f"pytest native {k}/{len(groups)} ({group[0]} .. {group[-1]})", group))
     return runs

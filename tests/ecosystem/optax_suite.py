@@ -1,0 +1,155 @@
+"""Optax's own test files (they ship inside its wheel), run under real JAX and under webjax
+installed as `jax`, test by test.
+
+    .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--report optax-report.json]
+
+Without `--all` it runs SAMPLE, the files the test tier runs; with it, every `*_test.py` of the
+installed optax. Each flavour runs in its own pytest process (a library binds `jax` when it is
+imported, so the two cannot share one) with a JUnit XML report; the summary gives passed,
+failed, errors and skipped per flavour and the tests that pass under JAX but not under webjax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PKG = HERE.parents[1] / "pkg"
+
+# The files the test tier runs: each optax area once (optimizers, transforms, schedules, losses,
+# tree utilities, contrib), chosen so the tier stays within a few minutes on two cores.
+SAMPLE = [
+    "_src/base_test.py",
+    "_src/update_test.py",
+    "_src/numerics_test.py",
+    "_src/combine_test.py",
+    "_src/lookahead_test.py",
+    "_src/factorized_test.py",
+    "transforms/_clipping_test.py",
+    "transforms/_accumulation_test.py",
+    "transforms/_masking_test.py",
+    "transforms/_constraining_test.py",
+    "schedules/_schedule_test.py",
+    "schedules/_join_test.py",
+    "losses/_regression_test.py",
+    "losses/_classification_test.py",
+    "tree_utils/_tree_math_test.py",
+    "tree_utils/_state_utils_test.py",
+    "contrib/_sam_test.py",
+]
+
+# A test that runs longer than this under either flavour counts as failed (a hang is a failure).
+TIMEOUT_S = 300
+
+
+def optax_root() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("optax")
+    if spec is None or spec.origin is None:
+        raise SystemExit("optax is not installed: `python build.py` installs the ecosystem tier")
+    return Path(spec.origin).parent
+
+
+def suite_files(everything: bool) -> list[Path]:
+    root = optax_root()
+    if everything:
+        return sorted(root.rglob("*_test.py"))
+    return [root / name for name in SAMPLE]
+
+
+@dataclass
+class Outcomes:
+    """Test id -> "passed" | "failed" | "error" | "skipped"."""
+
+    by_test: dict[str, str] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for v in self.by_test.values() if v == outcome)
+
+    def summary(self) -> dict[str, int]:
+        return {k: self.count(k) for k in ("passed", "failed", "error", "skipped")}
+
+
+def read_junit(path: Path) -> Outcomes:
+    out = Outcomes()
+    for case in ET.parse(path).getroot().iter("testcase"):
+        test_id = f"{case.get('classname')}::{case.get('name')}"
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed"}.get(child.tag, child.tag)
+                message = (
+                    (child.get("message") or "").splitlines()[0][:300]
+                    if child.get("message")
+                    else ""
+                )
+                break
+        out.by_test[test_id] = outcome
+        if message:
+            out.messages[test_id] = message
+    return out
+
+
+def run_flavour(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
+    """One pytest process over `files`, with webjax installed as `jax` for flavour "webjax"."""
+    report = workdir / f"{flavour}.xml"
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+    args += [f"--timeout={TIMEOUT_S}", f"--junitxml={report}", "--rootdir", str(workdir)]
+    env = dict(os.environ)
+    if flavour == "webjax":
+        args += ["-p", "webjax_as_jax"]
+        paths = [str(HERE), str(PKG), env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    subprocess.run([*args, *map(str, files)], cwd=workdir, env=env, stdout=subprocess.DEVNULL)
+    if not report.exists():
+        raise RuntimeError(f"pytest under {flavour} wrote no report (it crashed at start-up)")
+    return read_junit(report)
+
+
+def compare(jax: Outcomes, webjax: Outcomes) -> dict:
+    regressions = sorted(
+        t for t, o in jax.by_test.items() if o == "passed" and webjax.by_test.get(t) != "passed"
+    )
+    return {
+        "jax": jax.summary(),
+        "webjax": webjax.summary(),
+        "pass_ratio": webjax.count("passed") / max(1, jax.count("passed")),
+        "regressions": {
+            t: webjax.messages.get(t, webjax.by_test.get(t, "absent")) for t in regressions
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--all", action="store_true", help="every optax test file, not SAMPLE")
+    parser.add_argument("--report", type=Path, help="write the comparison as JSON here")
+    args = parser.parse_args(argv)
+    files = suite_files(args.all)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = compare(
+            run_flavour("jax", files, Path(tmp)), run_flavour("webjax", files, Path(tmp))
+        )
+    result["files"] = [str(f.relative_to(optax_root())) for f in files]
+    if args.report:
+        args.report.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"real JAX: {result['jax']}")
+    print(f"webjax:   {result['webjax']}")
+    print(f"webjax passes {result['pass_ratio']:.1%} of real JAX's passes")
+    for test, why in result["regressions"].items():
+        print(f"  passes under JAX, not under webjax: {test}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
