@@ -4,7 +4,11 @@
 also a `performance.measure` on a DevTools custom track (group "webjax", track = device).
 Event fields are stable (tests and benchmarks count kernels from them): name, cat
 ("kernel"), ph ("X"), ts/dur in microseconds, pid 1, tid = device platform,
-args = {platform, size, dtype, expr}.
+args = {platform, size, dtype, expr, clock}. `clock` says what `dur` measured: "gpu" (the
+device's own timer: WebGPU timestamp queries, WebGL/GL ES TIME_ELAPSED queries), "cpu" (host
+time around the dispatch; GPU backends without timers wait for the kernel's work in it), or
+"cpu-issue" (host time to issue the kernel only: its GPU timer result was voided by a disjoint
+operation or was not ready when the trace stopped; see hosts/gl_timer.py).
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .hosts import in_browser, profiler_browser
 
 _events: list[dict[str, Any]] | None = None
 _log_dir: str | None = None
+_before_stop: dict[Callable[[], None], None] = {}  # backends' hooks for this trace (ordered)
 # Always-on counter of kernel dispatches per platform (cheap; used by tests for fusion).
 dispatch_count: dict[str, int] = {}
 
@@ -27,6 +32,13 @@ dispatch_count: dict[str, int] = {}
 def open_events() -> list[dict[str, Any]] | None:
     """The events of the trace being recorded (backends fill in device times), or None."""
     return _events
+
+
+def before_stop(hook: Callable[[], None]) -> None:
+    """Run `hook()` when the trace stops, before its events are returned (a backend fills in
+    device times there); registering one hook again in a trace is a no-op."""
+    if _events is not None:
+        _before_stop[hook] = None
 
 
 def _browser_now() -> float | None:
@@ -48,6 +60,10 @@ def stop_trace() -> list[dict[str, Any]]:
     global _events
     if _events is None:
         raise RuntimeError("No profile started")
+    hooks = list(_before_stop)
+    _before_stop.clear()
+    for hook in hooks:
+        hook()
     events, _events = _events, None
     if _log_dir is not None:
         os.makedirs(_log_dir, exist_ok=True)
@@ -102,6 +118,7 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
                 "dtype": kernel.out_dtype.name,
                 "expr": repr(kernel.exp)[:2000],
                 "source": str(getattr(exe, "source", ""))[:4000],
+                "clock": "cpu",  # a backend with device timers changes it (module docstring)
             },
         }
     )

@@ -6,6 +6,11 @@ attached to a framebuffer, and reads through `glReadPixels`. The same GLSL ES 3.
 here and in browsers (`#version 300 es`). Bound with ctypes to libEGL and libGLESv2, so nothing
 outside the standard library is needed; the libraries are opened lazily (import webjax works
 without them) and a host without them, or without an ES 3 context, gets BackendUnavailable.
+
+Kernel GPU times for the profiler come from GL_EXT_disjoint_timer_query (Mesa's llvmpipe has
+it) through hosts/gl_timer.py. Native contexts are not lost, but `lose_context()` simulates a
+loss for tests (the context is destroyed and every later call raises, naming the loss, as in a
+browser); `open_device()` then makes a fresh context.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 from typing import Any
 
 from . import BackendUnavailable
+from .gl_timer import KernelTimer
 
 # EGL
 _EGL_PLATFORM_SURFACELESS_MESA = 0x31DD
@@ -52,6 +58,12 @@ _VENDOR, _RENDERER, _VERSION = 0x1F00, 0x1F01, 0x1F02
 _EXTENSIONS = 0x1F03
 _NUM_EXTENSIONS = 0x821D
 _DITHER = 0x0BD0
+# GL_EXT_disjoint_timer_query
+_QUERY_COUNTER_BITS_EXT = 0x8864
+_QUERY_RESULT_EXT = 0x8866
+_QUERY_RESULT_AVAILABLE_EXT = 0x8867
+_TIME_ELAPSED_EXT = 0x88BF
+_GPU_DISJOINT_EXT = 0x8FBB
 
 # Function signatures: name -> (restype, argtypes)
 _u, _i, _p, _s = C.c_uint, C.c_int, C.c_void_p, C.c_char_p
@@ -183,10 +195,93 @@ class NativeWebGL:
         self._red_reads: bool | None = None  # readPixels(RED_INTEGER) works (asked once)
         self._program = 0
         self._locations: dict[tuple[int, str], int] = {}
+        self.lost: str | None = None
+        self._queries = self._timer_entry_points()
+        self.timer = KernelTimer(self) if self._queries is not None else None
+
+    def _timer_entry_points(self) -> dict[str, Any] | None:
+        """GL_EXT_disjoint_timer_query's functions, or None where the context lacks it (or its
+        TIME_ELAPSED counter has no bits)."""
+        if "GL_EXT_disjoint_timer_query" not in self.extensions:
+            return None
+        sigs: dict[str, tuple[Any, list[Any]]] = {
+            "glGenQueriesEXT": (None, [_i, _p]),
+            "glDeleteQueriesEXT": (None, [_i, _p]),
+            "glBeginQueryEXT": (None, [_u, _u]),
+            "glEndQueryEXT": (None, [_u]),
+            "glGetQueryivEXT": (None, [_u, _u, _p]),
+            "glGetQueryObjectuivEXT": (None, [_u, _u, _p]),
+            "glGetQueryObjectui64vEXT": (None, [_u, _u, _p]),
+        }
+        funcs: dict[str, Any] = {}
+        for name, (res, args) in sigs.items():
+            addr = self._egl.eglGetProcAddress(name.encode())
+            if not addr:
+                return None
+            funcs[name[2:-3]] = C.CFUNCTYPE(res, *args)(addr)
+        bits = C.c_int()
+        funcs["GetQueryiv"](_TIME_ELAPSED_EXT, _QUERY_COUNTER_BITS_EXT, C.byref(bits))
+        self.gl.GetError()
+        return funcs if bits.value > 0 else None
+
+    # -- timer queries (hosts/gl_timer.py) -------------------------------------------------------
+    query_blocks = True  # glGetQueryObjectui64vEXT(QUERY_RESULT) waits for the result
+
+    def begin_time_query(self) -> int:
+        self._use()
+        assert self._queries is not None
+        ids = (C.c_uint * 1)()
+        self._queries["GenQueries"](1, ids)
+        self._queries["BeginQuery"](_TIME_ELAPSED_EXT, ids[0])
+        return int(ids[0])
+
+    def end_time_query(self) -> None:
+        if self.lost is None:
+            assert self._queries is not None
+            self._queries["EndQuery"](_TIME_ELAPSED_EXT)
+
+    def query_ready(self, query: int) -> bool:
+        if self.lost is not None:
+            return True
+        assert self._queries is not None
+        v = C.c_uint()
+        self._queries["GetQueryObjectuiv"](query, _QUERY_RESULT_AVAILABLE_EXT, C.byref(v))
+        return bool(v.value)
+
+    def query_ns(self, query: int) -> int:
+        assert self._queries is not None
+        v = C.c_uint64()
+        self._queries["GetQueryObjectui64v"](query, _QUERY_RESULT_EXT, C.byref(v))
+        return int(v.value)
+
+    def gpu_disjoint(self) -> bool:
+        """Whether a disjoint operation voided the queries in flight (a lost context did)."""
+        return self.lost is not None or bool(self._int(_GPU_DISJOINT_EXT))
+
+    def delete_query(self, query: int) -> None:
+        if self.lost is None:
+            assert self._queries is not None
+            self._queries["DeleteQueries"](1, (C.c_uint * 1)(query))
+
+    # -- loss ------------------------------------------------------------------------------------
+    def lose_context(self) -> bool:
+        """Simulate a lost context (tests; native contexts are not lost): the EGL context is
+        destroyed and every later call raises, naming the loss."""
+        if self.lost is None:
+            self._egl.eglMakeCurrent(self._dpy, None, None, None)
+            self._egl.eglDestroyContext.argtypes = [C.c_void_p, C.c_void_p]
+            self._egl.eglDestroyContext(self._dpy, self._ctx)
+            self.lost = "lose_context()"
+        return True
 
     def _use(self) -> None:
         """Make our context current again if something else took the thread's EGL binding
         (wgpu-py's adapter enumeration does: it probes a GL backend through EGL)."""
+        if self.lost is not None:
+            raise RuntimeError(
+                f"webgl: the GL ES context was lost ({self.lost}); arrays on it are gone: "
+                "webjax.clear_backends() makes a fresh context on next use"
+            )
         egl = self._egl
         if egl.eglGetCurrentContext() != self._ctx.value and not egl.eglMakeCurrent(
             self._dpy, None, None, self._ctx
@@ -225,6 +320,8 @@ class NativeWebGL:
         return int(tex)
 
     def delete_texture(self, tex: int) -> None:
+        if self.lost is not None:
+            return  # the lost context took its textures with it
         self._use()
         if self._attached == tex:
             self._attach(0)
@@ -313,6 +410,8 @@ class NativeWebGL:
         return int(prog)
 
     def delete_program(self, prog: int) -> None:
+        if self.lost is not None:
+            return
         self._use()
         if self._program == prog:
             self._program = 0
@@ -372,10 +471,10 @@ _HOST: NativeWebGL | None = None
 
 
 def open_device() -> NativeWebGL:
-    """The process's GL ES context (made once; EGL contexts are per thread, and webjax runs
-    its backends on the thread that first used them)."""
+    """The process's GL ES context (made once, and again after a loss; EGL contexts are per
+    thread, and webjax runs its backends on the thread that first used them)."""
     global _HOST
-    if _HOST is not None and _HOST._pid == os.getpid():
+    if _HOST is not None and _HOST._pid == os.getpid() and _HOST.lost is None:
         return _HOST
     if os.environ.get("WEBJAX_NO_NATIVE_WEBGL"):
         raise BackendUnavailable("disabled by WEBJAX_NO_NATIVE_WEBGL")

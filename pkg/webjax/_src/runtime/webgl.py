@@ -281,6 +281,11 @@ class WebGLBackend(Backend):
             self.free(tmp)
             return
         scratch = [self.malloc(n) for n in prog.scratch]
+        # while the profiler records, a context with timer queries times the kernel's draws
+        # (hosts/gl_timer.py; nothing waits); one without waits for them (the event's CPU time)
+        events = profiler.open_events()
+        timer: Any = getattr(self.host, "timer", None) if events is not None else None
+        timed = timer.begin(events) if timer is not None else None
         try:
             for p, handle in zip(prog.passes, exe.handles, strict=True):
                 bound = [inputs[k] if k >= 0 else scratch[-1 - k] for k in p.reads]
@@ -290,16 +295,24 @@ class WebGLBackend(Backend):
                 rows = -(-p.texels // dest.width)
                 width = dest.width if rows > 1 else p.texels
                 self.host.draw(handle, [h.tex for h in bound], dest.tex, width, rows, uniforms)
+        except BaseException:
+            if timed is not None:
+                timer.end(timed, ok=False)
+            raise
         finally:
             for s in scratch:
                 self.free(s)
-        if profiler.open_events() is not None:
-            # while the profiler records, each kernel's event spans its GPU work: wait for it
-            # (timer queries, EXT_disjoint_timer_query_webgl2, are not used yet)
+        if timed is not None:
+            timer.end(timed)
+            profiler.before_stop(timer.settle)
+        elif events is not None:
             self.host.finish()
 
     def synchronize(self) -> None:
         self.host.finish()
+        timer = getattr(self.host, "timer", None)
+        if timer is not None and timer.pending:
+            timer.poll(wait=True)
 
     async def synchronize_async(self) -> None:
         wait = getattr(self.host, "wait_idle_async", None)
@@ -307,6 +320,9 @@ class WebGLBackend(Backend):
             self.host.finish()
         else:
             await wait()
+        timer = getattr(self.host, "timer", None)
+        if timer is not None and timer.pending:
+            await timer.poll_async()
 
     def close(self) -> None:
         """Delete every texture in the pool and every compiled program."""

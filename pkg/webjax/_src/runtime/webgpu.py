@@ -362,6 +362,7 @@ class WebGPUBackend(Backend):
                 event = events[pos]
                 event["ts"] = anchor_us - (anchor_gpu - t0) / 1e3
                 event["dur"] = (t1 - t0) / 1e3
+                event["args"]["clock"] = "gpu"
 
     def flush(self) -> None:
         """Submit the queued work (it then runs asynchronously)."""
