@@ -313,3 +313,183 @@ def test_typed_keys_are_leaves_to_users():
     want = run(jax, jax.numpy)
     assert got[:-1] == want[:-1]
     np.testing.assert_allclose(got[-1], want[-1], rtol=1e-6)
+
+
+# ---- the rest of jax.tree_util: one level, broadcast, keys classes, static, registry ----------
+ONE_LEVEL = [
+    {"b": 1, "a": (2, 3)},
+    [1, [2]],
+    (1, None),
+    Point(1, [2]),
+    collections.OrderedDict([("b", 1), ("a", 2)]),
+    collections.defaultdict(list, {"b": 1, "a": 2}),
+    None,
+]
+
+
+@pytest.mark.parametrize("tree", ONE_LEVEL, ids=[repr(t)[:30] for t in ONE_LEVEL])
+def test_flatten_one_level_matches_jax(rtu, tree):
+    kids, _ = tu.flatten_one_level(tree)
+    rkids, _ = rtu.flatten_one_level(tree)
+    assert list(kids) == list(rkids)
+    pairs, _ = tu.flatten_one_level_with_keys(tree)
+    rpairs, _ = rtu.flatten_one_level_with_keys(tree)
+    if isinstance(tree, Point):  # jaxlib 0.10.2 names every field of a namedtuple by its first
+        rpairs = [(rtu.GetAttrKey(f), v) for f, (_, v) in zip(Point._fields, rpairs)]
+    assert [(str(k), v) for k, v in pairs] == [(str(k), v) for k, v in rpairs]
+    assert tu.is_tree_node(type(tree)) is rtu.is_tree_node(type(tree)) is True
+    assert tu.default_registry.is_node(type(tree))
+
+
+def test_flatten_one_level_of_a_leaf(rtu):
+    for mod in (tu, rtu):
+        with pytest.raises(ValueError, match="can't tree-flatten type"):
+            mod.flatten_one_level(1.0)
+        assert mod.is_tree_node(int) is False
+        assert mod.default_registry.flatten_one_level(1.0) is None
+
+
+def test_tree_broadcast_and_reduce_associative(rtu):
+    import jax
+
+    cases = [
+        ([1, 2], [(3, 4), {"a": 5, "b": (6,)}], None),
+        (1, {"x": [1, 2], "y": None}, None),
+        ({"a": 0, "b": 1}, {"a": (1, 2), "b": [3]}, None),
+        ([(1, 2), 3], [(7, 8), [9, 9]], lambda x: isinstance(x, tuple)),
+    ]
+    for prefix, full, is_leaf in cases:
+        want = rtu.tree_broadcast(prefix, full, is_leaf=is_leaf)
+        assert tu.tree_broadcast(prefix, full, is_leaf=is_leaf) == want
+        assert webjax.tree.broadcast(prefix, full, is_leaf=is_leaf) == want
+    with pytest.raises(ValueError):
+        rtu.tree_broadcast([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError):
+        tu.tree_broadcast([1, 2], [1, 2, 3])
+    seen: list = []
+
+    def op(a, b):
+        seen.append((a, b))
+        return a + b
+
+    t = {"a": [1, 2, 3], "b": (4, 5)}
+    assert tu.tree_reduce_associative(op, t) == 15
+    mine, seen[:] = list(seen), []
+    assert rtu.tree_reduce_associative(op, t) == 15
+    assert mine == seen  # the same pairing order
+    assert webjax.tree.reduce_associative(op, [], identity=0) == 0
+    with pytest.raises(TypeError, match="identity"):
+        tu.tree_reduce_associative(op, [])
+    assert jax.tree.reduce_associative(op, [], identity=0) == 0
+
+
+def test_is_leaf_takes_path(rtu):
+    t = {"a": [1, 2], "b": {"c": [3, 4]}}
+    stop = lambda p, x: len(p) == 2
+    for fn in ("tree_flatten_with_path", "tree_leaves_with_path"):
+        got = getattr(tu, fn)(t, stop, is_leaf_takes_path=True)
+        want = getattr(rtu, fn)(t, stop, is_leaf_takes_path=True)
+        if fn == "tree_flatten_with_path":
+            assert str(got[1]) == str(want[1])
+            got, want = got[0], want[0]
+        assert [(tu.keystr(p), v) for p, v in got] == [(rtu.keystr(p), v) for p, v in want]
+    f = lambda p, x: tu.keystr(p, simple=True, separator="/")
+    rf = lambda p, x: rtu.keystr(p, simple=True, separator="/")
+    got = tu.tree_map_with_path(f, t, is_leaf=stop, is_leaf_takes_path=True)
+    assert got == rtu.tree_map_with_path(rf, t, is_leaf=stop, is_leaf_takes_path=True)
+
+
+def test_keystr_simple_of_every_key_kind(rtu):
+    _register_box(tu)
+    _register_box(rtu)
+    t = {"a": [Point(1, Box(2, "m"))], "3": collections.OrderedDict(z=4)}
+    got = [tu.keystr(p, simple=True, separator="|") for p, _ in tu.tree_leaves_with_path(t)]
+    want = [rtu.keystr(p, simple=True, separator="|") for p, _ in rtu.tree_leaves_with_path(t)]
+    assert got == want
+    got = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(t)]
+    assert got == [rtu.keystr(p) for p, _ in rtu.tree_leaves_with_path(t)]
+
+
+def _keys_class(mod: Any) -> type:
+    @mod.register_pytree_with_keys_class
+    class Named:
+        def __init__(self, x: Any, y: Any) -> None:
+            self.x, self.y = x, y
+
+        def tree_flatten_with_keys(self) -> Any:
+            return ((mod.GetAttrKey("x"), self.x), (mod.DictKey("why"), self.y)), "aux"
+
+        @classmethod
+        def tree_unflatten(cls, aux: Any, kids: Any) -> Any:
+            return cls(*kids)
+
+    return Named
+
+
+def test_register_pytree_with_keys_class_and_static(rtu):
+    Named, RNamed = _keys_class(tu), _keys_class(rtu)
+    got = tu.tree_flatten_with_path([Named(1, (2, 3))])
+    want = rtu.tree_flatten_with_path([RNamed(1, (2, 3))])
+    assert [(tu.keystr(p), v) for p, v in got[0]] == [(rtu.keystr(p), v) for p, v in want[0]]
+    assert tu.tree_leaves(tu.tree_unflatten(got[1], [4, 5, 6])[0].y) == [5, 6]
+
+    class Tag(str):
+        pass
+
+    tu.register_static(Tag)
+    leaves, td = tu.tree_flatten({"t": Tag("add"), "v": 1})
+    assert leaves == [1] and tu.tree_unflatten(td, [2]) == {"t": "add", "v": 2}
+    assert td != tu.tree_structure({"t": Tag("sub"), "v": 1})
+    calls = []
+
+    @webjax.jit
+    def f(x, tag):
+        calls.append(tag)
+        return x + 1 if tag == "add" else x - 1
+
+    assert float(f(1.0, Tag("add"))) == 2.0 and float(f(1.0, Tag("sub"))) == 0.0
+    assert len(calls) == 2
+
+
+def test_register_dataclass_checks_and_static_field(rtu):
+    import jax
+
+    for mod, tree in ((tu, webjax.tree), (rtu, jax.tree)):
+
+        @dataclasses.dataclass
+        class Op:
+            x: Any
+            op: str = tree.static(default="add")
+
+        mod.register_dataclass(Op)
+        leaves, td = mod.tree_flatten(Op(1))
+        assert leaves == [1] and mod.tree_unflatten(td, [5]) == Op(5)
+
+        @dataclasses.dataclass
+        class Two:
+            a: Any
+            b: Any
+
+        with pytest.raises(TypeError, match="must both be specified"):
+            mod.register_dataclass(Two, data_fields=["a"])
+        with pytest.raises(ValueError, match="Missing fields"):
+            mod.register_dataclass(Two, data_fields=["a"], meta_fields=[])
+        with pytest.raises(ValueError, match="overlap"):
+            mod.register_dataclass(Two, data_fields=["a", "b"], meta_fields=["a"], drop_fields=[])
+        mod.register_dataclass(Two, data_fields=["a"], meta_fields=[], drop_fields=["b"])
+
+
+def test_default_registry_and_key_types(rtu):
+    t = {"a": (1, 2), "b": None}
+    leaves, td = tu.default_registry.flatten(t)
+    rleaves, rtd = rtu.default_registry.flatten(t)
+    assert leaves == rleaves and str(td) == str(rtd)
+    got = tu.default_registry.flatten_with_path(t, lambda p, x: isinstance(x, tuple))[0]
+    want = rtu.default_registry.flatten_with_path(t, lambda p, x: isinstance(x, tuple))[0]
+    assert [(tu.keystr(p), v) for p, v in got] == [(rtu.keystr(p), v) for p, v in want]
+    assert tu.KeyPath == tuple[tu.KeyEntry, ...]
+    # key arrays are leaves to users, as JAX's
+    k = webjax.random.key(0)
+    assert not tu.is_tree_node(type(k))
+    with pytest.raises(ValueError):
+        tu.flatten_one_level(k)

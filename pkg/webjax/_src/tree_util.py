@@ -10,7 +10,7 @@ import dataclasses
 import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 
 class _Node(NamedTuple):
@@ -23,6 +23,12 @@ _registry: dict[type, _Node] = {}
 
 
 # ---- key path entries ----------------------------------------------------------------------------
+# A key path names a leaf's place in a tree: one entry per level (JAX's type names).
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+KeyLeafPair = tuple[KeyEntry, Any]
+KeyPath = tuple[KeyEntry, ...]
+
+
 @dataclasses.dataclass(frozen=True)
 class SequenceKey:
     idx: int
@@ -55,11 +61,20 @@ class FlattenedIndexKey:
         return f"[<flat index {self.key}>]"
 
 
-def keystr(keys: tuple[Any, ...], *, simple: bool = False, separator: str = "") -> str:
-    if simple:
-        parts = [str(getattr(k, "idx", getattr(k, "key", getattr(k, "name", k)))) for k in keys]
-        return separator.join(parts)
-    return separator.join(str(k) for k in keys)
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """The key path as a string: `['a'][0].b`, or with `simple=True` the bare keys (`a`, `0`,
+    `b`) joined by `separator`."""
+    return separator.join(_simple_entrystr(k) if simple else str(k) for k in keys)
+
+
+def _simple_entrystr(key: Any) -> str:
+    if isinstance(key, SequenceKey):
+        return str(key.idx)
+    if isinstance(key, (DictKey, FlattenedIndexKey)):
+        return str(key.key)
+    if isinstance(key, GetAttrKey):
+        return str(key.name)
+    return str(key)
 
 
 # ---- registration ------------------------------------------------------------------------------
@@ -100,20 +115,72 @@ def register_pytree_node_class(cls: type) -> type:
     return cls
 
 
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Register a class with `tree_flatten_with_keys` and `tree_unflatten` methods (and
+    `tree_flatten`, used when present) as a pytree node with keys."""
+    flat = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(
+        cls,
+        lambda x: x.tree_flatten_with_keys(),
+        cls.tree_unflatten,  # type: ignore[attr-defined]
+        flat,
+    )
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register `cls` as a pytree node without leaves: its instances are part of the tree
+    structure (so `jit` treats them as static). Instances must be hashable."""
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
 def register_dataclass(
     nodetype: type,
-    data_fields: list[str] | None = None,
-    meta_fields: list[str] | None = None,
-    drop_fields: Any = (),
+    data_fields: Iterable[str] | None = None,
+    meta_fields: Iterable[str] | None = None,
+    drop_fields: Iterable[str] = (),
 ) -> type:
+    """Register a dataclass (or, with both field lists, any class built by keyword) as a pytree:
+    `data_fields` are children, `meta_fields` part of the structure. Without the lists the
+    fields come from the dataclass, `metadata={"static": True}` marking the meta ones."""
     if data_fields is None or meta_fields is None:
-        fields = [f for f in dataclasses.fields(nodetype) if f.init]
-        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields must both be specified when "
+                f"either is specified. Got {data_fields=} {meta_fields=}."
+            )
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields are required when nodetype "
+                f"is not a dataclass. Got {nodetype=}."
+            )
+        fields = dataclasses.fields(nodetype)
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
-    data, meta = list(data_fields), list(meta_fields)
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data, meta = tuple(data_fields), tuple(meta_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
+        if {*meta, *data} != init_fields:
+            msg = (
+                "data_fields and meta_fields must include all dataclass fields with "
+                "``init=True`` and only them."
+            )
+            if missing := init_fields - {*meta, *data}:
+                msg += (
+                    f" Missing fields: {missing}. Add them to drop_fields to suppress this error."
+                )
+            if unexpected := {*meta, *data} - init_fields:
+                msg += f" Unexpected fields: {unexpected}."
+            raise ValueError(msg)
+    if overlap := set(data) & set(meta):
+        raise ValueError(
+            f"data_fields and meta_fields must not overlap. Overlapping fields: {overlap}."
+        )
 
     def flatten(x: Any) -> Any:
-        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+        return tuple(getattr(x, n) for n in data), tuple(getattr(x, n) for n in meta)
 
     def unflatten(aux: Any, kids: Iterable[Any]) -> Any:
         kw = dict(zip(meta, aux, strict=True))
@@ -391,37 +458,113 @@ def _keys_of(tree: Any, kind: Any) -> list[Any]:
 
 
 def tree_flatten_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
-    out: list[tuple[tuple[Any, ...], Any]] = []
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
+) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """(key path, leaf) pairs and the structure; `is_leaf` gets `(path, x)` when
+    `is_leaf_takes_path`."""
+    out: list[tuple[KeyPath, Any]] = []
+    stop = None
+    if is_leaf is not None:
+        stop = is_leaf if is_leaf_takes_path else (lambda _, x: is_leaf(x))
 
-    def walk(x: Any, path: tuple[Any, ...]) -> None:
-        if is_leaf is not None and is_leaf(x):
+    def walk(x: Any, path: KeyPath) -> PyTreeDef:
+        if stop is not None and stop(path, x):
             out.append((path, x))
-            return
+            return _LEAF
         found = _node_for(x)
         if found is None:
             out.append((path, x))
-            return
+            return _LEAF
         kind, node = found
-        kids = list(node.to_iter(x)[0])
-        for k, child in zip(_keys_of(x, kind), kids, strict=True):
-            walk(child, path + (k,))
+        kids, aux = node.to_iter(x)
+        kids = list(kids)
+        keys = _keys_of(x, kind)
+        return PyTreeDef(
+            kind, aux, tuple(walk(c, (*path, k)) for k, c in zip(keys, kids, strict=True))
+        )
 
-    walk(tree, ())
-    return out, tree_structure(tree, is_leaf)
+    treedef = walk(tree, ())
+    return out, treedef
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
-    return tree_flatten_with_path(tree, is_leaf)[0]
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
+) -> list[tuple[KeyPath, Any]]:
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(
-    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
+    f: Callable[..., Any],
+    tree: Any,
+    *rest: Any,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> Any:
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(pairs, *others, strict=True))
+
+
+def tree_reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = ...,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Reduce the leaves pairwise as a balanced tree (`operation` must be associative)."""
+
+    def reduce(xs: list[Any]) -> Any:
+        if not xs:
+            if identity is ...:
+                raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+            return identity
+        if len(xs) == 1:
+            return xs[0]
+        mid = len(xs) // 2
+        return operation(reduce(xs[:mid]), reduce(xs[mid:]))
+
+    return reduce(tree_leaves(tree, is_leaf))
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether `typ` is a pytree node type: built-in, registered, or a namedtuple type."""
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node() expects a type, got {typ!r}")
+    return typ in _registry or (issubclass(typ, tuple) and hasattr(typ, "_fields"))
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """The children of the node `tree` (not flattened further) and its auxiliary data."""
+    found = _node_for(tree)
+    if found is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    kids, aux = found[1].to_iter(tree)
+    return tuple(kids), aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[KeyLeafPair], Hashable]:
+    """As `flatten_one_level`, each child paired with its key."""
+    found = _node_for(tree)
+    if found is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    kids, aux = found[1].to_iter(tree)
+    return tuple(zip(_keys_of(tree, found[0]), kids, strict=True)), aux
+
+
+def tree_broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """`full_tree`'s structure, each leaf the leaf of `prefix_tree` above it."""
+    prefix = tree_structure(prefix_tree, is_leaf)
+    try:
+        subtrees = prefix.flatten_up_to(full_tree)
+    except ValueError as e:
+        raise ValueError(f"broadcast_prefix prefix_tree is not a tree prefix: {e}") from None
+    leaves: list[Any] = []
+    for leaf, sub in zip(tree_leaves(prefix_tree, is_leaf), subtrees, strict=True):
+        leaves.extend([leaf] * tree_structure(sub).num_leaves)
+    return tree_structure(full_tree).unflatten(leaves)
 
 
 class Partial(functools.partial):
