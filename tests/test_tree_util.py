@@ -322,7 +322,7 @@ ONE_LEVEL = [
     (1, None),
     Point(1, [2]),
     collections.OrderedDict([("b", 1), ("a", 2)]),
-    collections.defaultdict(list, {"b": 1, "a": 2}),
+    collections.defaultdict(int, {"b": 1, "a": 2}),
     None,
 ]
 
