@@ -159,6 +159,15 @@ def clear_caches() -> None:
             o.clear_cache()
 
 
+def clear_backends() -> None:
+    """Drop every backend (and the compiled programs), so the next use makes fresh ones: the
+    way to a working webgl device after its context was lost (`webglcontextlost`). Devices
+    from `jax.devices()` after the call are new ones; arrays made before keep their device,
+    and on a lost context every use of them raises, naming the loss (never zeros)."""
+    rt.clear_backends()  # arrays not computed yet still run on their (old) device
+    clear_caches()
+
+
 # ---- naming (no-ops in webjax) ------------------------------------------------------------------
 def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
     """`fun` itself (JAX adds a name to the profiler stack; webjax has none)."""
@@ -204,6 +213,8 @@ _JAX_MODULES = {
     "jax.scipy.cluster": "webjax.scipy.cluster",
     "jax.scipy.cluster.vq": "webjax.scipy.cluster.vq",
     "jax.scipy.spatial": "webjax.scipy.spatial",
+    "jax.scipy.sparse": "webjax.scipy.sparse",
+    "jax.scipy.sparse.linalg": "webjax.scipy.sparse.linalg",
     "jax.scipy.spatial.transform": "webjax.scipy.spatial.transform",
     "jax.random": "webjax.random",
     "jax.nn": "webjax.nn",

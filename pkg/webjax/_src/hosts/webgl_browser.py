@@ -5,7 +5,10 @@ helper (JS source below, evaluated once) keeps each draw to one FFI crossing: it
 program, the input textures and the uniforms, attaches the output and draws. Reads are
 synchronous (`readPixels` waits for the GPU), so no JSPI is needed; `read_texture_async`
 copies into a pixel-pack buffer, waits on a fence without blocking the page, then reads it.
-A lost context (`webglcontextlost`) makes every later call raise, naming the loss.
+A lost context (`webglcontextlost`) makes every later call raise, naming the loss; each context
+has a helper of its own, so after `webjax.clear_backends()` `open_device()` makes a fresh
+context while the lost one's arrays keep raising. Kernel GPU times for the profiler come from
+`EXT_disjoint_timer_query_webgl2` where the context has it (hosts/gl_timer.py).
 """
 
 from __future__ import annotations
@@ -13,13 +16,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import BackendUnavailable
+from .gl_timer import KernelTimer
 
 _HELPER_JS = r"""
-(() => {
+() => {
   let gl = null, fbo = null, attached = null, current = null, lost = null, redReads = null;
+  let timerExt = null;
   const locations = new Map();
   function check(what) {
-    if (lost) throw new Error("webgl: the WebGL context was lost (" + lost + ")");
+    if (lost) {
+      throw new Error("webgl: the WebGL context was lost (" + lost + "); arrays on it are " +
+                      "gone: webjax.clear_backends() makes a fresh context on next use");
+    }
     const e = gl.getError();
     if (e === gl.OUT_OF_MEMORY) throw new Error("webgl: out of memory (" + what + ")");
     if (e) throw new Error("webgl: GL error 0x" + e.toString(16) + " in " + what);
@@ -77,6 +85,11 @@ _HELPER_JS = r"""
       fbo = gl.createFramebuffer();
       gl.bindFramebuffer(gl.FRAMEBUFFER, fbo);
       gl.bindVertexArray(gl.createVertexArray());
+      timerExt = gl.getExtension("EXT_disjoint_timer_query_webgl2");
+      const ext = timerExt;
+      if (ext && !(gl.getQuery(ext.TIME_ELAPSED_EXT, ext.QUERY_COUNTER_BITS_EXT) > 0)) {
+        timerExt = null;  // the extension without a TIME_ELAPSED counter
+      }
       const dbg = gl.getExtension("WEBGL_debug_renderer_info");
       const renderer = String(dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL)
                                   : gl.getParameter(gl.RENDERER));
@@ -85,9 +98,29 @@ _HELPER_JS = r"""
         isCpu: /swiftshader|llvmpipe|softpipe/i.test(renderer),
         maxTextureSize: gl.getParameter(gl.MAX_TEXTURE_SIZE),
         maxTextureUnits: gl.getParameter(gl.MAX_TEXTURE_IMAGE_UNITS),
+        timerQueries: timerExt !== null,
       };
     },
-    lost() { return lost; },
+    // TIME_ELAPSED queries (hosts/gl_timer.py); a lost context reads as disjoint
+    beginQuery() {
+      const q = gl.createQuery();
+      gl.beginQuery(timerExt.TIME_ELAPSED_EXT, q);
+      return q;
+    },
+    endQuery() { if (!lost) gl.endQuery(timerExt.TIME_ELAPSED_EXT); },
+    queryReady(q) { return lost ? true : !!gl.getQueryParameter(q, gl.QUERY_RESULT_AVAILABLE); },
+    queryNs(q) { return Number(gl.getQueryParameter(q, gl.QUERY_RESULT)); },
+    disjoint() { return !!lost || !!gl.getParameter(timerExt.GPU_DISJOINT_EXT); },
+    deleteQuery(q) { if (!lost) gl.deleteQuery(q); },
+    // results show only after the event loop turns: wait turns (bounded) until q's is there
+    async waitQuery(q) {
+      gl.flush();
+      for (let k = 0; k < 1000 && !lost; k++) {
+        if (gl.getQueryParameter(q, gl.QUERY_RESULT_AVAILABLE)) break;
+        await new Promise((r) => setTimeout(r, 0));
+      }
+    },
+    lost() { return lost || ""; },
     loseContext() {  // fault injection for tests (WEBGL_lose_context)
       const ext = gl.getExtension("WEBGL_lose_context");
       if (!ext) return false;
@@ -230,19 +263,21 @@ _HELPER_JS = r"""
       check("wait");
     },
   };
-})()
+}
 """
 
 _HELPER: Any = None
 
 
-def _helper() -> Any:
+def _new_helper() -> Any:
+    """A helper of its own for a new context (the JS function that makes one is evaluated
+    once)."""
     global _HELPER
     if _HELPER is None:
         from pyodide.code import run_js
 
         _HELPER = run_js(_HELPER_JS)
-    return _HELPER
+    return _HELPER()
 
 
 def _error(e: Exception) -> Exception:
@@ -256,12 +291,42 @@ def _error(e: Exception) -> Exception:
 class BrowserWebGL:
     """The page's (or worker's) WebGL2 context behind the host API runtime/webgl.py uses."""
 
-    def __init__(self, info: Any) -> None:
-        self.h = _helper()
+    query_blocks = False  # WebGL never waits for a query result
+
+    def __init__(self, helper: Any, info: Any) -> None:
+        self.h = helper
         self.description = str(info.description) or "WebGL2"
         self.is_cpu = bool(info.isCpu)
         self.max_texture_size = int(info.maxTextureSize)
         self.max_texture_units = int(info.maxTextureUnits)
+        self.timer = KernelTimer(self) if info.timerQueries else None
+
+    @property
+    def lost(self) -> str | None:
+        """Why the context was lost, or None while it works."""
+        return str(self.h.lost()) or None
+
+    # -- timer queries (hosts/gl_timer.py) -------------------------------------------------------
+    def begin_time_query(self) -> Any:
+        return self.h.beginQuery()
+
+    def end_time_query(self) -> None:
+        self.h.endQuery()
+
+    def query_ready(self, query: Any) -> bool:
+        return bool(self.h.queryReady(query))
+
+    def query_ns(self, query: Any) -> int:
+        return int(self.h.queryNs(query))
+
+    def gpu_disjoint(self) -> bool:
+        return bool(self.h.disjoint())
+
+    def delete_query(self, query: Any) -> None:
+        self.h.deleteQuery(query)
+
+    async def wait_query_async(self, query: Any) -> None:
+        await self.h.waitQuery(query)
 
     def create_texture(self, width: int, height: int) -> Any:
         try:
@@ -348,12 +413,14 @@ _DEVICE: BrowserWebGL | None = None
 
 
 def open_device() -> BrowserWebGL:
-    """The context for the backend factory, or a clear error naming what is missing."""
+    """The context for the backend factory (a fresh one once the last was lost), or a clear
+    error naming what is missing."""
     global _DEVICE
-    if _DEVICE is not None:
+    if _DEVICE is not None and _DEVICE.lost is None:
         return _DEVICE
-    info = _helper().init()
+    helper = _new_helper()
+    info = helper.init()
     if isinstance(info, str):
         raise BackendUnavailable(info)
-    _DEVICE = BrowserWebGL(info)
+    _DEVICE = BrowserWebGL(helper, info)
     return _DEVICE

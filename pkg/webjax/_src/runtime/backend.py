@@ -75,6 +75,10 @@ class Device:
         self.platform = platform
         self.id = id
         self.process_index = 0
+        # the backend this device object stands for: after clear_backends() a new device
+        # object gets the new backend, and the old one (with its arrays) keeps the old
+        self._backend: Backend | None = None
+        self._generation = _GENERATION[0]
 
     @property
     def device_kind(self) -> str:
@@ -82,7 +86,9 @@ class Device:
 
     @property
     def backend(self) -> Backend:
-        return get_backend(self.platform)
+        if self._backend is None:
+            self._backend = get_backend(self.platform)
+        return self._backend
 
     def __repr__(self) -> str:
         return f"{self._class_names.get(self.platform, 'Device')}(id={self.id})"
@@ -91,7 +97,11 @@ class Device:
         return f"{self.platform}:{self.id}"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Device) and (self.platform, self.id) == (other.platform, other.id)
+        return isinstance(other, Device) and (self.platform, self.id, self._generation) == (
+            other.platform,
+            other.id,
+            other._generation,
+        )
 
     def __hash__(self) -> int:
         return hash((self.platform, self.id))
@@ -104,6 +114,7 @@ _PRIORITY: list[str] = []  # preferred default first
 _BACKENDS: dict[str, Backend] = {}
 _UNAVAILABLE: dict[str, str] = {}
 _DEVICES: dict[str, Device] = {}
+_GENERATION = [0]  # bumped by clear_backends: devices of different generations differ
 
 
 _PRIORITY_VALUE: dict[str, int] = {}
@@ -141,6 +152,19 @@ def get_backend(platform: str) -> Backend:
     return backend
 
 
+def clear_backends() -> None:
+    """Forget every backend and device made so far: the next use makes them again, probing
+    each host afresh (a lost WebGL context is replaced by a new one). Device objects and arrays
+    made before keep the backend they had: on a lost context they raise, naming the loss; they
+    differ from the new devices (`jax.devices()` gives the new ones)."""
+    _BACKENDS.clear()
+    _UNAVAILABLE.clear()
+    _DEVICES.clear()
+    _DEFAULT.clear()
+    _UNSETTLED.clear()
+    _GENERATION[0] += 1
+
+
 def unavailable_reason(platform: str) -> str | None:
     try:
         get_backend(platform)
@@ -157,9 +181,10 @@ def available_platforms() -> list[str]:
 
 
 def device(platform: str) -> Device:
-    get_backend(platform)
+    backend = get_backend(platform)
     if platform not in _DEVICES:
         _DEVICES[platform] = Device(platform, 0)
+        _DEVICES[platform]._backend = backend
     return _DEVICES[platform]
 
 
