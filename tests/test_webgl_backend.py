@@ -164,3 +164,117 @@ def test_the_context_survives_wgpu_taking_the_egl_binding() -> None:
     if GL.host._egl.eglGetCurrentContext() == GL.host._ctx.value:
         GL.host._egl.eglMakeCurrent(GL.host._dpy, None, None, None)  # as wgpu leaves it
     assert (x * 3).tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+# ---- profiler clocks (timer queries) and context loss ----------------------------------------
+
+
+def _profiled_events(dev: Any) -> list[dict[str, Any]]:
+    from webjax._src import profiler
+
+    with webjax.default_device(dev):
+        x = jnp.arange(3000, dtype=jnp.float32)
+        x.block_until_ready()
+        profiler.start_trace()
+        webjax.block_until_ready((jnp.sum(jnp.sin(x)), jnp.exp(x * 0.001)))
+        return profiler.stop_trace()
+
+
+def test_profiler_events_take_gpu_times_from_timer_queries() -> None:
+    # Mesa's llvmpipe offers GL_EXT_disjoint_timer_query: the events' durations are GPU times
+    host = webjax.devices("webgl")[0].backend.host
+    assert host.timer is not None, "llvmpipe lost GL_EXT_disjoint_timer_query"
+    events = _profiled_events(webjax.devices("webgl")[0])
+    assert len(events) == 2
+    assert [e["args"]["clock"] for e in events] == ["gpu", "gpu"]
+    assert all(e["dur"] > 0 for e in events)
+    assert events[1]["ts"] >= events[0]["ts"] + events[0]["dur"]  # GPU work runs in order
+    assert host.timer.pending == 0  # every query collected and deleted
+
+
+def test_profiler_falls_back_to_cpu_time_without_timer_queries(monkeypatch: Any) -> None:
+    dev = webjax.devices("webgl")[0]
+    monkeypatch.setattr(dev.backend.host, "timer", None)  # a context without the extension
+    events = _profiled_events(dev)
+    assert [e["args"]["clock"] for e in events] == ["cpu", "cpu"]
+    assert all(e["dur"] > 0 for e in events)
+
+
+def test_timer_results_voided_by_a_disjoint_operation_keep_host_times() -> None:
+    from webjax._src.hosts.gl_timer import KernelTimer
+
+    class Host:  # the query primitives, with a disjoint operation after the first query
+        query_blocks = True
+        disjoint = False
+        deleted: list[int] = []
+
+        def begin_time_query(self) -> int:
+            return len(self.deleted) + 10
+
+        def end_time_query(self) -> None:
+            pass
+
+        def query_ready(self, q: int) -> bool:
+            return True
+
+        def query_ns(self, q: int) -> int:
+            return 5000
+
+        def gpu_disjoint(self) -> bool:
+            return self.disjoint
+
+        def delete_query(self, q: int) -> None:
+            self.deleted.append(q)
+
+    host = Host()
+    timer = KernelTimer(host)
+    events: list[dict[str, Any]] = []
+    for k in range(2):
+        entry = timer.begin(events)
+        assert entry is not None
+        timer.end(entry)
+        events.append({"ts": 100.0 * k, "dur": 1.0, "tid": "webgl", "args": {"clock": "cpu"}})
+        if k == 0:
+            timer.poll()
+            host.disjoint = True
+    timer.settle()
+    assert events[0]["args"]["clock"] == "gpu" and events[0]["dur"] == 5.0
+    assert events[1]["args"] == {"clock": "cpu-issue", "gpu_disjoint": True}
+    assert events[1]["dur"] == 1.0 and len(host.deleted) == 2 and timer.pending == 0
+
+
+@pytest.fixture
+def private_registry(monkeypatch: Any) -> Any:
+    """The backend registry as a copy, and the process's GL ES context swapped for a private
+    one, so a test may lose its context and clear the backends without touching the others'."""
+    from webjax._src.hosts import webgl_native
+    from webjax._src.runtime import backend as rt
+
+    for name in ("_BACKENDS", "_UNAVAILABLE", "_DEVICES", "_DEFAULT"):
+        monkeypatch.setattr(rt, name, dict(getattr(rt, name)))
+    monkeypatch.setattr(rt, "_GENERATION", list(rt._GENERATION))
+    monkeypatch.setattr(webgl_native, "_HOST", webgl_native.NativeWebGL())
+    rt.clear_backends()
+    return webgl_native
+
+
+def test_a_lost_context_raises_and_clear_backends_gives_a_fresh_one(private_registry: Any) -> None:
+    dev = webjax.devices("webgl")[0]
+    x = webjax.device_put(jnp.arange(4.0), dev)
+    y = x + 1
+    y.block_until_ready()
+    pending = x * 3  # not computed before the loss
+    assert dev.backend.host.lose_context()
+    for use in (y.tolist, (x * 2).tolist, pending.tolist):
+        with pytest.raises(RuntimeError, match="context was lost"):
+            use()
+    webjax.clear_backends()
+    fresh = webjax.devices("webgl")[0]
+    assert fresh != dev and fresh.backend.host is not dev.backend.host
+    assert fresh.backend.host is private_registry._HOST and fresh.backend.host.lost is None
+    z = webjax.device_put(jnp.arange(4.0), fresh)
+    assert (z * 2 + 1).tolist() == [1.0, 3.0, 5.0, 7.0]
+    with pytest.raises(RuntimeError, match="context was lost"):
+        (z + y).tolist()  # an array of the lost context is moved by reading it: it raises
+    with pytest.raises(RuntimeError, match="context was lost"):
+        y.tolist()  # and keeps raising
