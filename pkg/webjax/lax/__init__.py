@@ -139,6 +139,7 @@ from webjax._src.lax.lax import (
     transpose,
     unstack,
 )
+from webjax._src.lax.linear_solve import custom_linear_solve, custom_root, linear_solve_p
 from webjax._src.lax.parallel import (
     all_gather,
     all_gather_p,

@@ -10,6 +10,7 @@ from webjax.scipy import (
     ndimage,
     optimize,
     signal,
+    sparse,
     spatial,
     special,
     stats,

@@ -1,0 +1,1 @@
+"""jax.scipy.sparse: iterative solvers for linear operators given as matrices or functions."""

@@ -1,0 +1,3 @@
+"""webjax.scipy.sparse: `jax.scipy.sparse`."""
+
+from webjax.scipy.sparse import linalg as linalg
