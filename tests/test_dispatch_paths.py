@@ -101,7 +101,7 @@ def test_default_platform_follows_the_setting():
     other = "cpu" if first != "cpu" else "wasm"
     if rt.unavailable_reason(other) is not None:
         pytest.skip(f"{other} unavailable")
-    saved = config_mod.config.read("jax_platforms")
+    saved = config_mod.config.jax_platforms
     try:
         webjax.config.update("jax_platforms", other)
         assert rt.default_platform() == other

@@ -32,7 +32,6 @@ from webjax._src.api import (
     clear_backends,
     clear_caches,
     default_backend,
-    default_device,
     device_count,
     device_get,
     device_put,
@@ -53,15 +52,23 @@ from webjax._src.callback import pure_callback
 from webjax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from webjax._src.config import (
     config,
+    debug_infs,
+    debug_nans,
+    default_device,
     default_matmul_precision,
+    default_prng_impl,
     disable_jit,
     enable_x64,
+    explain_cache_misses,
+    log_compiles,
     numpy_dtype_promotion,
     numpy_rank_promotion,
+    threefry_partitionable,
 )
 from webjax._src.core import ShapedArray
 from webjax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
 from webjax._src.dispatch.array import Array
+from webjax._src.environment import print_environment_info
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
 from webjax._src.pmap import pmap, process_count, process_index
@@ -157,6 +164,13 @@ __all__ = [
     "named_scope",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "debug_infs",
+    "debug_nans",
+    "default_prng_impl",
+    "explain_cache_misses",
+    "log_compiles",
+    "print_environment_info",
+    "threefry_partitionable",
     "ops",
     "pure_callback",
     "typeof",

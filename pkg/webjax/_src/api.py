@@ -18,7 +18,6 @@ from .dispatch import devices as _devices
 from .dispatch import program
 from .dispatch.array import Array
 from .dispatch.devices import default_device as _current_default_device
-from .dispatch.devices import using_device
 from .hosts import in_browser
 from .jit import Jitted
 from .lax import (
@@ -37,6 +36,8 @@ from .tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 def devices(backend: str | None = None) -> list[Device]:
     """Devices of `backend` (default: the default backend), like `jax.devices()`."""
+    if backend is not None:
+        rt.check_allowed(backend)  # JAX_PLATFORMS leaves it out: JAX's error
     platform = backend if backend is not None else rt.default_platform()
     return [rt.device(platform)]
 
@@ -60,11 +61,6 @@ def default_backend() -> str:
 def available_backends() -> list[str]:
     """Every platform this host can run, best first (webjax-specific)."""
     return rt.available_platforms()
-
-
-def default_device(device: Device | str | None) -> using_device:
-    """Context manager placing new arrays on `device` (a Device or a platform name)."""
-    return using_device(device)
 
 
 def device_put(

@@ -15,6 +15,7 @@ import operator
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from . import config as _config
 from . import dtypes
 from .dtypes import DType
 
@@ -206,9 +207,15 @@ class EvalTrace(Trace):
                     f"transformation that created it, while evaluating '{primitive.name}'. "
                     "A traced value leaked out of a jit, grad or vmap scope."
                 )
-        return primitive.impl_or_raise()(*args, **params)
+        out = primitive.impl_or_raise()(*args, **params)
+        if _config.check_special():
+            check_outputs[0](primitive, out)
+        return out
 
 
+# jax_debug_nans / jax_debug_infs: the check of an eager application's outputs (dispatch
+# installs it: it raises FloatingPointError naming the primitive).
+check_outputs: list[Callable[[Primitive, Any], None]] = [lambda prim, out: None]
 eval_trace = EvalTrace()
 _current_trace: list[Trace] = [eval_trace]
 

@@ -372,14 +372,33 @@ def result_type(*args: tuple[DType, bool]) -> tuple[DType, bool]:
     node = _node(*args[0])
     for a in args[1:]:
         node = _lub(node, _node(*a))
-    if node == _I_WEAK:
-        return default_int(), True
-    if node == _F_WEAK:
-        return default_float(), True
-    if node == _C_WEAK:
-        return default_complex(), True
-    weak = all(w for _, w in args) and node is not bool_
-    return canonicalize(node), weak
+    weak_default = {_I_WEAK: default_int, _F_WEAK: default_float, _C_WEAK: default_complex}
+    if node in weak_default:
+        out, weak = weak_default[node](), True
+    else:
+        out, weak = canonicalize(node), all(w for _, w in args) and node is not bool_
+    if len(args) > 1 and config.numpy_dtype_promotion.value is config.NumpyDtypePromotion.STRICT:
+        _check_strict(args, out)
+    return out, weak
+
+
+def _check_strict(args: tuple[tuple[DType, bool], ...], out: DType) -> None:
+    """jax_numpy_dtype_promotion='strict': operands of different dtypes do not combine, nor do
+    weak values (Python scalars) of a higher kind; weak values that fit the dtype do."""
+    strong = [d for d, w in args if not w]
+    if not strong or all(d == out for d in strong):
+        return
+    kinds = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
+    names: list[str] = []
+    for d, w in args:
+        nm = f"<class '{kinds.get(d.kind, d.name)}'>" if w else d.name
+        if nm not in names:
+            names.append(nm)
+    raise TypePromotionError(
+        f"Input dtypes {tuple(names)} have no available implicit dtype promotion path when "
+        "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output "
+        "type, or set jax_numpy_dtype_promotion=standard."
+    )
 
 
 def python_scalar_dtype(x: Any) -> DType:

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import os
+import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import config as _config
 from . import core
-from .config import config, debug_level, x64_enabled
+from .config import debug_level
 from .core import ClosedJaxpr, ShapedArray
 from .dispatch import array as array_mod
-from .dispatch import devices, program
+from .dispatch import devices, lowering, program
 from .dispatch.array import Array
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
@@ -33,12 +38,37 @@ def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, **_: Any) 
     return list(jaxpr.out_avals)
 
 
+_trace_log = logging.getLogger("jax._src.dispatch")
+_miss_log = logging.getLogger("jax._src.interpreters.partial_eval")
+
+
 @jit_p.def_impl
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, **_: Any) -> list[Any]:
-    outs = program.run_jaxpr(jaxpr, list(args))
+    outs = program.run_jaxpr(jaxpr, list(args), name=name)
     if outs is None:  # the program needs values while running: evaluate it eagerly
         outs = [program.materialize(o) for o in core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)]
+    if _config.check_special() and not program.compiling():
+        kind = lowering.special_value(outs)
+        if kind is not None:
+            _deoptimized(jaxpr, args, name, kind)
     return outs
+
+
+def _deoptimized(jaxpr: ClosedJaxpr, args: Sequence[Any], name: str, kind: str) -> None:
+    """jax_debug_nans/infs found `kind` in a program's outputs: run its jaxpr again op by op,
+    so the first primitive producing it raises FloatingPointError naming itself."""
+    print(
+        "Invalid nan value encountered in the output of a jax.jit function. "
+        "Calling the de-optimized version."
+    )
+    core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    raise FloatingPointError(
+        f"invalid value ({kind}) encountered in jit({name}). Because jax_debug_nans and/or "
+        "jax_debug_infs is set, the de-optimized function (the function as if the `jit` "
+        "decorator were removed) was called in an attempt to get a more precise error message. "
+        "However, the de-optimized function did not produce invalid values during its "
+        "execution. This can come from nan/inf literals or inputs passed through to the outputs."
+    )
 
 
 def _closed_call(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
@@ -330,6 +360,8 @@ class Jitted:
         hit = self._cache.get(key)
         if hit is not None:
             return hit[0], hit[1], flat
+        if _config.explain_cache_misses.value:
+            _miss_log.warning(self._explain_miss(key, dyn_args, dyn_kwargs, len(args)))
         nargs = len(args)
         out_tree_box: list[Any] = []
 
@@ -344,7 +376,11 @@ class Jitted:
             return [_to_array(x) for x in leaves]
 
         self.trace_count += 1
+        start = time.perf_counter()
         closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
+        if _config.log_compiles.value:
+            took = time.perf_counter() - start
+            _trace_log.warning("Finished tracing %s for jit in %.9f sec", self.__name__, took)
         if debug_level() >= 2:
             print(f"[webjax] traced jit({self.__name__}):\n{closed}")
         closed, captured = _hoist_tracers(closed)
@@ -352,6 +388,84 @@ class Jitted:
             return closed, out_tree_box[0], [*captured, *flat]
         self._cache[key] = (closed, out_tree_box[0])
         return closed, out_tree_box[0], flat
+
+    def _explain_miss(
+        self, key: tuple[Any, ...], dyn_args: list[Any], dyn_kwargs: dict[str, Any], nargs: int
+    ) -> str:
+        """jax_explain_cache_misses: why `key` (see `_trace`) is not in the cache, against the
+        cached key that differs in the fewest parts."""
+        head = f"TRACING CACHE MISS at {_call_site()}:\n"
+        code = getattr(self._fun, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else "unknown"
+        if not self._cache:
+            return (
+                f"{head}  never seen function:\n    {self.__name__} id={id(self._fun)} "
+                f"defined at {where}"
+            )
+
+        def distance(old: tuple[Any, ...]) -> int:
+            return sum(a != b for a, b in zip(old, key, strict=True))
+
+        old = min(self._cache, key=distance)
+        lines = [
+            f"{head}  for {self.__name__} defined at {where}",
+            "  all previously seen cache keys differ. For the closest previous key:",
+        ]
+        in_tree, avals, static_args, static_kwargs, context, axes = key
+        if in_tree != old[0]:
+            lines += ["  different input pytree:", f"  * now {in_tree} and before {old[0]}"]
+        elif avals != old[1]:
+            lines.append("  different input types:")
+            paths = [keystr(p) for p, _ in tree_flatten_with_path((dyn_args, dyn_kwargs))[0]]
+            names = self._flat_arg_names(paths, nargs)
+            for nm, now, before in zip(names, avals, old[1], strict=True):
+                if now != before:
+                    lines.append(
+                        f"  * at {nm}, now {now.str_short(True)} and before "
+                        f"{before.str_short(True)}"
+                    )
+        if (static_args, static_kwargs) != (old[2], old[3]):
+            lines.append("  different static arguments:")
+            for (i, now), (_, before) in zip(static_args, old[2], strict=False):
+                if now != before:
+                    lines.append(f"  * at args[{i}], now {now!r} and before {before!r}")
+            for (k, now), (_, before) in zip(static_kwargs, old[3], strict=False):
+                if now != before:
+                    lines.append(f"  * at {k}, now {now!r} and before {before!r}")
+        if context != old[4]:
+            lines.append("  Tracing context doesn't match, e.g. due to config or context manager.")
+            if context[0] != old[4][0]:
+                lines.append(f"  * default device differs: now {context[0]} and before {old[4][0]}")
+            options = _config.trace_context_names()
+            for nm, now, before in zip(options, context[1], old[4][1], strict=True):
+                if now != before:
+                    lines.append(f"  * {nm} differs: now {now} and before {before}")
+        if axes != old[5]:
+            lines.append(f"  different named axes: now {axes} and before {old[5]}")
+        return "\n".join(lines)
+
+    def _flat_arg_names(self, paths: list[str], nargs: int) -> list[str]:
+        """Each flat argument's name for messages: the parameter's name and the path in it."""
+        static_pos = {i % nargs for i in self.static_argnums if -nargs <= i < nargs}
+        positions = [i for i in range(nargs) if i not in static_pos]
+        params: list[str] = []
+        if self._sig is not None:
+            params = [
+                p.name
+                for p in self._sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+        out = []
+        for path in paths:  # "[0][i]..." for positional arguments, "[1]['k']..." for keywords
+            rest = path[3:]
+            idx, _, tail = rest.partition("]")
+            if path.startswith("[0]"):
+                pos = positions[int(idx[1:])] if idx[1:].isdigit() else -1
+                nm = params[pos] if 0 <= pos < len(params) else f"args[{pos}]"
+            else:
+                nm = idx[2:-1]
+            out.append(nm + tail)
+        return out
 
     def _argument_error(
         self, nargs: int, dyn_args: list[Any], dyn_kwargs: dict[str, Any]
@@ -389,7 +503,7 @@ class Jitted:
         return TypeError(f"{self.__name__}: an argument is not a valid JAX type")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if config.read("jax_disable_jit"):
+        if _config.disable_jit_state.value:
             return self._fun(*args, **kwargs)
         fast = _plain_key(args) if self._plain and not kwargs else None
         if fast is not None:
@@ -461,6 +575,9 @@ def _run_donating(closed: ClosedJaxpr, flat: list[Any], donated: tuple[int, ...]
     outs = program.run_jaxpr(closed, list(flat), donate=donated)
     if outs is None:
         outs = [program.materialize(o) for o in core.eval_jaxpr(closed.jaxpr, closed.consts, *flat)]
+    if _config.check_special() and (kind := lowering.special_value(outs)) is not None:
+        # the donated inputs may hold outputs now: nothing to re-run op by op
+        raise FloatingPointError(f"invalid value ({kind}) encountered in a jit with donation")
     for i in donated:
         x = flat[i]
         if hasattr(x, "delete") and not any(x is o for o in outs):
@@ -486,9 +603,22 @@ def _plain_key(args: tuple[Any, ...]) -> Any:
 
 
 def _context_key() -> Any:
-    """What a trace depends on besides the arguments: the default device and x64 (a trace
-    under `enable_x64` makes 64-bit constants and defaults)."""
-    return devices.default_device(), x64_enabled()
+    """What a trace depends on besides the arguments: the default device and the options
+    that change traces (x64 makes 64-bit constants and defaults; promotion modes; ...)."""
+    return devices.default_device(), _config.trace_context()
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _call_site() -> str:
+    """'file:line (function)' of the innermost caller outside webjax."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return "unknown"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
 
 
 def _to_array(x: Any) -> Any:

@@ -24,7 +24,7 @@ _default_device_stack: list[Device] = []
 def default_device() -> Device:
     if _default_device_stack:
         return _default_device_stack[-1]
-    configured = config.read("jax_default_device")
+    configured = config.jax_default_device
     if configured is not None:
         return configured if isinstance(configured, Device) else rt.device(str(configured))
     return rt.device(rt.default_platform())

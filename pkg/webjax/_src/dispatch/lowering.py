@@ -11,9 +11,11 @@ complex operands, and the routine modules for theirs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
+from .. import config as _config
 from .. import core, dtypes
 from ..core import Primitive, ShapedArray
 from ..ir import exp as E
@@ -149,6 +151,37 @@ def _fit_buffer_limit(exps: list[Exp], avals: list[ShapedArray], device: Device)
             break  # each input is one buffer: the output expression is split when scheduled
         exps[k] = lazy.load_all(lazy.schedule(exps[k], avals[k].size, device))
     return exps
+
+
+# ---- jax_debug_nans / jax_debug_infs ------------------------------------------------------------
+def special_value(outs: list[Any]) -> str | None:
+    """'nan' or 'inf' when an output array holds one the debug flags look for, else None
+    (this reads the values: only done while a flag is on)."""
+    nans, infs = _config.debug_nans.value, _config.debug_infs.value
+    for o in outs:
+        if not isinstance(o, Array) or o.dtype.kind not in "fc" or o._deleted:
+            continue
+        vals = o._flat_values()
+        if o.dtype.kind == "c":
+            vals = [p for v in vals for p in (v.real, v.imag)]
+        if nans and any(v != v for v in vals):
+            return "nan"
+        if infs and any(v in (math.inf, -math.inf) for v in vals):
+            return "inf"
+    return None
+
+
+def _check_outputs(prim: Primitive, out: Any) -> None:
+    # programs being compiled hold no values; `jit` checks its own outputs (and re-runs op
+    # by op to find the primitive)
+    if lazy.fuse_epilogues or prim.name == "jit":
+        return
+    kind = special_value(list(out) if prim.multiple_results else [out])
+    if kind is not None:
+        raise FloatingPointError(f"invalid value ({kind}) encountered in {prim.name}")
+
+
+core.check_outputs[0] = _check_outputs
 
 
 def register(prim: Primitive, rule: Rule, *, elementwise: bool = False) -> None:

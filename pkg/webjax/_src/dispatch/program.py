@@ -10,9 +10,12 @@ no tracing), still lazily. Jaxprs that need values while running (a `cond` index
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from typing import Any
 
+from .. import config as _config
 from .. import core
 from ..core import ClosedJaxpr
 from ..ir import exp as E
@@ -174,8 +177,17 @@ _CACHE: dict[tuple[int, Device, tuple[Any, ...]], Program | None] = {}
 _KEEP: dict[int, ClosedJaxpr] = {}  # keeps cached jaxprs alive so their ids stay unique
 
 
+_compile_log = logging.getLogger("jax._src.interpreters.pxla")
+_dispatch_log = logging.getLogger("jax._src.dispatch")
+
+
+def compiling() -> bool:
+    """Whether a program is being compiled (its arrays are symbolic: they hold no values)."""
+    return lazy.fuse_epilogues
+
+
 def run_jaxpr(
-    closed: ClosedJaxpr, args: list[Any], donate: tuple[int, ...] = ()
+    closed: ClosedJaxpr, args: list[Any], donate: tuple[int, ...] = (), name: str = "jaxpr"
 ) -> list[Any] | None:
     """Run `closed` on concrete arrays through its compiled program; None if it cannot be
     compiled (the caller then evaluates it eagerly). Results may be written into the buffers
@@ -188,7 +200,21 @@ def run_jaxpr(
     key = (id(closed), device, tuple(a.aval for a in args))
     if key not in _CACHE:
         _KEEP[id(closed)] = closed
+        log = _config.log_compiles.value and not compiling()
+        if log:
+            _compile_log.warning(
+                "Compiling jit(%s) with global shapes and types %r. Device: %s.",
+                name, tuple(a.aval for a in args), device,
+            )  # fmt: skip
+        start = time.perf_counter()
         _CACHE[key] = _compile(closed, args, device)
+        if log:
+            took = time.perf_counter() - start
+            what = "runs eagerly (it needs values while running)" if _CACHE[key] is None else ""
+            _dispatch_log.warning(
+                "Finished webjax compilation of jit(%s) in %.9f sec%s",
+                name, took, f"; it {what}" if what else "",
+            )  # fmt: skip
     program = _CACHE[key]
     if program is None:
         return None

@@ -19,3 +19,12 @@ class SyncReadError(RuntimeError):
 
 def in_browser() -> bool:
     return sys.platform == "emscripten"
+
+
+def cross_origin_isolated() -> bool | None:
+    """Whether the page is cross-origin isolated (wasm threads need it); None natively."""
+    if not in_browser():
+        return None
+    import js
+
+    return bool(getattr(js, "crossOriginIsolated", False))

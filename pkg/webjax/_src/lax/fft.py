@@ -729,7 +729,7 @@ def _fft_impl(x: Any, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> Any
         )
     if aval.size == 0:  # IRFFT of an empty half spectrum can't happen; a zero-length axis
         return lax.full(out_aval.shape, 0, out_aval.dtype)
-    if not lazy.fuse_epilogues and not config.read("jax_disable_jit"):
+    if not lazy.fuse_epilogues and not config.jax_disable_jit:
         # eager: run the passes as one cached program
         return _fft_program(x, fft_type=fft_type, fft_lengths=fft_lengths)
     store = lowering._storage_aval(aval)

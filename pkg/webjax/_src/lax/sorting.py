@@ -123,7 +123,7 @@ def _eager_program() -> bool:
     """Whether an eager call runs its network as a cached jit program: not while a program is
     compiling (the passes are built directly), nor under `disable_jit` (the program would
     call the impl again)."""
-    return not lazy.fuse_epilogues and not config.read("jax_disable_jit")
+    return not lazy.fuse_epilogues and not config.jax_disable_jit
 
 
 @functools.partial(jit, static_argnames=("dimension", "is_stable", "num_keys"))

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from .. import config as _config
 from .. import core, dtypes
 from ..core import ShapedArray
 from ..dispatch import array as array_mod  # its asarray is jnp.asarray, installed by creation
@@ -119,6 +121,8 @@ def promote_args(name: str, *args: Any) -> list[Any]:
         return list(args)  # one type and shape already (`y + x` in a loop): nothing to do
     promoted = promote_dtypes(*args)
     shapes = [aval(a).shape for a in promoted]
+    if len({len(s) for s in shapes if s}) > 1 and _config.numpy_rank_promotion.value != "allow":
+        _rank_promotion(name, shapes)
     try:
         shape = broadcast_shapes(*shapes)
     except ValueError:
@@ -130,6 +134,24 @@ def promote_args(name: str, *args: Any) -> list[Any]:
         a if aval(a).shape == shape or not aval(a).shape else broadcast_to(a, shape)
         for a in promoted
     ]
+
+
+def _rank_promotion(name: str, shapes: list[tuple[int, ...]]) -> None:
+    """jax_numpy_rank_promotion 'warn' / 'raise': operands of different ranks broadcast."""
+    msg = "https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+    on = " ".join(map(str, shapes))
+    if _config.numpy_rank_promotion.value == "warn":
+        warnings.warn(
+            f"Following NumPy automatic rank promotion for {name} on shapes {on}. Set the "
+            "jax_numpy_rank_promotion config option to 'allow' to disable this warning; for "
+            f"more information, see {msg}",
+            stacklevel=4,
+        )
+    else:
+        raise ValueError(
+            f"Operands could not be broadcast together for {name} on shapes {on} and with the "
+            f"config option jax_numpy_rank_promotion='raise'. For more information, see {msg}"
+        )
 
 
 def where(condition: Any, x: Any, y: Any) -> Any:

@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .. import core, dtypes
+from .. import config, core, dtypes
 from .. import tree as tree_public
 from ..dtypes import KEY_DTYPE, KeyDType
 from ..jit import jit
@@ -132,7 +132,9 @@ def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
 
 
 def _check_impl(impl: Any) -> None:
-    if impl is not None and str(impl) not in ("threefry2x32", "threefry"):
+    if impl is None:
+        config.check_prng_impl()  # the default implementation (jax_default_prng_impl)
+    elif str(impl) not in ("threefry2x32", "threefry"):
         raise NotImplementedError(f"PRNG implementation {impl!r}; webjax has threefry2x32 only")
 
 

@@ -166,6 +166,15 @@ def clear_backends() -> None:
 
 
 def unavailable_reason(platform: str) -> str | None:
+    """Why `platform` cannot be used here (None if it can): it failed to start, or
+    `jax_platforms` leaves it out."""
+    wanted = requested_platforms()
+    if wanted is not None and platform not in wanted:
+        return f"not in jax_platforms ({','.join(wanted)})"
+    return _unavailable(platform)
+
+
+def _unavailable(platform: str) -> str | None:
     try:
         get_backend(platform)
     except SyncReadError as e:
@@ -177,7 +186,12 @@ def unavailable_reason(platform: str) -> str | None:
 
 
 def available_platforms() -> list[str]:
-    return [p for p in _PRIORITY if unavailable_reason(p) is None]
+    """The platforms this host runs, best first (only those of `jax_platforms` where set, in
+    its order)."""
+    wanted = requested_platforms()
+    if wanted is not None:
+        return [p for p in wanted if p in _FACTORIES and _unavailable(p) is None]
+    return [p for p in _PRIORITY if _unavailable(p) is None]
 
 
 def device(platform: str) -> Device:
@@ -189,27 +203,73 @@ def device(platform: str) -> Device:
 
 
 _DEFAULT: dict[tuple[Any, ...], str] = {}
-_ENV_PLATFORM = os.environ.get("WEBJAX_PLATFORM", "")  # read once, as JAX reads JAX_PLATFORMS
+_ENV_PLATFORM = os.environ.get("WEBJAX_PLATFORM", "")  # webjax's own: preferred, else the best
 _UNSETTLED: set[str] = set()  # platforms whose start raised SyncReadError (may start later)
 
 
+def requested_platforms() -> list[str] | None:
+    """The platforms `jax_platforms` (JAX_PLATFORMS) allows, best first; None when unset."""
+    wanted = _config.jax_platforms.value
+    if not wanted:
+        return None
+    return [p.strip() for p in str(wanted).split(",") if p.strip()] or None
+
+
+def _platform_error(platform: str) -> Exception | None:
+    """JAX's error for a platform of `jax_platforms` that cannot start, or None."""
+    hint = " (set JAX_PLATFORMS='' to automatically choose an available backend)"
+    if platform not in _FACTORIES:
+        return RuntimeError(
+            f"Unable to initialize backend '{platform}': Backend '{platform}' is not in the "
+            f"list of known backends: {known_platforms()}.{hint}"
+        )
+    reason = _unavailable(platform)
+    if reason is None:
+        return None
+    if platform in _UNSETTLED:  # webgpu in a page before its async start: say how to start it
+        return SyncReadError(reason)
+    return RuntimeError(f"Unable to initialize backend '{platform}': {reason}{hint}")
+
+
+def check_allowed(platform: str) -> None:
+    """`jax.devices(platform)` for a platform left out of `jax_platforms`: JAX's error."""
+    wanted = requested_platforms()
+    if wanted is not None and platform not in wanted:
+        raise RuntimeError(f"Unknown backend {platform}. Available backends are {wanted}")
+
+
 def default_platform() -> str:
-    """WEBJAX_PLATFORM / jax_platforms pick it; otherwise the best available backend.
-    Remembered until the setting or the registry changes (every eager op asks)."""
-    wanted = _config.config.read("jax_platforms") or _ENV_PLATFORM
-    key = (wanted, len(_FACTORIES), len(_BACKENDS), len(_UNAVAILABLE))
+    """The first platform of jax_platforms (all must start), else jax_platform_name, else
+    WEBJAX_PLATFORM where available, else the best available backend. Remembered until the
+    settings or the registry change (every eager op asks)."""
+    wanted = _config.jax_platforms.value
+    named = _config.config.read("jax_platform_name")
+    key = (wanted, named, len(_FACTORIES), len(_BACKENDS), len(_UNAVAILABLE))
     platform = _DEFAULT.get(key)
     if platform is None:
         _UNSETTLED.clear()
-        platform = _pick_default(wanted)
+        platform = _pick_default(requested_platforms(), named)
         if not _UNSETTLED:  # no backend said "not yet" (webgpu before its async start)
             _DEFAULT[key] = platform
     return platform
 
 
-def _pick_default(wanted: Any) -> str:
-    for p in [w.strip() for w in str(wanted).split(",") if w.strip()]:
-        if unavailable_reason(p) is None:
+def _pick_default(wanted: list[str] | None, named: str) -> str:
+    if wanted is not None:
+        for p in wanted:
+            err = _platform_error(p)
+            if err is not None:
+                raise err
+        return named if named in wanted else wanted[0]
+    if named:
+        reason = _unavailable(named)
+        if reason is not None:
+            raise RuntimeError(
+                f"Unknown backend {named}. Available backends are {available_platforms()}"
+            )
+        return named
+    for p in [w.strip() for w in _ENV_PLATFORM.split(",") if w.strip()]:
+        if _unavailable(p) is None:
             return p
     avail = available_platforms()
     if not avail:
