@@ -21,6 +21,8 @@ from webjax import (
     profiler,
     random,
     scipy,
+    sharding,
+    stages,
     tree,
     tree_util,
     typing,
@@ -43,8 +45,12 @@ from webjax._src.api import (
     live_arrays,
     local_device_count,
     local_devices,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
     named_call,
     named_scope,
+    process_indices,
     read_async,
     typeof,
 )
@@ -73,6 +79,8 @@ from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
 from webjax._src.pmap import pmap, process_count, process_index
 from webjax._src.runtime.backend import Device
+from webjax._src.shard_map import reshard, shard_map
+from webjax._src.sharding import NamedSharding, P, Shard, make_mesh, set_mesh
 from webjax._src.transformations import (
     ShapeDtypeStruct,
     eval_shape,
@@ -175,6 +183,19 @@ __all__ = [
     "pure_callback",
     "typeof",
     "typing",
+    "NamedSharding",
+    "P",
+    "Shard",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "make_mesh",
+    "process_indices",
+    "reshard",
+    "set_mesh",
+    "shard_map",
+    "sharding",
+    "stages",
 ]
 
 

@@ -14,6 +14,9 @@ from . import core
 from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
 from . import debugging as _debugging  # noqa: F401  (jax.debug)
 from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
+from . import shard_map as _shard_map
+from . import sharding as _sharding
+from . import stages as _stages
 from .dispatch import devices as _devices
 from .dispatch import program
 from .dispatch.array import Array
@@ -31,7 +34,9 @@ from .runtime import backend as rt
 from .runtime import backends  # noqa: F401  (registers the backends)
 from .runtime.backend import Device
 from .runtime.webgpu import init_webgpu_async as _init_webgpu_async
+from .transformations import ShapeDtypeStruct
 from .tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .vmap import _broadcast_prefix
 
 
 def devices(backend: str | None = None) -> list[Device]:
@@ -64,12 +69,48 @@ def available_backends() -> list[str]:
 
 
 def device_put(
-    x: Any, device: Device | str | None = None, *, donate: bool = False, may_alias: Any = None
+    x: Any,
+    device: Any = None,
+    *,
+    src: Any = None,
+    donate: bool = False,
+    may_alias: Any = None,
 ) -> Any:
+    """`x` (a pytree) on `device`: a Device, a platform name, a Sharding or a PartitionSpec
+    over the context mesh, or a pytree prefix of `x` of those."""
+    if device is None or isinstance(device, (Device, str, _sharding.Sharding, _sharding.P)):
+        return tree_map(lambda leaf: _put_leaf(leaf, device), x)
+    leaves, tree = tree_flatten(x)
+    targets = _broadcast_prefix("device_put device", device, x)
+    return tree_unflatten(tree, [_put_leaf(a, t) for a, t in zip(leaves, targets, strict=True)])
+
+
+def _put_leaf(leaf: Any, device: Any) -> Any:
     if isinstance(device, str):
         device = rt.device(device)
-    target = device if device is not None else _current_default_device()
-    return tree_map(lambda leaf: _devices.put(leaf, target, commit=device is not None), x)
+    if device is None or isinstance(device, Device):
+        target = device if device is not None else _current_default_device()
+        return _devices.put(leaf, target, commit=device is not None)
+    if isinstance(device, _sharding.P):
+        device = _sharding.resolve(
+            device,
+            "Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put",
+            ValueError,
+        )
+    if not isinstance(device, _sharding.Sharding):
+        raise ValueError(
+            "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
+            "`Format`, `jax.memory.Space` or a pytree of these values. Received invalid value: "
+            f"{device}"
+        )
+    devs = list(device._device_assignment)
+    out = _devices.put(leaf, devs[0], commit=True)
+    if isinstance(device, _sharding.NamedSharding):
+        aval = core.get_aval(out)
+        if len(device.spec) > aval.ndim:  # JAX asserts the spec fits the rank
+            raise AssertionError((aval.ndim, device.spec))
+        device.shard_shape(aval.shape)  # JAX's error where a dimension does not divide
+    return _shard_map.placed(out, device)
 
 
 async def init_webgpu_async() -> list[Device]:
@@ -100,6 +141,53 @@ def block_until_ready(x: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+def process_indices() -> list[int]:
+    """The indices of every process of the computation: [0] here."""
+    return [0]
+
+
+def make_array_from_single_device_arrays(
+    shape: Any, sharding: Any, arrays: Any, *, dtype: Any = None
+) -> Any:
+    """The global array of `shape` whose shards, one per device of `sharding`, are `arrays`
+    (one device here: the one array is the whole)."""
+    arrays = list(arrays)
+    n = len(sharding.addressable_devices)
+    if len(arrays) != n:
+        raise ValueError(
+            f"Expected {n} per-device arrays (this is how many devices are addressable by the "
+            f"sharding), but got {len(arrays)}"
+        )
+    x = arrays[0]
+    if tuple(x.shape) != tuple(shape):
+        raise ValueError(
+            f"Expected shard shape {sharding.shard_shape(tuple(shape))} doesn't match the single "
+            f"device array shape {tuple(x.shape)}."
+        )
+    return device_put(x, sharding)
+
+
+def make_array_from_process_local_data(
+    sharding: Any, local_data: Any, global_shape: Any = None
+) -> Any:
+    """The global array of this process' data (one process here: the data is the whole)."""
+    if global_shape is not None and tuple(global_shape) != tuple(local_data.shape):
+        raise ValueError(
+            f"global_shape {tuple(global_shape)} does not match the local data's shape "
+            f"{tuple(local_data.shape)} on one process"
+        )
+    return device_put(local_data, sharding)
+
+
+def make_array_from_callback(
+    shape: Any, sharding: Any, data_callback: Callable[[Any], Any], dtype: Any = None
+) -> Any:
+    """The array of `shape` whose every shard is `data_callback(index)` (one whole shard)."""
+    index = sharding.addressable_devices_indices_map(tuple(shape))
+    (idx,) = set(index.values())
+    return device_put(data_callback(idx), sharding)
 
 
 # ---- host values --------------------------------------------------------------------------------
@@ -181,6 +269,9 @@ def named_scope(name: str) -> Iterator[None]:
 # ---- eager evaluation while tracing -------------------------------------------------------------
 ensure_compile_time_eval = core.eval_context
 
+# `jit(f).lower(...).out_info` shows result types as ShapeDtypeStructs.
+_stages.out_struct[0] = lambda aval: ShapeDtypeStruct(aval.shape, aval.dtype)
+
 
 _JAX_MODULES = {
     "jax": "webjax",
@@ -243,6 +334,10 @@ _JAX_MODULES = {
     "jax.scipy.stats.dirichlet": "webjax.scipy.stats.dirichlet",
     "jax.scipy.stats.truncnorm": "webjax.scipy.stats.truncnorm",
     "jax.core": "webjax.core",
+    "jax.sharding": "webjax.sharding",
+    "jax.stages": "webjax.stages",
+    "jax.experimental.shard_map": "webjax.experimental.shard_map",
+    "jax.experimental.multihost_utils": "webjax.experimental.multihost_utils",
 }
 
 

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import config as _config
-from . import core
+from . import core, stages
+from . import sharding as sharding_mod
 from .config import debug_level
 from .core import ClosedJaxpr, ShapedArray
 from .dispatch import array as array_mod
@@ -186,25 +187,6 @@ batching.primitive_batchers[jit_p] = _jit_batch
 
 
 # ---- the API ------------------------------------------------------------------------------------
-class Lowered:
-    """What `jit(f).lower(*args)` returns: the staged program, inspectable."""
-
-    def __init__(self, closed: ClosedJaxpr, out_tree: Any, name: str) -> None:
-        self.jaxpr = closed
-        self.out_tree = out_tree
-        self.name = name
-
-    def as_text(self) -> str:
-        return str(self.jaxpr)
-
-    def compile(self) -> Lowered:
-        return self
-
-    def __call__(self, *args: Any) -> Any:
-        flat, _ = tree_flatten(args)
-        return tree_unflatten(self.out_tree, jit_p.bind(*flat, jaxpr=self.jaxpr, name=self.name))
-
-
 def _hashable_static(v: Any, what: str) -> Any:
     try:
         hash(v)
@@ -219,6 +201,8 @@ def _hashable_static(v: Any, what: str) -> Any:
 def jit(
     fun: Callable[..., Any] | None = None,
     *,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
     static_argnums: Any = None,
     static_argnames: Any = None,
     donate_argnums: Any = None,
@@ -229,15 +213,81 @@ def jit(
     inline: bool = False,
     **_: Any,
 ) -> Any:
+    _check_shardings("in_shardings", in_shardings)
+    _check_shardings("out_shardings", out_shardings)
     if fun is None:
         return functools.partial(
             jit,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
             static_argnums=static_argnums,
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
             donate_argnames=donate_argnames,
         )
-    return Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+    out = Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+    if in_shardings is not None or out_shardings is not None:
+        out._shardings = (in_shardings, out_shardings)
+        out._plain = False
+    return out
+
+
+def _is_sharding_leaf(x: Any) -> bool:
+    return x is None or isinstance(x, (sharding_mod.Sharding, sharding_mod.PartitionSpec))
+
+
+def _check_shardings(what: str, tree: Any) -> None:
+    """JAX's TypeError for a leaf that is neither a Sharding, a PartitionSpec nor None."""
+    for leaf in tree_leaves(tree, is_leaf=_is_sharding_leaf):
+        if not _is_sharding_leaf(leaf):
+            raise TypeError(
+                f"{what} leaf specifications are expected to be PartitionSpec instances or None, "
+                f"but got {leaf}"
+            )
+
+
+def _resolve_shardings(what: str, tree: Any) -> Any:
+    """Bare PartitionSpecs of `tree` as NamedShardings over the context mesh."""
+    if not any(
+        isinstance(s, sharding_mod.PartitionSpec)
+        for s in tree_leaves(tree, is_leaf=_is_sharding_leaf)
+    ):
+        return tree
+    msg = (
+        f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+        f"{what}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, provide "
+        f"`Sharding`s to {what} and then the mesh context manager is not required."
+    )
+    return _tree_map_shardings(lambda s: sharding_mod.resolve(s, msg), tree)
+
+
+def _tree_map_shardings(f: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, treedef = tree_flatten(tree, is_leaf=_is_sharding_leaf)
+    return tree_unflatten(treedef, [f(s) for s in leaves])
+
+
+def _sharding_prefix(what: str, shardings: Any, tree: Any, n_args: int | None) -> list[Any]:
+    """One sharding per leaf of `tree`, `shardings` a pytree prefix of it (a single Sharding
+    applies to every leaf)."""
+    leaves = tree_leaves(tree)
+    if _is_sharding_leaf(shardings):
+        return [shardings] * len(leaves)
+    if n_args is not None and isinstance(shardings, (tuple, list)) and len(shardings) != n_args:
+        raise ValueError(
+            f"pjit {what} specification must be a tree prefix of the positional arguments tuple. "
+            f"In particular, pjit {what} must either be a Sharding, a PartitionSpec, or a tuple "
+            f"of length equal to the number of positional arguments. But pjit {what} is the "
+            f"wrong length: got a tuple or list of length {len(shardings)} for an args tuple of "
+            f"length {n_args}."
+        )
+    out: list[Any] = []
+    s_leaves, s_tree = tree_flatten(shardings, is_leaf=_is_sharding_leaf)
+    subtrees = s_tree.flatten_up_to(tree) if hasattr(s_tree, "flatten_up_to") else None
+    if subtrees is None:
+        raise ValueError(f"jit {what} must be a tree prefix of the arguments")
+    for s, sub in zip(s_leaves, subtrees, strict=True):
+        out += [s] * len(tree_leaves(sub))
+    return out
 
 
 def eager_jit(fun: Callable[..., Any] | None = None, *, static_argnames: Any = None) -> Any:
@@ -329,6 +379,7 @@ class Jitted:
             or self.donate_argnames
         )
         self._fast: dict[Any, tuple[ClosedJaxpr, Any]] = {}
+        self._shardings: tuple[Any, Any] | None = None  # jit's in_shardings, out_shardings
         self.trace_count = 0
         self.__name__ = getattr(fun, "__name__", "fun")
 
@@ -519,7 +570,41 @@ class Jitted:
             outs = _run_donating(closed, flat, donated)
         else:
             outs = jit_p.bind(*flat, jaxpr=closed, name=self.__name__)
+        if self._shardings is not None:
+            outs = self._place(args, kwargs, flat, outs, out_tree)
         return tree_unflatten(out_tree, outs)
+
+    def _place(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: list, outs: list, out_tree: Any
+    ) -> list[Any]:
+        """Check the arguments against in_shardings (JAX's errors) and label the results with
+        out_shardings; one device per mesh axis, so the values are the same."""
+        in_sh, out_sh = self._shardings or (None, None)
+        if in_sh is not None:
+            in_sh = _resolve_shardings("in_shardings", in_sh)
+            dyn_args = self._split(args, kwargs)[0]
+            for s, x in zip(
+                _sharding_prefix("in_shardings", in_sh, tuple(dyn_args), len(dyn_args)),
+                tree_leaves(tuple(dyn_args)),
+                strict=True,
+            ):
+                if s is not None:
+                    sharding_mod.check_rank(s, core.get_aval(_to_array(x)).ndim, "pjit arguments")
+        if out_sh is None:
+            return outs
+        out_sh = _resolve_shardings("out_shardings", out_sh)
+        targets = _sharding_prefix(
+            "out_shardings", out_sh, tree_unflatten(out_tree, list(outs)), None
+        )
+        placed = []
+        for o, s in zip(outs, targets, strict=True):
+            if s is not None and type(o) is Array:
+                sharding_mod.check_rank(s, o.ndim, "pjit outputs")
+                o = Array(o.aval, o._device, array_mod.exp_of(o))
+                o._committed = True
+                o._sharding = s
+            placed.append(o)
+        return placed
 
     def _donated(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, ...]:
         """The flat positions (as `_trace` flattens) of the leaves of donated arguments."""
@@ -534,12 +619,27 @@ class Jitted:
             flags += [k in self.donate_argnames] * len(tree_leaves(kwargs[k]))
         return tuple(i for i, f in enumerate(flags) if f)
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        closed, out_tree, _ = self._trace(args, kwargs)
-        return Lowered(closed, out_tree, self.__name__)
+    def trace(self, *args: Any, **kwargs: Any) -> stages.Traced:
+        dyn_args, dyn_kwargs, _, _ = self._split(args, kwargs)
+        in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))[1]
+        closed, out_tree, flat = self._trace(args, kwargs)
+        name = self.__name__
+        n_captured = len(flat) - in_tree.num_leaves
+        captured = flat[:n_captured]
 
-    def trace(self, *args: Any, **kwargs: Any) -> Lowered:
-        return self.lower(*args, **kwargs)
+        def run(xs: list[Any]) -> list[Any]:
+            return jit_p.bind(*captured, *xs, jaxpr=closed, name=name)
+
+        donated = self._donated(args, kwargs) if self.donate_argnums else ()
+        shown = closed
+        if n_captured:  # the stages show the function of the arguments alone
+            shown = pe.trace_to_closed_jaxpr(
+                lambda *xs: run(list(xs)), [core.get_aval(x) for x in flat[n_captured:]]
+            )
+        return stages.Traced(shown, in_tree, out_tree, name, donated, run, stages.out_struct[0])
+
+    def lower(self, *args: Any, **kwargs: Any) -> stages.Lowered:
+        return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         closed, out_tree, _ = self._trace(args, kwargs)
@@ -636,4 +736,4 @@ def _to_array(x: Any) -> Any:
         ) from None
 
 
-__all__ = ["jit", "jit_p", "Jitted", "Lowered", "UndefinedPrimal"]
+__all__ = ["jit", "jit_p", "Jitted", "UndefinedPrimal"]

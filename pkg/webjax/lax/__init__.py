@@ -305,6 +305,7 @@ from webjax._src.lax.windowed import (
     select_and_gather_add_p,
     select_and_scatter_add_p,
 )
+from webjax._src.shard_map import with_sharding_constraint
 from webjax.lax import linalg
 
 __all__ = [n for n in dir() if not n.startswith("_")]

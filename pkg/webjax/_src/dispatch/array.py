@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import core, dtypes, printing
+from .. import sharding as sharding_mod
 from ..core import ShapedArray
 from ..dtypes import DType
 from ..ir import exp as E
@@ -24,7 +25,7 @@ from . import lazy
 
 
 class Array:
-    __slots__ = ("aval", "_device", "_exp", "_deleted", "_committed", "__weakref__")
+    __slots__ = ("aval", "_device", "_exp", "_deleted", "_committed", "_sharding", "__weakref__")
     __array_priority__ = 100
 
     aval: ShapedArray
@@ -37,6 +38,7 @@ class Array:
         self._exp = exp
         self._deleted = False
         self._committed = False  # placed explicitly (device_put with a device)
+        self._sharding: sharding_mod.Sharding | None = None  # as placed (None: its device)
 
     # ---- metadata ------------------------------------------------------------------------
     @property
@@ -77,6 +79,35 @@ class Array:
     @property
     def committed(self) -> bool:
         return self._committed
+
+    @property
+    def sharding(self) -> sharding_mod.Sharding:
+        """The sharding the array was placed with (device_put, jit's out_shardings, shard_map),
+        else the whole array on its device."""
+        if self._sharding is not None:
+            return self._sharding
+        return sharding_mod.SingleDeviceSharding(self._device)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def addressable_shards(self) -> list[sharding_mod.Shard]:
+        """Every device's piece: one device here, holding the whole array."""
+        self._check_alive()
+        return [sharding_mod.Shard(self._device, self.sharding, self.shape, self)]
+
+    @property
+    def global_shards(self) -> list[sharding_mod.Shard]:
+        return self.addressable_shards
+
+    def addressable_data(self, index: int) -> Array:
+        return self.addressable_shards[index].data
 
     # ---- buffers and reads ---------------------------------------------------------------
     def _literal_value(self) -> Any:
