@@ -106,6 +106,16 @@ def _cjvp_jvp(
 ad.primitive_jvps[custom_jvp_call_p] = _cjvp_jvp
 
 
+def _cjvp_partial_eval(trace: pe.JaxprTrace, *args: Any, call_jaxpr: ClosedJaxpr, **_: Any) -> Any:
+    # Partial evaluation with unknown inputs builds linear maps (tangents of linearize, the
+    # linear part of a solve's derivative): the custom rule is not needed there, and inlining
+    # the function keeps the map transposable (JAX's behaviour).
+    return _call(call_jaxpr, *args)
+
+
+pe.partial_eval_rules[custom_jvp_call_p] = _cjvp_partial_eval
+
+
 def _cjvp_batch(
     args: list[Any],
     dims: list[Any],

@@ -6,6 +6,7 @@ from webjax._src.lax.control_flow import (
     cond_p,
     fori_loop,
     map,
+    platform_dependent,
     scan,
     scan_p,
     switch,
@@ -20,7 +21,11 @@ from webjax._src.lax.convolution import (
     conv_general_dilated,
     conv_general_dilated_p,
     conv_general_dilated_patches,
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
     conv_transpose,
+    conv_transpose_shape_tuple,
     conv_with_general_padding,
     padtype_to_pads,
 )
@@ -47,6 +52,7 @@ from webjax._src.lax.lax import (
     bitwise_xor,
     broadcast,
     broadcast_in_dim,
+    broadcast_like,
     broadcast_shapes,
     broadcast_to_rank,
     broadcasted_iota,
@@ -95,6 +101,7 @@ from webjax._src.lax.lax import (
     max,
     min,
     mul,
+    mulhi,
     ne,
     neg,
     nextafter,
@@ -246,6 +253,7 @@ from webjax._src.lax.primitive_names import (
     transpose_p,
     xor_p,
 )
+from webjax._src.lax.ragged import ragged_dot
 from webjax._src.lax.reductions import argmax, argmin, reduce
 from webjax._src.lax.slicing import (
     GatherDimensionNumbers,
@@ -260,6 +268,7 @@ from webjax._src.lax.slicing import (
     gather,
     gather_p,
     index_in_dim,
+    index_take,
     scatter,
     scatter_add,
     scatter_add_p,
@@ -275,7 +284,15 @@ from webjax._src.lax.slicing import (
     slice_in_dim,
     split,
 )
-from webjax._src.lax.sorting import sort, sort_key_val, sort_p, top_k, top_k_p
+from webjax._src.lax.sorting import (
+    approx_max_k,
+    approx_min_k,
+    sort,
+    sort_key_val,
+    sort_p,
+    top_k,
+    top_k_p,
+)
 from webjax._src.lax.special import (
     bessel_i0e,
     bessel_i1e,
@@ -301,9 +318,15 @@ from webjax._src.lax.windowed import (
     reduce_window,
     reduce_window_max_p,
     reduce_window_min_p,
+    reduce_window_shape_tuple,
     reduce_window_sum_p,
     select_and_gather_add_p,
     select_and_scatter_add_p,
+)
+from webjax._src.random.bit_generator import (
+    RandomAlgorithm,
+    rng_bit_generator,
+    rng_bit_generator_p,
 )
 from webjax._src.shard_map import with_sharding_constraint
 from webjax.lax import linalg

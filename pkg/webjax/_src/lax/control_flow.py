@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import core, dtypes
 from ..core import ClosedJaxpr, Jaxpr, ShapedArray
+from ..dispatch import devices
 from ..interpreters import ad, batching
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
@@ -1397,3 +1398,29 @@ batching.primitive_batchers[scan_p] = _scan_batch
 # ---- lowering (eager evaluation) --------------------------------------------------------------
 def _unused_jaxpr(j: Jaxpr) -> None:
     return None
+
+
+# ============================================================================================
+# platform_dependent
+# ============================================================================================
+def platform_dependent(
+    *args: Any, default: Callable[..., Any] | None = None, **per_platform: Callable[..., Any]
+) -> Any:
+    """`per_platform[platform](*args)` for the platform of the default device ('cpu', 'wasm',
+    'webgpu', 'webgl'), else `default(*args)`. The branch is picked when the function is traced
+    (each device gets its own trace under jit), so only that branch is staged."""
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable.")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    if default is not None and not callable(default):
+        raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
+    platform = devices.default_device().platform
+    branch = per_platform.get(platform, default)
+    if branch is None:
+        raise ValueError(
+            f"lax.platform_dependent: no branch for platform '{platform}' (branches: "
+            f"{sorted(per_platform)}) and no default"
+        )
+    return branch(*args)

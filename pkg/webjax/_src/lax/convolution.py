@@ -862,3 +862,87 @@ __all__ = [
     "conv_with_general_padding",
     "padtype_to_pads",
 ]
+
+
+# ---- shape helpers (JAX's public shape arithmetic of convolutions) ------------------------------
+def conv_general_permutations(dimension_numbers: Any) -> tuple[tuple[int, ...], ...]:
+    """(lhs, rhs, out) axis permutations to (N, C, spatial...) / (O, I, spatial...) of layout
+    strings such as ('NHWC', 'HWIO', 'NHWC')."""
+    lhs_s, rhs_s, out_s = dimension_numbers
+    nd = len(lhs_s)
+    dn = conv_dimension_numbers((1,) * nd, (1,) * len(rhs_s), (lhs_s, rhs_s, out_s))
+    return dn.lhs_spec, dn.rhs_spec, dn.out_spec
+
+
+def _space_out(padded: int, k: int, s: int) -> int:
+    return (padded - k) // s + 1 if padded >= k else 0
+
+
+def conv_shape_tuple(
+    lhs_shape: Sequence[int],
+    rhs_shape: Sequence[int],
+    strides: Sequence[int],
+    pads: Any,
+    batch_group_count: int = 1,
+) -> tuple[int, ...]:
+    """Output shape of a convolution of NC... lhs and OI... rhs (pads: (lo, hi) pairs or a
+    padding name)."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(
+            f"Wrong number of explicit pads for convolution: expected "
+            f"{len(lhs_shape) - 2}, got {len(pads)}."
+        )
+    space = tuple(
+        _space_out(int(n) + int(lo) + int(hi), int(k), int(s))
+        for n, k, s, (lo, hi) in zip(lhs_shape[2:], rhs_shape[2:], strides, pads, strict=True)
+    )
+    return (int(lhs_shape[0]) // batch_group_count, int(rhs_shape[0]), *space)
+
+
+def _permuted(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(shape[i]) for i in perm)
+
+
+def _unpermuted(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    out = [0] * len(perm)
+    for v, i in zip(shape, perm, strict=True):
+        out[i] = v
+    return tuple(out)
+
+
+def conv_general_shape_tuple(
+    lhs_shape: Sequence[int],
+    rhs_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Any,
+    dimension_numbers: Any,
+) -> tuple[int, ...]:
+    """Output shape of conv_general_dilated (no dilation) in the layouts of
+    `dimension_numbers`."""
+    lp, rp, op = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple(
+        _permuted(lhs_shape, lp), _permuted(rhs_shape, rp), window_strides, padding
+    )
+    return _unpermuted(out, op)
+
+
+def conv_transpose_shape_tuple(
+    lhs_shape: Sequence[int],
+    rhs_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Any,
+    dimension_numbers: Any,
+) -> tuple[int, ...]:
+    """Output shape of conv_transpose in the layouts of `dimension_numbers`: each spatial size
+    is (n - 1) * stride + 2 - k plus the transposed convolution's padding."""
+    lp, rp, op = conv_general_permutations(dimension_numbers)
+    lhs_t, rhs_t = _permuted(lhs_shape, lp), _permuted(rhs_shape, rp)
+    if isinstance(padding, str):
+        padding = [_conv_transpose_pads(k, s, padding) for k, s in zip(rhs_t[2:], window_strides)]
+    space = tuple(
+        (n - 1) * int(s) - k + 2 + int(lo) + int(hi)
+        for n, k, s, (lo, hi) in zip(lhs_t[2:], rhs_t[2:], window_strides, padding, strict=True)
+    )
+    return _unpermuted((lhs_t[0], rhs_t[0], *space), op)

@@ -1147,3 +1147,49 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     if mbits < src_m or ebits < src_e:
         out = select(ne(x, x), x, out)  # NaNs pass through
     return out
+
+
+# ---- multiply-high --------------------------------------------------------------------------
+_UNSIGNED_OF = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
+
+
+def mulhi(x: Any, y: Any, /) -> Any:
+    """Elementwise multiply-high: the upper N bits of the 2N-bit product of N-bit integers.
+
+    Written on N-bit ops (no wider type needed): with half-words a = ah 2^h + al, the product's
+    high word is ah bh + the high halves of the cross terms + the carry out of the middle."""
+    x, y = _coerce_scalars(x, y)
+    dt = core.get_aval(x).dtype
+    if dt.kind not in "iu" or core.get_aval(y).dtype != dt:
+        raise TypeError(
+            "mulhi requires integer arguments of one dtype, got "
+            f"{dt.name} and {core.get_aval(y).dtype.name}"
+        )
+    nbits = dt.itemsize * 8
+    ut, h = _UNSIGNED_OF[nbits], nbits // 2
+    a = bitcast_convert_type(x, ut) if dt.kind == "i" else x
+    b = bitcast_convert_type(y, ut) if dt.kind == "i" else y
+    k, mask = full((), h, ut), full((), (1 << h) - 1, ut)
+    al, ah = bitwise_and(a, mask), shift_right_logical(a, k)
+    bl, bh = bitwise_and(b, mask), shift_right_logical(b, k)
+    ll, lh, hl, hh = mul(al, bl), mul(al, bh), mul(ah, bl), mul(ah, bh)
+    mid = add(add(shift_right_logical(ll, k), bitwise_and(lh, mask)), bitwise_and(hl, mask))
+    hi = add(
+        add(hh, shift_right_logical(lh, k)),
+        add(shift_right_logical(hl, k), shift_right_logical(mid, k)),
+    )
+    if dt.kind == "u":
+        return hi
+    # signed: (a - 2^N [x<0]) (b - 2^N [y<0]) has high word hi - [x<0] b - [y<0] a (mod 2^N)
+    zero = full((), 0, dt)
+    hi = sub(hi, mul(b, convert_element_type(lt(x, zero), ut)))
+    hi = sub(hi, mul(a, convert_element_type(lt(y, zero), ut)))
+    return bitcast_convert_type(hi, dt)
+
+
+def broadcast_like(arr: Any, like_arr: Any) -> Any:
+    """`arr` broadcast to the shape of `like_arr` (trailing dimensions aligned)."""
+    arr = to_array(arr)
+    shape = core.get_aval(to_array(like_arr)).shape
+    nd = core.get_aval(arr).ndim
+    return broadcast_in_dim(arr, shape, tuple(range(len(shape) - nd, len(shape))))

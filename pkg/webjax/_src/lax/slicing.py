@@ -1140,3 +1140,25 @@ def _scatter_batch(p: core.Primitive) -> Any:
 
 for _p in scatter_prims.values():
     batching.primitive_batchers[_p] = _scatter_batch(_p)
+
+
+def index_take(src: Any, idxs: Any, axes: Sequence[int]) -> Any:
+    """src gathered at index arrays `idxs`, one per axis of `axes` (all of one length n): an
+    array of shape (n, *the other axes of src)."""
+    src = lax.to_array(src)
+    nd = core.get_aval(src).ndim
+    axes = tuple(int(a) % nd for a in axes)
+    idxs = [lax.to_array(i) for i in idxs]
+    if len(idxs) != len(axes):
+        raise ValueError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes")
+    cols = [lax.reshape(i, (*core.get_aval(i).shape, 1)) for i in idxs]
+    indices = lax.concatenate(cols, len(core.get_aval(cols[0]).shape) - 1)
+    rest = tuple(d for d in range(nd) if d not in axes)
+    dn = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, 1 + len(rest))),
+        collapsed_slice_dims=tuple(sorted(axes)),
+        start_index_map=axes,
+    )
+    shape = core.get_aval(src).shape
+    sizes = tuple(1 if d in axes else shape[d] for d in range(nd))
+    return gather(src, indices, dn, sizes)

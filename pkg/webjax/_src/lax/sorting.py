@@ -309,3 +309,57 @@ def _top_k_batch(
 
 
 batching.primitive_batchers[top_k_p] = _top_k_batch
+
+
+# ---- approx_max_k / approx_min_k ----------------------------------------------------------------
+# JAX's approximate top-k is exact off TPU (XLA's CPU and GPU sort and slice): so is this one.
+def _approx_k(operand: Any, k: int, dim: int, aggregate: bool, largest: bool) -> tuple[Any, Any]:
+    aval = core.get_aval(operand)
+    if aval.dtype.kind != "f":
+        raise ValueError("operand must be a floating type")
+    nd = aval.ndim
+    if not -nd <= dim < nd:
+        raise ValueError(f"reduction_dimension {dim} is out of bounds for rank {nd}")
+    dim %= nd
+    if not 0 < k <= aval.shape[dim]:
+        raise ValueError(f"k must be in (0, {aval.shape[dim]}], got {k}")
+    if not aggregate:
+        raise NotImplementedError(
+            "approx_max_k/approx_min_k with aggregate_to_topk=False (TPU's unsorted partial "
+            "reduction); use aggregate_to_topk=True"
+        )
+    if largest:
+        vals, idx = top_k(operand, k, axis=dim)
+        return vals, idx
+    # ascending with NaNs last, ties by index: the k smallest
+    iota = lax.broadcasted_iota(dtypes.int32, aval.shape, dim)
+    vals, idx = sort((operand, iota), dimension=dim, num_keys=1)
+    limit = tuple(k if i == dim else s for i, s in enumerate(aval.shape))
+    return lax.slice(vals, (0,) * nd, limit), lax.slice(idx, (0,) * nd, limit)
+
+
+def approx_max_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+) -> tuple[Any, Any]:
+    """The k largest values along `reduction_dimension` (NaN largest) and their indices, sorted
+    descending. `recall_target` and `reduction_input_size_override` tune TPU's approximation;
+    here (as on JAX's CPU and GPU) the result is exact."""
+    return _approx_k(lax.to_array(operand), int(k), reduction_dimension, aggregate_to_topk, True)
+
+
+def approx_min_k(
+    operand: Any,
+    k: int,
+    reduction_dimension: int = -1,
+    recall_target: float = 0.95,
+    reduction_input_size_override: int = -1,
+    aggregate_to_topk: bool = True,
+) -> tuple[Any, Any]:
+    """The k smallest values along `reduction_dimension` (NaNs never before a number) and
+    their indices, sorted ascending; exact, as on JAX's CPU and GPU."""
+    return _approx_k(lax.to_array(operand), int(k), reduction_dimension, aggregate_to_topk, False)

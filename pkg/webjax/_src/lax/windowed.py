@@ -889,3 +889,24 @@ __all__ = [
     "select_and_gather_add_p",
     "select_and_scatter_add_p",
 ]
+
+
+def reduce_window_shape_tuple(
+    operand_shape: Sequence[int],
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    base_dilation: Sequence[int] | None = None,
+    window_dilation: Sequence[int] | None = None,
+) -> tuple[int, ...]:
+    """Output shape of reduce_window (explicit (lo, hi) padding pairs)."""
+    nd = len(operand_shape)
+    return _window_shape(
+        tuple(int(d) for d in operand_shape),
+        tuple(int(d) for d in window_dimensions),
+        tuple(int(d) for d in window_strides),
+        tuple((int(lo), int(hi)) for lo, hi in padding),
+        (1,) * nd if base_dilation is None else tuple(base_dilation),
+        (1,) * nd if window_dilation is None else tuple(window_dilation),
+        "reduce_window_shape_tuple",
+    )
