@@ -9,6 +9,8 @@
 // data-webjax="done" or "error"; <html data-webjax> says "loading", "done" or "error"; errors go
 // to the console and into a <pre class="webjax-error"> after the block; a "webjax:done" event
 // fires on document. Set `globalThis.webjaxAutoRun = false` before this module runs to opt out.
+// Settings for those blocks: `data-config='{"jax_enable_x64": true, "jax_platforms": "webgl"}'`
+// (JSON of jax.config options) on any script tag, the x-python blocks' or this module's.
 //
 // The site layout comes from build.py: manifest.json names the wheel, pyodide/ holds the npm
 // Pyodide package (plus micropip).
@@ -44,12 +46,29 @@ export async function installWebjax(pyodide) {
   await pyodide.loadPackage(new URL(manifest.wheel, siteURL).href);
 }
 
+// Applies loadWebjax's `config` as `jax.config.update` calls (JAX's errors for unknown names and
+// bad values), starts WebGPU when the settings ask for it (its start is asynchronous in a
+// page), and picks the default device now, so an unknown or unavailable platform fails here.
+const APPLY_CONFIG = `
+import webjax
+for name, value in dict(config).items():
+    webjax.config.update(name, value)
+if "webgpu" in f"{webjax.config.jax_platforms} {webjax.config.jax_default_device}":
+    try:
+        await webjax.init_webgpu_async()
+    except Exception:
+        pass  # webjax.devices() below raises JAX's error naming the platform
+webjax.devices()
+`;
+
 /**
  * Pyodide with webjax installed and imported. Loads once per page: later calls return the same
  * instance (their options are ignored). `packages`: extra names or wheel URLs for loadPackage.
- * `installAsJax`: also make `import jax` give webjax.
+ * `installAsJax`: also make `import jax` give webjax. `config`: jax.config options set before
+ * any user code runs, e.g. `{ jax_enable_x64: true, jax_platforms: "webgl" }` (the names and
+ * values of `jax.config.update`; `JAX_*` environment variables natively).
  */
-export function loadWebjax({ indexURL, packages = [], installAsJax = false } = {}) {
+export function loadWebjax({ indexURL, packages = [], installAsJax = false, config = {} } = {}) {
   webjaxPromise ??= (async () => {
     const pyodide = await loadPyodideRuntime({ indexURL });
     await installWebjax(pyodide);
@@ -57,6 +76,14 @@ export function loadWebjax({ indexURL, packages = [], installAsJax = false } = {
     await pyodide.runPythonAsync(
       installAsJax ? "import webjax\nwebjax.install_as_jax()" : "import webjax",
     );
+    if (Object.keys(config).length) {
+      const globals = pyodide.toPy({ config });
+      try {
+        await pyodide.runPythonAsync(APPLY_CONFIG, { globals, filename: "<webjax config>" });
+      } finally {
+        globals.destroy();
+      }
+    }
     return pyodide;
   })();
   webjaxPromise.catch(() => {
@@ -115,7 +142,15 @@ async function autoRun() {
     const installAsJax = document.querySelector(
       'script[type="text/x-python"][data-install-as-jax]',
     ) !== null;
-    errors = await runPythonScripts(await loadWebjax({ installAsJax }));
+    const config = {};
+    for (const script of document.querySelectorAll("script[data-config]")) {
+      try {
+        Object.assign(config, JSON.parse(script.dataset.config));
+      } catch (error) {
+        throw new Error(`data-config is not a JSON object: ${error.message}`);
+      }
+    }
+    errors = await runPythonScripts(await loadWebjax({ installAsJax, config }));
   } catch (error) {
     console.error("webjax: loading failed:", error);
     const pre = document.createElement("pre");

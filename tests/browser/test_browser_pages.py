@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -160,3 +162,54 @@ def test_script_tag_install_as_jax(new_page, server_url):
         page.eval_on_selector_all("pre.webjax-error", "els => els.map((e) => e.textContent)") == []
     )
     assert page.text_content("#out") == "webjax 6"
+
+
+CONFIG_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8">
+<script type="module" src="./webjax.mjs"
+  data-config='{"jax_enable_x64": true, "jax_platforms": "cpu,wasm",
+                "jax_numpy_rank_promotion": "raise"}'></script></head>
+<body><output id="out"></output>
+<script type="text/x-python">
+import js, json
+import webjax as jax
+import webjax.numpy as jnp
+try:
+    jax.devices("webgl")
+    left_out = "no error"
+except RuntimeError as e:
+    left_out = str(e)
+try:
+    jnp.ones((2, 3)) + jnp.ones(3)
+    rank = "no error"
+except ValueError as e:
+    rank = str(e)
+js.document.getElementById("out").textContent = json.dumps({
+    "dtype": str(jnp.array(1.0).dtype),
+    "devices": [d.platform for d in jax.devices()],
+    "platforms": jax.config.jax_platforms,
+    "left_out": left_out,
+    "rank": rank,
+})
+</script></body></html>
+"""
+
+
+def test_loader_config(new_page, server_url):
+    # data-config on the loader's script tag becomes loadWebjax({config}), which sets the
+    # options before the page's code runs: the browser's JAX_* variables.
+    page = new_page()
+    url = server_url + "config-test.html"
+    page.route(url, lambda route: route.fulfill(body=CONFIG_PAGE, content_type="text/html"))
+    page.goto(url)
+    page.wait_for_function(
+        "() => ['done', 'error'].includes(document.documentElement.dataset.webjax)",
+        timeout=LOAD_TIMEOUT_MS,
+    )
+    errors = page.eval_on_selector_all("pre.webjax-error", "els => els.map((e) => e.textContent)")
+    assert errors == []
+    out = json.loads(page.text_content("#out"))
+    assert out["dtype"] == "float64"
+    assert out["devices"] == ["cpu"] and out["platforms"] == "cpu,wasm"
+    assert out["left_out"] == "Unknown backend webgl. Available backends are ['cpu', 'wasm']"
+    assert "jax_numpy_rank_promotion='raise'" in out["rank"]
