@@ -495,7 +495,11 @@ def x64_enabled() -> bool:
 
 
 def check_special() -> bool:
-    """Whether outputs are checked for NaNs or infinities (jax_debug_nans/jax_debug_infs)."""
+    """Whether outputs are checked for NaNs or infinities (jax_debug_nans/jax_debug_infs).
+    Every eager primitive asks: the common case (no context manager active) is two reads."""
+    local = _local.__dict__
+    if not local:
+        return bool(debug_nans._global or debug_infs._global)
     return bool(debug_nans.value or debug_infs.value)
 
 
