@@ -278,3 +278,182 @@ def test_a_lost_context_raises_and_clear_backends_gives_a_fresh_one(private_regi
         (z + y).tolist()  # an array of the lost context is moved by reading it: it raises
     with pytest.raises(RuntimeError, match="context was lost"):
         y.tolist()  # and keeps raising
+
+
+# ---- tiled matrix products (codegen/glsl/matmul.py) ----------------------------------------------
+@pytest.fixture
+def tiled(monkeypatch: Any) -> Any:
+    """Tile every product (even tiny ones) on the device webjax.numpy uses; record the plans."""
+    from webjax._src.codegen.glsl import matmul as glsl_matmul
+    from webjax._src.runtime.backend import get_backend
+
+    monkeypatch.setattr(glsl_matmul, "MIN_MACS", 0)
+    monkeypatch.setattr(glsl_matmul, "MIN_DIM", 1)
+    used: list[Any] = []
+    real = glsl_matmul.render
+
+    def spy(kernel: Any, mp: Any, limits: Any) -> Any:
+        used.append(mp)
+        return real(kernel, mp, limits)
+
+    monkeypatch.setattr(glsl_matmul, "render", spy)
+    backend = get_backend("webgl")
+    backend._cache.clear()
+    yield used
+    backend._cache.clear()
+
+
+def _on(platform: str, fn: Any, *arrays: Any) -> Any:
+    import numpy as np
+
+    with webjax.default_device(webjax.devices(platform)[0]):
+        return np.asarray(fn(*[jnp.asarray(a) for a in arrays]))
+
+
+def _close(fn: Any, ref_abs: Any, k: int, *arrays: Any) -> None:
+    """webgl against cpu, to float rounding: the products are summed in another order."""
+    import numpy as np
+
+    got, want = _on("webgl", fn, *arrays), _on("cpu", fn, *arrays)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    tol = 2.0 * (k + 2) * 2.0**-24 * ref_abs + 1e-30
+    bad = np.abs(got.astype(np.float64) - want.astype(np.float64)) > tol
+    assert not bad.any(), (np.argwhere(bad)[:5], got[bad][:5], want[bad][:5])
+
+
+def _rnd(*shape: int, seed: int = 0) -> Any:
+    import numpy as np
+
+    return np.random.default_rng(seed + sum(shape)).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (2, 3, 4), (17, 5, 33), (65, 63, 130), (3, 300, 9)])
+def test_tiled_matmul_shapes(tiled: list[Any], m: int, k: int, n: int) -> None:
+    import numpy as np
+
+    a, b = _rnd(m, k), _rnd(k, n, seed=1)
+    _close(lambda x, w: x @ w, np.abs(a) @ np.abs(b), k, a, b)
+    if m > 1 and n > 1:
+        assert tiled, "the tiled matmul was not used"
+
+
+def test_tiled_matmul_transposed_layouts(tiled: list[Any]) -> None:
+    """The MLP step's backward products read their operands transposed; outputs too."""
+    import numpy as np
+
+    m, k, n = 33, 17, 65
+    at, bt = _rnd(k, m), _rnd(n, k, seed=3)  # stored transposed
+    a, b = at.T.copy(), bt.T.copy()
+    ref = np.abs(a) @ np.abs(b)
+    _close(lambda x, w: x.T @ w, ref, k, at, b)
+    _close(lambda x, w: x @ w.T, ref, k, a, bt)
+    _close(lambda x, w: x.T @ w.T, ref, k, at, bt)
+    _close(lambda x, w: (x @ w).T, ref.T, k, a, b)
+    assert len(tiled) >= 4
+
+
+def test_tiled_matmul_epilogues_fuse(tiled: list[Any]) -> None:
+    import numpy as np
+
+    m, k, n = 40, 24, 36
+    a, b, bias = _rnd(m, k), _rnd(k, n, seed=4), _rnd(n, seed=5)
+    ref = np.abs(a) @ np.abs(b) + np.abs(bias)
+    relu = webjax.jit(lambda x, w, c: jnp.maximum(x @ w + c, 0.0))
+    _close(relu, ref, k + 1, a, b, bias)
+    _close(webjax.jit(lambda x, w, c: jnp.tanh(x @ w + c).T), 4 * ref.T + 1e-6, k + 1, a, b, bias)
+    got = _on("webgl", webjax.jit(lambda x, w: (x @ w * 8.0).astype(jnp.int32)), a, b)
+    want = _on("cpu", webjax.jit(lambda x, w: (x @ w * 8.0).astype(jnp.int32)), a, b)
+    assert got.dtype == np.int32 and np.abs(got - want).max() <= 1  # rounding at the cut
+    assert tiled
+    # the epilogue ran in the unpack pass: no separate kernel for the bias and the max
+    assert all(len(mp.plan.batch) == 0 for mp in tiled)
+
+
+def test_tiled_matmul_batched_and_broadcast(tiled: list[Any]) -> None:
+    import numpy as np
+
+    bsz, m, k, n = 3, 20, 24, 36
+    a, b = _rnd(bsz, m, k), _rnd(bsz, k, n, seed=6)
+    ref = np.einsum("bmk,bkn->bmn", np.abs(a), np.abs(b))
+    _close(lambda x, w: jnp.matmul(x, w), ref, k, a, b)
+    w2 = _rnd(k, n, seed=7)  # one weight for every batch: packed once
+    _close(lambda x, w: jnp.matmul(x, w), np.abs(a) @ np.abs(w2), k, a, w2)
+    assert any(mp.nbatch == bsz and mp.a_batched and mp.b_batched for mp in tiled)
+
+
+@pytest.mark.parametrize("rm,rn", [(2, 2), (4, 2), (4, 4), (4, 8)])
+def test_tiled_matmul_tiles(tiled: list[Any], monkeypatch: Any, rm: int, rn: int) -> None:
+    """Each tile shape: one RGBA target (2x2) up to eight (4x8, MRT)."""
+    import numpy as np
+
+    from webjax._src.codegen.glsl import matmul as glsl_matmul
+    from webjax._src.runtime.backend import get_backend
+
+    if rm * rn // 4 > get_backend("webgl").limits["max_draw_buffers"]:
+        pytest.skip(f"{rm * rn // 4} render targets: more than the context's MAX_DRAW_BUFFERS")
+
+    monkeypatch.setattr(glsl_matmul, "FORCE_TILE", glsl_matmul.Tile(rm, rn))
+    a, b = _rnd(23, 19), _rnd(19, 29, seed=2)
+    _close(lambda x, w: x @ w, np.abs(a) @ np.abs(b), 19, a, b)
+    assert tiled and all((mp.tile.rm, mp.tile.rn) == (rm, rn) for mp in tiled)
+
+
+def test_tiled_matmul_nan_and_inf(tiled: list[Any]) -> None:
+    import numpy as np
+
+    a, b = _rnd(12, 16), _rnd(16, 10, seed=8)
+    a[3, 5] = np.nan
+    b[2, 7] = np.inf
+    got, want = _on("webgl", lambda x, w: x @ w, a, b), _on("cpu", lambda x, w: x @ w, a, b)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+
+
+def test_small_products_keep_the_exact_kernels() -> None:
+    """Below the threshold products stay one draw with the generic loop: bit-identical."""
+    import numpy as np
+
+    from webjax._src.codegen.glsl import matmul as glsl_matmul
+
+    a, b = _rnd(8, 8), _rnd(8, 8, seed=9)
+    got, want = _on("webgl", lambda x, w: x @ w, a, b), _on("cpu", lambda x, w: x @ w, a, b)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    i, r = E.idx(64 * 64), E.ridx(64)
+    x = E.load(Slot(dt.float32), E.add(E.mul(E.idiv(i, 64), 64), r), dt.float32)
+    w = E.load(Slot(dt.float32), E.add(E.mul(r, 64), E.mod(i, 64)), dt.float32)
+    big = make_kernel(E.reduce(Op.ADD, E.binary(Op.MUL, x, w), 64), 64 * 64)[0]
+    prog = glsl.render(big, GL.limits)
+    assert len(prog.passes) == 4 and "render targets" in prog.note
+    assert glsl_matmul.plan_for(big, {**GL.limits, "max_texture_size": 8}) is None  # too big
+
+
+def test_tiled_matmul_operands_past_the_texture_height_go_in_strips(
+    tiled: list[Any], monkeypatch: Any
+) -> None:
+    """A packed operand with more rows than a texture has goes on in strips to the right (a
+    convolution's patches: 32768 columns)."""
+    import numpy as np
+
+    from webjax._src.runtime.backend import get_backend
+
+    monkeypatch.setitem(get_backend("webgl").limits, "max_texture_size", 16)
+    a, b = _rnd(40, 20), _rnd(20, 36, seed=10)
+    _close(lambda x, w: x @ w, np.abs(a) @ np.abs(b), 20, a, b)
+    assert tiled and all(mp.a_h == 16 and mp.b_h == 16 for mp in tiled)
+
+
+def test_match_takes_digits_outside_the_longest_run_as_batch() -> None:
+    """out[b, o, s] = sum_r w[o, r] * p[r, b * S + s] (a convolution's contraction with its
+    output in NCHW order): b and s are both columns of p, but not one dimension of the output;
+    s is the column dimension and b a batch digit that only p moves."""
+    from webjax._src.ir import matmul as ir_matmul
+
+    nb, o, s, k = 3, 8, 20, 12
+    i, r = E.idx(nb * o * s), E.ridx(k)
+    bi, oi, si = E.idiv(i, o * s), E.mod(E.idiv(i, s), o), E.mod(i, s)
+    w = E.load(Slot(dt.float32), E.add(E.mul(oi, k), r), dt.float32)
+    p = E.load(Slot(dt.float32), E.add(E.mul(r, nb * s), E.add(E.mul(bi, s), si)), dt.float32)
+    kernel = make_kernel(E.reduce(Op.ADD, E.binary(Op.MUL, w, p), k), nb * o * s)[0]
+    plan = ir_matmul.match(kernel)
+    assert plan is not None and (plan.m, plan.n, plan.k, plan.batch) == (o, s, k, (nb,))
+    assert plan.a.s_batch == (0,) and plan.b.s_batch == (s,) and plan.so_batch == (o * s,)

@@ -98,6 +98,7 @@ _HELPER_JS = r"""
         isCpu: /swiftshader|llvmpipe|softpipe/i.test(renderer),
         maxTextureSize: gl.getParameter(gl.MAX_TEXTURE_SIZE),
         maxTextureUnits: gl.getParameter(gl.MAX_TEXTURE_IMAGE_UNITS),
+        maxDrawBuffers: gl.getParameter(gl.MAX_DRAW_BUFFERS),
         timerQueries: timerExt !== null,
       };
     },
@@ -128,16 +129,16 @@ _HELPER_JS = r"""
       if (!lost) lost = "WEBGL_lose_context";
       return true;
     },
-    createTexture(w, h) {
+    createTexture(w, h, rgba) {
       if (lost) check("createTexture");
       const t = gl.createTexture();
       gl.activeTexture(gl.TEXTURE0);
       gl.bindTexture(gl.TEXTURE_2D, t);
       gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
       gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
-      gl.texStorage2D(gl.TEXTURE_2D, 1, gl.R32UI, w, h);
+      gl.texStorage2D(gl.TEXTURE_2D, 1, rgba ? gl.RGBA32UI : gl.R32UI, w, h);
       gl.bindTexture(gl.TEXTURE_2D, null);
-      check("a " + w + "x" + h + " R32UI texture");
+      check("a " + w + "x" + h + (rgba ? " RGBA32UI" : " R32UI") + " texture");
       return t;
     },
     deleteTexture(t) {
@@ -239,9 +240,22 @@ _HELPER_JS = r"""
         gl.activeTexture(gl.TEXTURE0 + k);
         gl.bindTexture(gl.TEXTURE_2D, rest[2 * nuniforms + k]);
       }
-      attach(out);
+      const outs = Array.isArray(out) ? out : [out];  // an array: render targets 0.. (MRT)
+      attach(outs[0]);
+      for (let j = 1; j < outs.length; j++) {
+        gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + j, gl.TEXTURE_2D,
+                                outs[j], 0);
+      }
+      if (outs.length > 1) gl.drawBuffers(outs.map((_, j) => gl.COLOR_ATTACHMENT0 + j));
       gl.viewport(0, 0, w, rows);
       gl.drawArrays(gl.TRIANGLES, 0, 3);
+      if (outs.length > 1) {  // back to one target
+        for (let j = 1; j < outs.length; j++) {
+          gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + j, gl.TEXTURE_2D,
+                                  null, 0);
+        }
+        gl.drawBuffers([gl.COLOR_ATTACHMENT0]);
+      }
       for (let k = 0; k < ntex; k++) {
         gl.activeTexture(gl.TEXTURE0 + k);
         gl.bindTexture(gl.TEXTURE_2D, null);
@@ -299,6 +313,7 @@ class BrowserWebGL:
         self.is_cpu = bool(info.isCpu)
         self.max_texture_size = int(info.maxTextureSize)
         self.max_texture_units = int(info.maxTextureUnits)
+        self.max_draw_buffers = int(info.maxDrawBuffers)
         self.timer = KernelTimer(self) if info.timerQueries else None
 
     @property
@@ -328,9 +343,10 @@ class BrowserWebGL:
     async def wait_query_async(self, query: Any) -> None:
         await self.h.waitQuery(query)
 
-    def create_texture(self, width: int, height: int) -> Any:
+    def create_texture(self, width: int, height: int, rgba: bool = False) -> Any:
+        """An R32UI texture (RGBA32UI with `rgba`: the tiled matmul's scratch)."""
         try:
-            return self.h.createTexture(width, height)
+            return self.h.createTexture(width, height, rgba)
         except Exception as e:
             raise _error(e) from None
 
@@ -382,9 +398,14 @@ class BrowserWebGL:
         rows: int,
         uniforms: dict[str, int],
     ) -> None:
+        """A list of outputs is drawn as render targets 0.. (MRT)."""
         flat: list[Any] = []
         for name, value in uniforms.items():
             flat += [name, value]
+        if isinstance(output, list):
+            import js
+
+            output = js.Array.of(*output)
         try:
             self.h.draw(prog, output, width, rows, len(uniforms), *flat, *inputs)
         except Exception as e:

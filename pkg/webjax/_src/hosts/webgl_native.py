@@ -35,6 +35,8 @@ _TEXTURE_MIN_FILTER = 0x2801
 _TEXTURE_MAG_FILTER = 0x2800
 _NEAREST = 0x2600
 _R32UI = 0x8236
+_RGBA32UI = 0x8D70
+_MAX_DRAW_BUFFERS = 0x8824
 _RED_INTEGER = 0x8D94
 _RGBA_INTEGER = 0x8D99
 _IMPLEMENTATION_COLOR_READ_TYPE = 0x8B9A
@@ -104,6 +106,7 @@ _GL_FUNCS: dict[str, tuple[Any, list[Any]]] = {
     "glUniform1ui": (None, [_i, _u]),
     "glViewport": (None, [_i, _i, _i, _i]),
     "glDrawArrays": (None, [_u, _i, _i]),
+    "glDrawBuffers": (None, [_i, _p]),
     "glGenVertexArrays": (None, [_i, _p]),
     "glBindVertexArray": (None, [_u]),
     "glFlush": (None, []),
@@ -182,6 +185,7 @@ class NativeWebGL:
         self.is_cpu = any(n in renderer.lower() for n in ("llvmpipe", "softpipe", "swiftshader"))
         self.max_texture_size = self._int(_MAX_TEXTURE_SIZE)
         self.max_texture_units = self._int(_MAX_TEXTURE_IMAGE_UNITS)
+        self.max_draw_buffers = self._int(_MAX_DRAW_BUFFERS)
         gl.Disable(_DITHER)
         gl.PixelStorei(_PACK_ALIGNMENT, 4)
         gl.PixelStorei(_UNPACK_ALIGNMENT, 4)
@@ -305,7 +309,8 @@ class NativeWebGL:
             raise RuntimeError(f"webgl: GL error 0x{err:04x} in {what}")
 
     # -- textures ------------------------------------------------------------------------------
-    def create_texture(self, width: int, height: int) -> int:
+    def create_texture(self, width: int, height: int, rgba: bool = False) -> int:
+        """An R32UI texture (RGBA32UI with `rgba`: the tiled matmul's scratch)."""
         self._use()
         gl = self.gl
         ids = (C.c_uint * 1)()
@@ -315,8 +320,8 @@ class NativeWebGL:
         gl.BindTexture(_TEXTURE_2D, tex)
         gl.TexParameteri(_TEXTURE_2D, _TEXTURE_MIN_FILTER, _NEAREST)
         gl.TexParameteri(_TEXTURE_2D, _TEXTURE_MAG_FILTER, _NEAREST)
-        gl.TexStorage2D(_TEXTURE_2D, 1, _R32UI, width, height)
-        self._check(f"a {width}x{height} R32UI texture")
+        gl.TexStorage2D(_TEXTURE_2D, 1, _RGBA32UI if rgba else _R32UI, width, height)
+        self._check(f"a {width}x{height} {'RGBA32UI' if rgba else 'R32UI'} texture")
         return int(tex)
 
     def delete_texture(self, tex: int) -> None:
@@ -428,13 +433,14 @@ class NativeWebGL:
         self,
         prog: int,
         inputs: list[int],
-        output: int,
+        output: int | list[int],
         width: int,
         rows: int,
         uniforms: dict[str, int],
     ) -> None:
         """Run `prog` over rows 0..rows-1 of `output` (`width` texels wide), with input
-        textures on units 0.. (sampler `in<k>` on unit k) and integer uniforms set by name."""
+        textures on units 0.. (sampler `in<k>` on unit k) and integer uniforms set by name.
+        A list of outputs is drawn as render targets 0.. (MRT)."""
         self._use()
         gl = self.gl
         if self._program != prog:
@@ -451,9 +457,19 @@ class NativeWebGL:
         for k, tex in enumerate(inputs):
             gl.ActiveTexture(_TEXTURE0 + k)
             gl.BindTexture(_TEXTURE_2D, tex)
-        self._attach(output)
+        outs = output if isinstance(output, list) else [output]
+        self._attach(outs[0])
+        for j, tex in enumerate(outs[1:], 1):
+            gl.FramebufferTexture2D(_FRAMEBUFFER, _COLOR_ATTACHMENT0 + j, _TEXTURE_2D, tex, 0)
+        if len(outs) > 1:
+            bufs = range(_COLOR_ATTACHMENT0, _COLOR_ATTACHMENT0 + len(outs))
+            gl.DrawBuffers(len(outs), (C.c_uint * len(outs))(*bufs))
         gl.Viewport(0, 0, width, rows)
         gl.DrawArrays(_TRIANGLES, 0, 3)
+        if len(outs) > 1:  # back to one target
+            for j in range(1, len(outs)):
+                gl.FramebufferTexture2D(_FRAMEBUFFER, _COLOR_ATTACHMENT0 + j, _TEXTURE_2D, 0, 0)
+            gl.DrawBuffers(1, (C.c_uint * 1)(_COLOR_ATTACHMENT0))
         for k in range(len(inputs)):  # unbind: an input may be the next draw's output
             gl.ActiveTexture(_TEXTURE0 + k)
             gl.BindTexture(_TEXTURE_2D, 0)

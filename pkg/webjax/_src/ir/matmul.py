@@ -147,6 +147,27 @@ def _merge(digits: list[int], coef: dict[int, int], ostride: list[int], ranges: 
     return (ext, coef[ds[0]], ostride[ds[0]])
 
 
+def _longest_run(
+    digits: list[int], coef: dict[int, int], ostride: list[int], ranges: list[int]
+) -> tuple[list[int], list[int]]:
+    """(run, rest): the digits' longest chain that `_merge` takes as one dimension (the
+    largest extent), and the others."""
+    ds = sorted(digits, key=lambda d: ostride[d])
+    best: list[int] = []
+    best_ext = 0
+    for start in range(len(ds)):
+        run, ext = [ds[start]], ranges[ds[start]]
+        for d in ds[start + 1 :]:
+            lo = run[-1]
+            if ostride[d] != ostride[lo] * ranges[lo] or coef[d] != coef[lo] * ranges[lo]:
+                break
+            run.append(d)
+            ext *= ranges[d]
+        if ext > best_ext:
+            best, best_ext = run, ext
+    return best, [d for d in digits if d not in best]
+
+
 def match(kernel: Kernel, min_dim: int = 1, min_macs: int = 0) -> Plan | None:
     """A Plan when the kernel is a float32 matrix product with at least `min_dim` rows and
     columns and `min_macs` multiply-adds, else None."""
@@ -205,6 +226,11 @@ def _classify(
             cols.append(d)
         else:
             batch.append(d)
+    # digits of one operand that do not form one row-major dimension (a convolution's batch
+    # digit, read by the patches only): the longest run is the dimension, the rest batch
+    rows, rest_r = _longest_run(rows, fa, ostride, ranges)
+    cols, rest_c = _longest_run(cols, fb, ostride, ranges)
+    batch = sorted(batch + rest_r + rest_c)
     mr = _merge(rows, fa, ostride, ranges)
     mc = _merge(cols, fb, ostride, ranges)
     if mr is None or mc is None:

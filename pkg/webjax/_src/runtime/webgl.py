@@ -35,15 +35,17 @@ TEXEL_BYTES = 4  # one 32-bit word per texel (R32UI)
 
 class WebGLBuffer:
     """A device buffer: a `width` x `height` R32UI texture (4 bytes per texel) holding
-    `nbytes` bytes."""
+    `nbytes` bytes; or, as a tiled matmul's scratch (`rgba`), an RGBA32UI one (16 bytes per
+    texel)."""
 
-    __slots__ = ("tex", "nbytes", "width", "height", "__weakref__")
+    __slots__ = ("tex", "nbytes", "width", "height", "rgba", "__weakref__")
 
-    def __init__(self, tex: Any, nbytes: int, width: int, height: int) -> None:
+    def __init__(self, tex: Any, nbytes: int, width: int, height: int, rgba: bool = False) -> None:
         self.tex = tex
         self.nbytes = nbytes
         self.width = width
         self.height = height
+        self.rgba = rgba
 
     @property
     def shift(self) -> int:
@@ -176,9 +178,15 @@ class WebGLBackend(Backend):
         self.max_width = min(_MAX_WIDTH, 1 << (size.bit_length() - 1))
         self.max_height = size
         self.max_buffer_bytes = self.max_width * size * TEXEL_BYTES
-        self.limits: dict[str, int] = {"cpu": int(bool(getattr(self.host, "is_cpu", False)))}
+        self.limits: dict[str, int] = {
+            "cpu": int(bool(getattr(self.host, "is_cpu", False))),
+            # what the tiled matmul (codegen/glsl/matmul.py) sizes its textures and targets by
+            "max_texture_size": min(size, self.max_width),
+            "max_textures": int(self.host.max_texture_units),
+            "max_draw_buffers": int(getattr(self.host, "max_draw_buffers", 4)),
+        }
         self._cache: dict[Kernel, WebGLExecutable] = {}
-        self._pool: dict[tuple[int, int], list[Any]] = {}
+        self._pool: dict[tuple[int, int, bool], list[Any]] = {}
         self._pool_bytes = 0
         exact = getattr(self.host, "exact", None)
         if exact is None:
@@ -197,19 +205,29 @@ class WebGLBackend(Backend):
                 f"MAX_TEXTURE_SIZE ({self.max_height}); the device holds at most "
                 f"{self.max_buffer_bytes} bytes per array"
             )
-        free = self._pool.get((w, h))
+        free = self._pool.get((w, h, False))
         if free:
             self._pool_bytes -= w * h * TEXEL_BYTES
             return WebGLBuffer(free.pop(), nbytes, w, h)
         return WebGLBuffer(self.host.create_texture(w, h), nbytes, w, h)
 
+    def _malloc_rgba(self, spec: glsl.Rgba) -> WebGLBuffer:
+        """An RGBA32UI scratch texture of at least spec's texels (power-of-two sides)."""
+        w = 1 << (max(1, spec.width) - 1).bit_length()
+        h = 1 << (max(1, spec.height) - 1).bit_length()
+        free = self._pool.get((w, h, True))
+        if free:
+            self._pool_bytes -= w * h * 4 * TEXEL_BYTES
+            return WebGLBuffer(free.pop(), w * h * 16, w, h, True)
+        return WebGLBuffer(self.host.create_texture(w, h, rgba=True), w * h * 16, w, h, True)
+
     def free(self, handle: WebGLBuffer) -> None:
         tex, handle.tex = handle.tex, None
         if tex is None:
             return
-        size = handle.width * handle.height * TEXEL_BYTES
+        size = handle.width * handle.height * TEXEL_BYTES * (4 if handle.rgba else 1)
         if self._pool_bytes + size <= _POOL_BYTES:
-            self._pool.setdefault((handle.width, handle.height), []).append(tex)
+            self._pool.setdefault((handle.width, handle.height, handle.rgba), []).append(tex)
             self._pool_bytes += size
         else:
             self.host.delete_texture(tex)
@@ -280,7 +298,10 @@ class WebGLBackend(Backend):
             output.tex, tmp.tex = tmp.tex, output.tex
             self.free(tmp)
             return
-        scratch = [self.malloc(n) for n in prog.scratch]
+        scratch = [
+            self._malloc_rgba(n) if isinstance(n, glsl.Rgba) else self.malloc(n)
+            for n in prog.scratch
+        ]
         # while the profiler records, a context with timer queries times the kernel's draws
         # (hosts/gl_timer.py; nothing waits); one without waits for them (the event's CPU time)
         events = profiler.open_events()
@@ -292,9 +313,15 @@ class WebGLBackend(Backend):
                 dest = output if p.writes < 0 else scratch[p.writes]
                 uniforms = {f"u_w{k}": h.shift for k, h in enumerate(bound)}
                 uniforms["u_ow"] = dest.shift
-                rows = -(-p.texels // dest.width)
-                width = dest.width if rows > 1 else p.texels
-                self.host.draw(handle, [h.tex for h in bound], dest.tex, width, rows, uniforms)
+                if p.grid is not None:
+                    width, rows = p.grid
+                else:
+                    rows = -(-p.texels // dest.width)
+                    width = dest.width if rows > 1 else p.texels
+                target: Any = dest.tex
+                if p.targets:  # render targets 1.. (MRT)
+                    target = [dest.tex, *(scratch[j].tex for j in p.targets)]
+                self.host.draw(handle, [h.tex for h in bound], target, width, rows, uniforms)
         except BaseException:
             if timed is not None:
                 timer.end(timed, ok=False)

@@ -374,3 +374,24 @@ def load_fn(slot: int, d: DType, pre: Prelude) -> str:
         f"  return {from_bits(d, 'u', pre)};\n"
         "}"
     )
+
+
+class Scope:
+    """Names of the emitted nodes of one function: `emit` declares each node once, in order."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.count = 0
+
+    def emit(self, nodes: list[Exp], out: list[str], ind: str, pre: Prelude) -> None:
+        for node in nodes:
+            if id(node) in self.names:
+                continue
+            if node.op in (Op.IDX, Op.RIDX):
+                self.names[id(node)] = "i" if node.op is Op.IDX else "r"
+                continue
+            name = f"t{self.count}"
+            self.count += 1
+            expr = node_expr(node, [self.names[id(s)] for s in node.src], pre)
+            out.append(f"{ind}{compute_type(node.dtype)} {name} = {expr};")
+            self.names[id(node)] = name

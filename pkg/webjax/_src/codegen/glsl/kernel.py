@@ -17,20 +17,30 @@ from ...ir import scalar
 from ...ir.exp import Exp
 from ...ir.kernel import Kernel, split_reduction
 from ...ir.ops import Op
+from . import matmul as glsl_matmul
 from .expr import (
     GlslUnsupported,
     Prelude,
+    Scope,
     check_dtype,
     compute_type,
     const_expr,
     load_fn,
-    node_expr,
     render_op,
     supports_dtype,
     to_bits,
 )
 
-__all__ = ["GlslPass", "GlslProgram", "GlslUnsupported", "VERTEX", "render", "supports_dtype"]
+__all__ = [
+    "GlslPass",
+    "GlslProgram",
+    "GlslUnsupported",
+    "Rgba",
+    "VERTEX",
+    "render",
+    "supports_dtype",
+]
+Rgba = glsl_matmul.Rgba
 
 MAX_LOOP = 32768  # iterations of one loop (the rest nests)
 # Loop iterations one fragment may run: Mesa's llvmpipe stops every loop of a shader invocation
@@ -47,24 +57,30 @@ void main() {
 
 @dataclass(frozen=True)
 class GlslPass:
-    """One draw: a fragment shader over `texels` output texels (4 bytes each). It samples
-    `reads` as in0..: kernel input k is `k`, scratch buffer j is `-1 - j`; its widths' log2 go
-    in uniforms u_w0..; it writes the kernel's output (`writes` -1) or scratch buffer
-    `writes`. The output width's log2 goes in `u_ow`; `u_zero` is 0."""
+    """One draw: a fragment shader over `texels` output texels (4 bytes each), or over the
+    `grid` (width, rows) of an Rgba scratch texture. It samples `reads` as in0..: kernel input
+    k is `k`, scratch buffer j is `-1 - j`; its widths' log2 go in uniforms u_w0..; it writes
+    the kernel's output (`writes` -1) or scratch buffer `writes`, and scratch buffers
+    `targets` as render targets 1.. (MRT). The output width's log2 goes in `u_ow`; `u_zero`
+    is 0."""
 
     source: str
     texels: int
     reads: tuple[int, ...]
     writes: int
+    grid: tuple[int, int] | None = None
+    targets: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class GlslProgram:
-    """The draws of one kernel, in order, and the scratch buffers (bytes) they pass on."""
+    """The draws of one kernel, in order, and the scratch buffers they pass on: R32UI buffers
+    (int: bytes) or RGBA32UI textures (Rgba: texels)."""
 
     passes: tuple[GlslPass, ...]
-    scratch: tuple[int, ...]
+    scratch: tuple[int | Rgba, ...]
     nargs: int
+    note: str = ""  # how it was scheduled (the tiled matmul's tile), for profiles and benches
 
     @property
     def source(self) -> str:
@@ -79,31 +95,12 @@ def _depends_on_ridx(nodes: list[Exp]) -> set[int]:
     return dep
 
 
-class _Scope:
-    def __init__(self) -> None:
-        self.names: dict[int, str] = {}
-        self.count = 0
-
-    def emit(self, nodes: list[Exp], out: list[str], ind: str, pre: Prelude) -> None:
-        for node in nodes:
-            if id(node) in self.names:
-                continue
-            if node.op in (Op.IDX, Op.RIDX):
-                self.names[id(node)] = "i" if node.op is Op.IDX else "r"
-                continue
-            name = f"t{self.count}"
-            self.count += 1
-            expr = node_expr(node, [self.names[id(s)] for s in node.src], pre)
-            out.append(f"{ind}{compute_type(node.dtype)} {name} = {expr};")
-            self.names[id(node)] = name
-
-
 def _value_fn(kernel: Kernel, pre: Prelude) -> list[str]:
     order = kernel.exp.toposort()
     for n in order:
         check_dtype(n.dtype)
     red = kernel.reduction
-    scope = _Scope()
+    scope = Scope()
     lines = [f"{compute_type(kernel.out_dtype)} value(int i) {{"]
     if red is not None:
         combine, rsize = red.arg
@@ -127,7 +124,7 @@ def _value_fn(kernel: Kernel, pre: Prelude) -> list[str]:
         else:
             lines.append(f"  for (int r = 0; r < {rsize}; r++) {{")
             ind = "    "
-        loop_scope = _Scope()
+        loop_scope = Scope()
         loop_scope.names = dict(scope.names)
         loop_scope.count = scope.count
         loop_scope.emit([n for n in body_nodes if id(n) in inner], lines, ind, pre)
@@ -156,8 +153,12 @@ def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
     """The draws for `kernel`. A reduction whose loop would run more than LOOP_BUDGET
     iterations in one fragment is split (ir.kernel.split_reduction) into partials written to a
     scratch texture and a reduction of those, again split if still too long."""
+    if limits is not None:
+        mp = glsl_matmul.plan_for(kernel, limits)
+        if mp is not None:
+            return _render_matmul(kernel, mp, limits)
     passes: list[GlslPass] = []
-    scratch: list[int] = []
+    scratch: list[int | Rgba] = []
     slots = list(range(kernel.nargs))  # what each slot of the current kernel reads
     while True:
         red = kernel.reduction
@@ -173,6 +174,30 @@ def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
                 continue
         passes.append(_render_pass(kernel, tuple(slots), -1, limits))
         return GlslProgram(tuple(passes), tuple(scratch), len(slots) - len(scratch))
+
+
+def _render_matmul(
+    kernel: Kernel, mp: glsl_matmul.MatmulPlan, limits: dict[str, int]
+) -> GlslProgram:
+    """The tiled product (glsl/matmul.py): pack a, pack b, the product into MRT targets, the
+    unpack with the epilogue into the output."""
+    mm = glsl_matmul.render(kernel, mp, limits)
+    nt = mp.tile.targets
+    scratch: tuple[int | Rgba, ...] = (mm.a_tex, mm.b_tex, *([mm.out_tex] * nt))
+    grid_a, grid_b = (mm.a_tex.width, mm.a_tex.height), (mm.b_tex.width, mm.b_tex.height)
+    grid_o = (mm.out_tex.width, mm.out_tex.height)
+    passes = (
+        GlslPass(mm.pack_a, 0, (mm.a_slot,), 0, grid_a),
+        GlslPass(mm.pack_b, 0, (mm.b_slot,), 1, grid_b),
+        GlslPass(mm.product, 0, (-1, -2), 2, grid_o, tuple(range(3, 2 + nt))),
+        GlslPass(
+            mm.unpack,
+            kernel.size,
+            (*range(kernel.nargs), *(-3 - j for j in range(nt))),
+            -1,
+        ),
+    )
+    return GlslProgram(passes, scratch, kernel.nargs, str(mp.tile))
 
 
 def _render_pass(
