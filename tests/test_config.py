@@ -155,9 +155,11 @@ def test_jax_platforms_is_a_priority_list_with_jax_errors():
     assert out["absl"] == [True, "raise"]
     # real JAX words the unknown platform alike
     want = _run("jax", "jax.devices()", {"JAX_PLATFORMS": "nosuch,cpu"})
-    assert re.match(r"RuntimeError: Unable to initialize backend 'nosuch': Backend 'nosuch' is "
-                    r"not in the list of known backends: \[.*\]\. \(set JAX_PLATFORMS=''",
-                    _last_line(want))  # fmt: skip
+    pattern = (
+        r"RuntimeError: Unable to initialize backend 'nosuch': Backend 'nosuch' is not in the "
+        r"list of known backends: \[.*\]\. \(set JAX_PLATFORMS=''"
+    )
+    assert re.match(pattern, _last_line(want))
 
 
 def test_platform_name_and_default_device_pick_the_default():

@@ -338,9 +338,11 @@ def _dtype_promotion(v: Any) -> NumpyDtypePromotion:
 
 
 enable_x64 = bool_state(
-    "jax_enable_x64", False, "Enable 64-bit types to be used (float64, int64, complex128).",
+    "jax_enable_x64",
+    False,
+    "Enable 64-bit types to be used (float64, int64, complex128).",
     jit_key=True,
-)  # fmt: skip
+)
 config._contextmanager_flags.discard("jax_enable_x64")  # `config.read` of it works, as in JAX
 
 jax_platforms = string_or_object_state(
@@ -363,31 +365,50 @@ disable_jit_state = bool_state(
     "jax_disable_jit", False, "Run jitted functions op by op (for debugging)."
 )
 debug_nans = bool_state(
-    "jax_debug_nans", False,
+    "jax_debug_nans",
+    False,
     "Raise FloatingPointError at the primitive whose output holds a NaN (jitted programs are "
     "re-run op by op to find it).",
-)  # fmt: skip
-debug_infs = bool_state(
-    "jax_debug_infs", False, "Like jax_debug_nans, for infinities."
-)  # fmt: skip
+)
+debug_infs = bool_state("jax_debug_infs", False, "Like jax_debug_nans, for infinities.")
 default_matmul_precision = enum_state(
     "jax_default_matmul_precision",
-    ["default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "ANY_F8_ANY_F8_F32",
-     "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
-     "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3",
-     "BF16_BF16_F32_X6", "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32",
-     "F64_F64_F64"],
+    [
+        "default",
+        "high",
+        "highest",
+        "bfloat16",
+        "tensorfloat32",
+        "float32",
+        "ANY_F8_ANY_F8_F32",
+        "ANY_F8_ANY_F8_F32_FAST_ACCUM",
+        "ANY_F8_ANY_F8_ANY",
+        "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
+        "F16_F16_F16",
+        "F16_F16_F32",
+        "BF16_BF16_BF16",
+        "BF16_BF16_F32",
+        "BF16_BF16_F32_X3",
+        "BF16_BF16_F32_X6",
+        "BF16_BF16_F32_X9",
+        "TF32_TF32_F32",
+        "TF32_TF32_F32_X3",
+        "F32_F32_F32",
+        "F64_F64_F64",
+    ],
     None,
     "The default precision of matmuls and convolutions (webjax computes every float32 "
     "contraction in float32, so all values give the same results).",
     optional=True,
     jit_key=True,
-)  # fmt: skip
+)
 numpy_rank_promotion = enum_state(
-    "jax_numpy_rank_promotion", ["allow", "warn", "raise"], "allow",
+    "jax_numpy_rank_promotion",
+    ["allow", "warn", "raise"],
+    "allow",
     "What jnp does when a binary function broadcasts operands of different ranks.",
     jit_key=True,
-)  # fmt: skip
+)
 _promotion_env = os.getenv("JAX_NUMPY_DTYPE_PROMOTION")
 if _promotion_env is not None and _promotion_env not in ("standard", "strict"):
     raise ValueError(f'Invalid value "{_promotion_env}" for JAX flag jax_numpy_dtype_promotion')
@@ -401,9 +422,11 @@ numpy_dtype_promotion = State(
 )
 config._contextmanager_flags.add("jax_numpy_dtype_promotion")
 config.add_option(
-    "jax_numpy_dtype_promotion", numpy_dtype_promotion, "enum",
+    "jax_numpy_dtype_promotion",
+    numpy_dtype_promotion,
+    "enum",
     {"enum_values": ["standard", "strict"], "help": "dtype promotion mode"},
-)  # fmt: skip
+)
 traceback_filtering = enum_state(
     "jax_traceback_filtering",
     ["off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"],
@@ -411,15 +434,16 @@ traceback_filtering = enum_state(
     "Accepted for JAX programs; webjax's tracebacks are never filtered.",
 )
 log_compiles = bool_state(
-    "jax_log_compiles", False,
+    "jax_log_compiles",
+    False,
     "Log (WARNING, loggers jax._src.dispatch and jax._src.interpreters.pxla) each trace and "
     "compile of a jitted function, with its name and argument types.",
-)  # fmt: skip
+)
 explain_cache_misses = bool_state(
-    "jax_explain_cache_misses", False,
-    "Log (WARNING, logger jax._src.interpreters.partial_eval) why a jitted function traced "
-    "again.",
-)  # fmt: skip
+    "jax_explain_cache_misses",
+    False,
+    "Log (WARNING, logger jax._src.interpreters.partial_eval) why a jitted function traced again.",
+)
 default_prng_impl = enum_state(
     "jax_default_prng_impl",
     ["threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32"],
@@ -428,10 +452,11 @@ default_prng_impl = enum_state(
     jit_key=True,
 )
 threefry_partitionable = bool_state(
-    "jax_threefry_partitionable", True,
+    "jax_threefry_partitionable",
+    True,
     "Partitionable threefry counters (the default; webjax implements only these).",
     jit_key=True,
-)  # fmt: skip
+)
 
 
 def _debug_parser(v: Any) -> int:
@@ -440,9 +465,11 @@ def _debug_parser(v: Any) -> int:
 
 # webjax's own: 1 prints dispatches, 2 + jaxprs of jit, 3 + kernel IR, 4 + generated code
 webjax_debug = State(
-    "webjax_debug", os.environ.get("WEBJAX_DEBUG", "0"), "webjax's debug printing level",
+    "webjax_debug",
+    os.environ.get("WEBJAX_DEBUG", "0"),
+    "webjax's debug printing level",
     _debug_parser,
-)  # fmt: skip
+)
 config.add_option("webjax_debug", webjax_debug, int, {"help": "webjax's debug printing level"})
 
 

@@ -204,8 +204,10 @@ def run_jaxpr(
         if log:
             _compile_log.warning(
                 "Compiling jit(%s) with global shapes and types %r. Device: %s.",
-                name, tuple(a.aval for a in args), device,
-            )  # fmt: skip
+                name,
+                tuple(a.aval for a in args),
+                device,
+            )
         start = time.perf_counter()
         _CACHE[key] = _compile(closed, args, device)
         if log:
@@ -213,8 +215,10 @@ def run_jaxpr(
             what = "runs eagerly (it needs values while running)" if _CACHE[key] is None else ""
             _dispatch_log.warning(
                 "Finished webjax compilation of jit(%s) in %.9f sec%s",
-                name, took, f"; it {what}" if what else "",
-            )  # fmt: skip
+                name,
+                took,
+                f"; it {what}" if what else "",
+            )
     program = _CACHE[key]
     if program is None:
         return None
