@@ -7,13 +7,16 @@ Public modules only re-export from `webjax._src`.
 """
 
 from webjax import (
+    api_util,
     core,
     debug,
     dtypes,
     errors,
     experimental,
+    extend,
     flatten_util,
     image,
+    interpreters,
     lax,
     nn,
     numpy,
@@ -23,6 +26,7 @@ from webjax import (
     scipy,
     sharding,
     stages,
+    test_util,
     tree,
     tree_util,
     typing,
@@ -73,7 +77,7 @@ from webjax._src.config import (
 )
 from webjax._src.core import ShapedArray
 from webjax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
-from webjax._src.dispatch.array import Array
+from webjax._src.dispatch.basearray import Array
 from webjax._src.environment import print_environment_info
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
@@ -196,6 +200,10 @@ __all__ = [
     "shard_map",
     "sharding",
     "stages",
+    "api_util",
+    "extend",
+    "interpreters",
+    "test_util",
 ]
 
 

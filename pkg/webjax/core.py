@@ -2,7 +2,19 @@
 `jax.core.Tracer`, `jax.core.concrete_or_error`, ...), mapped to webjax's own classes."""
 
 from webjax._src.api import ensure_compile_time_eval
-from webjax._src.core import Atom, ShapedArray, Trace, Tracer, concrete_or_error
+from webjax._src.core import (
+    Atom,
+    ClosedJaxpr,
+    Jaxpr,
+    Literal,
+    Primitive,
+    ShapedArray,
+    Trace,
+    Tracer,
+    Var,
+    concrete_or_error,
+    get_aval,
+)
 from webjax._src.core import is_valid_jaxtype as valid_jaxtype
 from webjax._src.core_compat import (
     AbstractValue,
@@ -10,27 +22,45 @@ from webjax._src.core_compat import (
     Value,
     eval_context,
     eval_jaxpr,
+    find_top_trace,
+    get_opaque_trace_state,
     is_constant_dim,
     is_constant_shape,
+    mapped_aval,
     max_dim,
     min_dim,
+    raise_to_shaped,
+    unmapped_aval,
 )
+from webjax._src.core_compat import jaxpr_as_fun as jaxpr_as_fn
 
 __all__ = [
     "AbstractValue",
     "Atom",
+    "ClosedJaxpr",
+    "Jaxpr",
+    "Literal",
+    "Primitive",
     "ParamDict",
     "ShapedArray",
     "Trace",
     "Tracer",
     "Value",
+    "Var",
     "concrete_or_error",
     "ensure_compile_time_eval",
     "eval_context",
     "eval_jaxpr",
+    "find_top_trace",
+    "get_aval",
+    "get_opaque_trace_state",
     "is_constant_dim",
     "is_constant_shape",
+    "jaxpr_as_fn",
+    "mapped_aval",
     "max_dim",
     "min_dim",
+    "raise_to_shaped",
+    "unmapped_aval",
     "valid_jaxtype",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -334,6 +335,33 @@ _JAX_MODULES = {
     "jax.scipy.stats.dirichlet": "webjax.scipy.stats.dirichlet",
     "jax.scipy.stats.truncnorm": "webjax.scipy.stats.truncnorm",
     "jax.core": "webjax.core",
+    "jax.extend": "webjax.extend",
+    "jax.extend.core": "webjax.extend.core",
+    "jax.extend.core.primitives": "webjax.extend.core.primitives",
+    "jax.extend.linear_util": "webjax.extend.linear_util",
+    "jax.extend.source_info_util": "webjax.extend.source_info_util",
+    "jax.extend.backend": "webjax.extend.backend",
+    "jax.extend.random": "webjax.extend.random",
+    "jax.interpreters": "webjax.interpreters",
+    "jax.interpreters.ad": "webjax.interpreters.ad",
+    "jax.interpreters.batching": "webjax.interpreters.batching",
+    "jax.interpreters.partial_eval": "webjax.interpreters.partial_eval",
+    "jax.interpreters.mlir": "webjax.interpreters.mlir",
+    "jax.api_util": "webjax.api_util",
+    "jax.test_util": "webjax.test_util",
+    "jax.experimental.checkify": "webjax.experimental.checkify",
+    # the private `jax._src` paths libraries import (see webjax/_jax_src)
+    "jax._src": "webjax._jax_src",
+    "jax._src.api_util": "webjax._jax_src.api_util",
+    "jax._src.callback": "webjax._jax_src.callback",
+    "jax._src.checkify": "webjax._jax_src.checkify",
+    "jax._src.compiler": "webjax._jax_src.compiler",
+    "jax._src.core": "webjax._jax_src.core",
+    "jax._src.dispatch": "webjax._jax_src.dispatch",
+    "jax._src.dtypes": "webjax._jax_src.dtypes",
+    "jax._src.traceback_util": "webjax._jax_src.traceback_util",
+    "jax._src.tree_util": "webjax._jax_src.tree_util",
+    "jax._src.xla_bridge": "webjax._jax_src.xla_bridge",
     "jax.sharding": "webjax.sharding",
     "jax.stages": "webjax.stages",
     "jax.experimental.shard_map": "webjax.experimental.shard_map",
@@ -350,3 +378,43 @@ def install_as_jax() -> None:
             sys.modules[alias] = importlib.import_module(real)
         except ImportError:  # a module a later issue adds
             continue
+    jax = JaxNamespace(sys.modules["webjax"], sys.modules["webjax._jax_src"])
+    sys.modules["jax"] = jax
+    sys.modules["jax.version"] = jax.version
+
+
+# The JAX release whose API webjax follows: what `jax.__version__` says after install_as_jax
+# (libraries choose code paths by it; webjax's own version is `webjax.__version__`).
+JAX_API_VERSION = "0.10.2"
+
+
+class JaxNamespace(types.ModuleType):
+    """The module `jax` after `install_as_jax`: webjax's namespace (every attribute read and
+    write goes to the `webjax` module), except `jax._src`, which is the package of the private
+    `jax._src` paths libraries import (`webjax._jax_src`), not webjax's implementation: code
+    that reaches `jax._src.traceback_util` by attribute finds JAX's name there; and the
+    version, which is that of the JAX API webjax follows (`jax.__version__`, `jax.version`)."""
+
+    def __init__(self, webjax: types.ModuleType, private: types.ModuleType) -> None:
+        super().__init__("jax", webjax.__doc__)
+        info = tuple(int(p) for p in JAX_API_VERSION.split("."))
+        version = types.ModuleType("jax.version", "The JAX API version webjax follows.")
+        version.__version__ = JAX_API_VERSION  # type: ignore[attr-defined]
+        version.__version_info__ = info  # type: ignore[attr-defined]
+        version._version = JAX_API_VERSION  # type: ignore[attr-defined]
+        self.__dict__.update(
+            _webjax=webjax, _src=private, version=version,
+            __version__=JAX_API_VERSION, __version_info__=info,
+        )  # fmt: skip
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_webjax"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("_src", "version", "__version__", "__version_info__"):
+            self.__dict__[name] = value
+        else:
+            setattr(self.__dict__["_webjax"], name, value)
+
+    def __dir__(self) -> list[str]:
+        return dir(self.__dict__["_webjax"])

@@ -165,4 +165,69 @@ def pure_callback(
     return tree_unflatten(out_tree, list(outs))
 
 
-__all__ = ["pure_callback", "pure_callback_p"]
+# ---- io_callback: a callback with side effects ---------------------------------------------------
+# Never dropped from a jaxpr (partial_eval keeps effectful equations); every call runs, in
+# program order (webjax runs a program that contains one eagerly, equation by equation).
+io_callback_p = core.Primitive("io_callback")
+io_callback_p.multiple_results = True
+io_callback_p.def_abstract_eval(_abstract)
+
+
+@io_callback_p.def_impl
+def _io_impl(*args: Any, ordered: bool, **params: Any) -> list[Any]:
+    return _impl(*args, **params)
+
+
+def _io_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> Any:
+    raise ValueError("IO callbacks do not support JVP.")
+
+
+def _io_batch(vals: list[Any], dims: list[Any], *, ordered: bool, **params: Any) -> Any:
+    if ordered:
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    result_avals = params["result_avals"]
+    mapped = [d is not None for d in dims]
+    size = next(core.get_aval(v).shape[d] for v, d in zip(vals, dims, strict=True) if d is not None)
+    xs = [batching.moveaxis(v, d, 0) for v, d in zip(vals, dims, strict=True) if d is not None]
+    fixed = [v for v, m in zip(vals, mapped, strict=True) if not m]
+
+    def body(carry: Any, row: Any) -> Any:
+        it_f, it_r = iter(fixed), iter(row)
+        merged = [next(it_r) if m else next(it_f) for m in mapped]
+        return carry, io_callback_p.bind(*merged, ordered=False, **params)
+
+    _, outs = control_flow.scan(body, (), xs, length=size)
+    return list(outs), [0] * len(result_avals)
+
+
+ad.primitive_jvps[io_callback_p] = _io_jvp
+batching.primitive_batchers[io_callback_p] = _io_batch
+
+
+def io_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding: Any = None,
+    ordered: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Call the host function `callback(*args, **kwargs)`, which may have side effects, on
+    concrete arrays: it runs once per call, also under jit (never dropped); `ordered=True` keeps
+    calls in program order and forbids vmap, as in JAX."""
+    flat, in_tree = tree_flatten((args, kwargs))
+    flat = [_to_array(x) for x in flat]
+    flat_avals, out_tree = tree_flatten(tree_map(_result_aval, result_shape_dtypes))
+    outs = io_callback_p.bind(
+        *flat,
+        callback=callback,
+        in_tree=in_tree,
+        out_tree=out_tree,
+        result_avals=tuple(flat_avals),
+        sharding=sharding,
+        ordered=bool(ordered),
+    )
+    return tree_unflatten(out_tree, list(outs))
+
+
+__all__ = ["io_callback", "io_callback_p", "pure_callback", "pure_callback_p"]

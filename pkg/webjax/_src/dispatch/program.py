@@ -225,7 +225,7 @@ def run_jaxpr(
     return program.run(args, device, donate)
 
 
-_EFFECTS = frozenset({"debug_callback"})
+_EFFECTS = frozenset({"debug_callback", "io_callback"})
 # Calls whose body is simply evaluated: inline them so uses inside are counted too.
 _TRANSPARENT = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
                 "checkpoint": "jaxpr"}  # fmt: skip

@@ -300,3 +300,126 @@ def linear_transpose_flat(
         return backward_pass(jaxpr, consts, [UndefinedPrimal(a) for a in in_avals], cts)
 
     return transposed
+
+
+# ---- rule builders (the `jax.interpreters.ad` API for user primitives) ---------------------------
+def instantiate_zeros(tangent: Any) -> Any:
+    """A symbolic zero as an array of zeros; anything else as it is."""
+    return instantiate(tangent)
+
+
+def is_undefined_primal(x: Any) -> bool:
+    return isinstance(x, UndefinedPrimal)
+
+
+def get_primitive_transpose(p: Primitive) -> Callable[..., Any]:
+    try:
+        return primitive_transposes[p]
+    except KeyError as err:
+        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
+                                  f"'{p}' not implemented") from err  # fmt: skip
+
+
+def add_jaxvals(x: Any, y: Any) -> Any:
+    return add_tangents(x, y)
+
+
+def _sum_tangents(terms: list[Any], aval: ShapedArray) -> Any:
+    out: Any = Zero(tangent_aval(aval))
+    for t in terms:
+        out = add_maybe_zero(out, t)
+    return out
+
+
+def defjvp(primitive: Primitive, *jvprules: Callable[..., Any] | None) -> None:
+    """The jvp of `primitive` as one rule per operand, `rule(g, *primals, **params)` giving
+    that operand's contribution (None: the operand has no effect on the output); the output
+    tangent is their sum."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = primitive.bind(*primals, **params)
+        terms = [
+            rule(t, *primals, **params)
+            for rule, t in zip(jvprules, tangents, strict=True)
+            if rule is not None and not isinstance(t, Zero)
+        ]
+        return out, _sum_tangents(terms, core.get_aval(out))
+
+    primitive_jvps[primitive] = jvp
+
+
+def defjvp2(primitive: Primitive, *jvprules: Callable[..., Any] | None) -> None:
+    """As `defjvp`, each rule also given the primal output: `rule(g, ans, *primals, **params)`."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = primitive.bind(*primals, **params)
+        terms = [
+            rule(t, out, *primals, **params)
+            for rule, t in zip(jvprules, tangents, strict=True)
+            if rule is not None and not isinstance(t, Zero)
+        ]
+        return out, _sum_tangents(terms, core.get_aval(out))
+
+    primitive_jvps[primitive] = jvp
+
+
+def deflinear(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
+    """`primitive` is linear in all its operands: its jvp applies it to the tangents, and
+    `transpose_rule(ct, **params)` gives the operands' cotangents."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = primitive.bind(*primals, **params)
+        return out, primitive.bind(*map(instantiate, tangents), **params)
+
+    def transpose(ct: Any, *args: Any, **params: Any) -> list[Any]:
+        if isinstance(ct, Zero):
+            return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+        return list(transpose_rule(ct, **params))
+
+    primitive_jvps[primitive] = jvp
+    primitive_transposes[primitive] = transpose
+
+
+def deflinear2(primitive: Primitive, transpose_rule: Callable[..., Any]) -> None:
+    """As `deflinear`, `transpose_rule(ct, *operands, **params)` also seeing the operands
+    (UndefinedPrimal for the linear ones)."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        out = primitive.bind(*primals, **params)
+        return out, primitive.bind(*map(instantiate, tangents), **params)
+
+    def transpose(ct: Any, *args: Any, **params: Any) -> list[Any]:
+        if isinstance(ct, Zero):
+            return [Zero(a.aval) if is_undefined_primal(a) else None for a in args]
+        return list(transpose_rule(ct, *args, **params))
+
+    primitive_jvps[primitive] = jvp
+    primitive_transposes[primitive] = transpose
+
+
+def defbilinear(
+    prim: Primitive, lhs_rule: Callable[..., Any], rhs_rule: Callable[..., Any]
+) -> None:
+    """`prim(lhs, rhs)` is linear in each operand: jvp `prim(dl, r) + prim(l, dr)`; the
+    transpose of the undefined operand is `lhs_rule(ct, lhs, rhs, **params)` (or rhs_rule)."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+        lhs, rhs = primals
+        dl, dr = tangents
+        out = prim.bind(lhs, rhs, **params)
+        terms = []
+        if not isinstance(dl, Zero):
+            terms.append(prim.bind(dl, rhs, **params))
+        if not isinstance(dr, Zero):
+            terms.append(prim.bind(lhs, dr, **params))
+        return out, _sum_tangents(terms, core.get_aval(out))
+
+    def transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list[Any]:
+        if is_undefined_primal(lhs):
+            g = Zero(lhs.aval) if isinstance(ct, Zero) else lhs_rule(ct, lhs, rhs, **params)
+            return [g, None]
+        g = Zero(rhs.aval) if isinstance(ct, Zero) else rhs_rule(ct, lhs, rhs, **params)
+        return [None, g]
+
+    primitive_jvps[prim] = jvp
+    primitive_transposes[prim] = transpose

@@ -309,3 +309,98 @@ def _to_out_dim(x: Any, src: BatchDim, dst: BatchDim, size: int) -> Any:
     if not -ndim <= dst < ndim:
         raise ValueError(f"axis {dst} is out of bounds for array of dimension {ndim}")
     return matchaxis(x, src, dst % ndim, size)
+
+
+# ---- rule builders (the `jax.interpreters.batching` API for user primitives) ---------------------
+# Rules that also receive the axis being mapped: rule(axis_data, vals, dims, **params). JAX keeps
+# these apart; here they are wrapped into `primitive_batchers` entries on registration.
+class _AxisRuleTable(dict):
+    def __setitem__(self, primitive: Primitive, rule: Callable[..., Any]) -> None:
+        super().__setitem__(primitive, rule)
+
+        def batcher(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> Any:
+            return rule(current_axis(), vals, dims, **params)
+
+        primitive_batchers[primitive] = batcher
+
+
+axis_primitive_batchers: dict[Primitive, Callable[..., Any]] = _AxisRuleTable()
+fancy_primitive_batchers: dict[Primitive, Callable[..., Any]] = axis_primitive_batchers
+
+
+def _same_dim(primitive: Primitive, dims: Sequence[BatchDim]) -> BatchDim:
+    mapped = {d for d in dims if d is not not_mapped}
+    if len(mapped) > 1:
+        raise ValueError(
+            f"vectorized batching rule of '{primitive.name}' got operands batched along "
+            f"different axes {tuple(dims)}"
+        )
+    return mapped.pop() if mapped else not_mapped
+
+
+def defvectorized(prim: Primitive) -> None:
+    """`prim` acts on each element independently of the others and of its shape: batched
+    operands (all along the same axis) go through as they are."""
+
+    def rule(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> Any:
+        out = prim.bind(*vals, **params)
+        dim = _same_dim(prim, dims)
+        return out, ([dim] * len(out) if prim.multiple_results else dim)
+
+    primitive_batchers[prim] = rule
+
+
+def defbroadcasting(prim: Primitive) -> None:
+    """`prim` is elementwise with NumPy broadcasting: batch axes move to the front, operands
+    of lower rank get unit axes after it."""
+
+    def rule(vals: Sequence[Any], dims: Sequence[BatchDim], **params: Any) -> Any:
+        avals = [core.get_aval(v) for v in vals]
+        if all(d == dims[0] for d in dims) and len({a.shape for a in avals}) == 1:
+            out = prim.bind(*vals, **params)
+            return out, ([dims[0]] * len(out) if prim.multiple_results else dims[0])
+        rank = max(a.ndim - (d is not not_mapped) for a, d in zip(avals, dims, strict=True))
+        moved = []
+        for v, a, d in zip(vals, avals, dims, strict=True):
+            if d is not_mapped:
+                moved.append(v)
+                continue
+            v = moveaxis(v, d, 0)
+            missing = rank - (a.ndim - 1)
+            if missing:
+                shape = (a.shape[d], *(1,) * missing, *(s for i, s in enumerate(a.shape) if i != d))
+                keep = (0, *range(1 + missing, len(shape)))
+                v = broadcast_in_dim_fn(v, shape, keep)
+            moved.append(v)
+        out = prim.bind(*moved, **params)
+        return out, ([0] * len(out) if prim.multiple_results else 0)
+
+    primitive_batchers[prim] = rule
+
+
+def defreducer(prim: Primitive) -> None:
+    """`prim` reduces its operand over the `axes` parameter: the axes shift past the batch
+    axis, which stays mapped."""
+
+    def rule(vals: Sequence[Any], dims: Sequence[BatchDim], *, axes: Any, **params: Any) -> Any:
+        (x,), (d,) = vals, dims
+        if d is not_mapped:
+            return prim.bind(x, axes=axes, **params), not_mapped
+        new_axes = tuple(a if a < d else a + 1 for a in axes)
+        out_dim = d - sum(1 for a in axes if a < d)
+        if "input_shape" in params:
+            params = {**params, "input_shape": core.get_aval(x).shape}
+        return prim.bind(x, axes=new_axes, **params), out_dim
+
+    primitive_batchers[prim] = rule
+
+
+def register_vmappable(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError(
+        "batching.register_vmappable (custom vmappable container types) is not supported by "
+        "webjax's vmap"
+    )
+
+
+def unregister_vmappable(data_type: type) -> None:
+    raise NotImplementedError("batching.unregister_vmappable: webjax has no vmappable types")

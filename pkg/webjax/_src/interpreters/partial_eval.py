@@ -146,7 +146,7 @@ def _dce(jaxpr: Jaxpr) -> Jaxpr:
     return Jaxpr(constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
-_EFFECTFUL: set[str] = {"debug_callback"}
+_EFFECTFUL: set[str] = {"debug_callback", "io_callback"}
 
 
 def trace_to_jaxpr(
@@ -210,3 +210,81 @@ def partial_eval_jaxpr(
         out_unknowns,
         len(residuals),
     )
+
+
+# ---- the `jax.interpreters.partial_eval` API libraries call --------------------------------------
+class PartialVal(tuple):
+    """A value known (`(None, const)`) or unknown, standing for an abstract value
+    (`(aval, None)`), as the partial evaluator's inputs and outputs."""
+
+    def __new__(cls, xs: tuple[Any, Any]) -> PartialVal:
+        pv, const = xs
+        if pv is not None and const is not None:
+            raise ValueError("a PartialVal is either known or unknown")
+        return tuple.__new__(cls, (pv, const))
+
+    @classmethod
+    def known(cls, const: Any) -> PartialVal:
+        return PartialVal((None, const))
+
+    @classmethod
+    def unknown(cls, aval: ShapedArray) -> PartialVal:
+        return PartialVal((aval, None))
+
+    def is_known(self) -> bool:
+        return self[0] is None
+
+    def get_known(self) -> Any:
+        return self[1] if self[0] is None else None
+
+    def get_aval(self) -> ShapedArray:
+        return core.get_aval(self[1]) if self[0] is None else self[0]
+
+
+def trace_to_jaxpr_nounits(
+    fun: Any, pvals: Sequence[PartialVal], instantiate: bool | Sequence[bool] = False
+) -> tuple[Jaxpr, list[PartialVal], list[Any]]:
+    """Partially evaluate the wrapped function `fun` (`fun.call_wrapped(*flat_args)`): known
+    inputs compute, unknown ones are staged. Returns the jaxpr of the unknown part (its inputs
+    the unknown inputs, its constvars the known values it reads), the outputs as PartialVals
+    and the constants."""
+    trace = JaxprTrace(partial=True)
+    args = [pv.get_known() if pv.is_known() else trace.new_arg(pv.get_aval()) for pv in pvals]
+    with core.set_current_trace(trace):
+        outs = list(fun.call_wrapped(*args))
+    insts = [instantiate] * len(outs) if isinstance(instantiate, bool) else list(instantiate)
+    out_pvals, staged = [], []
+    for o, inst in zip(outs, insts, strict=True):
+        if trace.is_own(o) or inst:
+            staged.append(o)
+            out_pvals.append(PartialVal.unknown(core.get_aval(o)))
+        else:
+            out_pvals.append(PartialVal.known(o))
+    jaxpr, consts = trace.to_jaxpr(staged)
+    return jaxpr, out_pvals, consts
+
+
+def trace_to_jaxpr_dynamic(
+    fun: Any, in_avals: Sequence[ShapedArray], **_: Any
+) -> tuple[Jaxpr, list[ShapedArray], list[Any]]:
+    """Stage the wrapped function `fun` on arguments of `in_avals`: (jaxpr, out avals, consts)."""
+    jaxpr, consts, _outs = trace_to_jaxpr(lambda *a: fun.call_wrapped(*a), in_avals)
+    return jaxpr, [v.aval for v in jaxpr.outvars], consts
+
+
+def dce_jaxpr(
+    jaxpr: Jaxpr, used_outputs: Sequence[bool], instantiate: bool | Sequence[bool] = False
+) -> tuple[Jaxpr, list[bool]]:
+    """`jaxpr` with only the outputs flagged in `used_outputs` and the equations they need;
+    also which inputs are still used (inputs flagged in `instantiate` are kept)."""
+    outvars = [v for v, u in zip(jaxpr.outvars, used_outputs, strict=True) if u]
+    pruned = _dce(Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, jaxpr.eqns))
+    live = {id(v) for v in pruned.outvars if isinstance(v, Var)}
+    for eqn in pruned.eqns:
+        live.update(id(v) for v in eqn.invars if isinstance(v, Var))
+    insts = (
+        [instantiate] * len(jaxpr.invars) if isinstance(instantiate, bool) else list(instantiate)
+    )
+    used_inputs = [id(v) in live or bool(i) for v, i in zip(jaxpr.invars, insts, strict=True)]
+    invars = [v for v, u in zip(jaxpr.invars, used_inputs, strict=True) if u]
+    return Jaxpr(pruned.constvars, invars, pruned.outvars, pruned.eqns), used_inputs

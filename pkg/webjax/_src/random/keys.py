@@ -21,7 +21,7 @@ from . import threefry as prng
 _U32 = dtypes.uint32
 
 
-# ---- typed keys ---------------------------------------------------------------------------------
+# ---- typed keys ----------------------------------------------------------------------------------
 class PRNGKeyArray:
     """Typed keys (`jax.random.key`): shape S over uint32 words of shape S + (2,)."""
 
@@ -180,7 +180,7 @@ def key_impl(keys: Any) -> str:
     return "threefry2x32"
 
 
-# ---- key operations -----------------------------------------------------------------------------
+# ---- key operations ------------------------------------------------------------------------------
 def _split_data(data: Any, shape: tuple[int, ...]) -> Any:
     k0, k1 = _words(data)
     return _stack_words(*prng.split_words(k0, k1, shape))
@@ -230,3 +230,18 @@ __all__ = [
     "KeyDType", "PRNGKey", "PRNGKeyArray", "clone", "fold_in", "key", "key_data", "key_dtype",
     "key_impl", "split", "wrap_key_data",
 ]  # fmt: skip
+
+
+# ---- the jax.extend.random spellings -------------------------------------------------------------
+# webjax has one PRNG implementation; its name is what `impl=` arguments accept.
+threefry_prng_impl = "threefry2x32"
+
+
+def random_seed(seeds: Any, impl: Any) -> PRNGKeyArray:
+    """A key array seeded by `seeds` under the implementation `impl`."""
+    _check_impl(impl)
+    return PRNGKeyArray(_seed_data(seeds))
+
+
+def seed_with_impl(impl: Any, seed: Any) -> PRNGKeyArray:
+    return random_seed(seed, impl)

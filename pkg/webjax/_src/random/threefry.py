@@ -167,3 +167,26 @@ def bits64_words(k0: Any, k1: Any, shape: Sequence[int]) -> tuple[Any, Any]:
 def fold_in_words(k0: Any, k1: Any, data: Any) -> tuple[Any, Any]:
     """Hash the seed words (0, data) of a uint32 scalar under the key."""
     return threefry2x32(k0, k1, u32(0), data)
+
+
+def threefry_2x32(keypair: Any, count: Any) -> Any:
+    """Hash the uint32 array `count` under the key words `keypair = (k0, k1)`: its elements,
+    flattened (padded with a zero to an even length), are cut into halves that are hashed as
+    word pairs; the result has `count`'s shape (the `jax.extend.random` function)."""
+    k0, k1 = keypair
+    count = lax.to_array(count)
+    aval = core.get_aval(count)
+    if aval.dtype.name != "uint32":
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {aval.dtype.name}")
+    n = aval.size
+    flat = lax.reshape(count, (n,))
+    if n % 2:
+        flat = lax.concatenate([flat, lax.full((1,), 0, aval.dtype)], 0)
+    half = (n + 1) // 2
+    x0 = lax.slice(flat, (0,), (half,))
+    x1 = lax.slice(flat, (half,), (2 * half,))
+    y0, y1 = threefry2x32(k0, k1, x0, x1)
+    out = lax.concatenate([y0, y1], 0)
+    if n % 2:
+        out = lax.slice(out, (0,), (n,))
+    return lax.reshape(out, aval.shape)

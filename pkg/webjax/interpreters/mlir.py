@@ -1,0 +1,6 @@
+"""webjax.interpreters.mlir: lowering registrations. webjax has no MLIR: a `lower_fun` rule is
+the primitive's evaluation rule (see `webjax._src.interpreters.mlir`)."""
+
+from webjax._src.interpreters.mlir import LoweredFun, lower_fun, lowerings, register_lowering
+
+__all__ = ["LoweredFun", "lower_fun", "lowerings", "register_lowering"]
