@@ -190,6 +190,7 @@ js.document.getElementById("out").textContent = json.dumps({
     "platforms": jax.config.jax_platforms,
     "left_out": left_out,
     "rank": rank,
+    "info": jax.print_environment_info(return_string=True),
 })
 </script></body></html>
 """
@@ -197,7 +198,8 @@ js.document.getElementById("out").textContent = json.dumps({
 
 def test_loader_config(new_page, server_url):
     # data-config on the loader's script tag becomes loadWebjax({config}), which sets the
-    # options before the page's code runs: the browser's JAX_* variables.
+    # options before the page's code runs: the browser's JAX_* variables. And the page's
+    # print_environment_info.
     page = new_page()
     url = server_url + "config-test.html"
     page.route(url, lambda route: route.fulfill(body=CONFIG_PAGE, content_type="text/html"))
@@ -213,3 +215,7 @@ def test_loader_config(new_page, server_url):
     assert out["devices"] == ["cpu"] and out["platforms"] == "cpu,wasm"
     assert out["left_out"] == "Unknown backend webgl. Available backends are ['cpu', 'wasm']"
     assert "jax_numpy_rank_promotion='raise'" in out["rank"]
+    info = out["info"].splitlines()
+    assert info[0].startswith("webjax: ") and info[2].startswith("host:   Pyodide ")
+    assert any(line.startswith("cross-origin isolated: ") for line in info)
+    assert "jax_enable_x64: True" in info and "default backend: cpu" in info
