@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-from .dispatch.array import Array
+from .dispatch.basearray import Array
 from .dtypes import DType
 
 try:  # NumPy values are array-likes too where NumPy is installed

@@ -2,7 +2,7 @@
 
 import math as _math
 
-from webjax._src.dispatch.array import Array as ndarray
+from webjax._src.dispatch.basearray import Array as ndarray
 from webjax._src.dtypes import _SCALAR_TYPES as _ST
 from webjax._src.dtypes import dtype
 from webjax._src.numpy import *  # noqa: F403
