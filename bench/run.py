@@ -31,8 +31,8 @@ The table: rows are the benchmarks; columns are configurations, grouped by devic
 For µs/op and s lower is better, for the rest higher (so a ratio > 1 favours webjax except on
 those rows). TF.js has no jit: its "conv2d jit" runs the eager op again and its chain is five
 kernels; its conv2d is NHWC with an HWIO filter (the same shapes, TF.js's layouts). On webgl
-each timed call ends with a wait for the GPU: webjax reads one element back (Chromium's WebGL
-finish() is a flush), jax-js uses blockUntilReady, TF.js polls a WebGL fence (--tfjs-sync data:
+each timed call ends with a wait for the GPU: webjax's block_until_ready_async and TF.js poll
+a WebGL fence, jax-js uses blockUntilReady (--tfjs-sync data:
 `await t.data()` instead, the whole output read back).
 
 Every case has a time budget (a share of the run's total, capped per case): the page stops
