@@ -160,12 +160,17 @@ class Config:
         self.absl_flags: Any = None
 
     def add_option(
-        self, name: str, holder: State | Flag, opt_type: Any, meta_kwargs: dict[str, Any]
+        self,
+        name: str,
+        holder: State | Flag,
+        opt_type: Any,
+        meta_args: list[Any],
+        meta_kwargs: dict[str, Any],
     ) -> None:
         if name in self._value_holders:
             raise Exception(f"Config option {name} already defined")
         self._value_holders[name] = holder
-        self.meta[name] = (opt_type, [], meta_kwargs)
+        self.meta[name] = (opt_type, meta_args, meta_kwargs)
         if isinstance(holder, State):  # a Flag is read with `config.read` only, as in JAX
             setattr(Config, name, property(lambda _: holder.value))
 
@@ -213,7 +218,7 @@ class Config:
             str: absl_flags.DEFINE_string,
             "enum": absl_flags.DEFINE_enum,
         }
-        for name, (opt_type, _, kwargs) in self.meta.items():
+        for name, (opt_type, args, kwargs) in self.meta.items():
             if name in absl_flags.FLAGS:
                 continue
             default = self._value_holders[name].value
@@ -221,7 +226,7 @@ class Config:
                 default = None if default is None else str(default)
             elif opt_type is str and default is not None and not isinstance(default, str):
                 default = str(default)
-            define[opt_type](name, default, **kwargs)
+            define[opt_type](name, default, *args, **kwargs)
         app.call_after_init(lambda: self.complete_absl_config(absl_flags))
 
     def complete_absl_config(self, absl_flags: Any) -> None:
@@ -257,7 +262,7 @@ def bool_state(name: str, default: bool, help: str, *, jit_key: bool = False) ->
     default = bool_env(name.upper(), default)
     s = State(name, default, help, bool, cm_default=True, jit_key=jit_key)
     config._contextmanager_flags.add(name)
-    config.add_option(name, s, bool, {"help": help})
+    config.add_option(name, s, bool, [], {"help": help})
     return s
 
 
@@ -287,7 +292,7 @@ def enum_state(
 
     s = State(name, default, help, parser, jit_key=jit_key)
     config._contextmanager_flags.add(name)
-    config.add_option(name, s, "enum", {"enum_values": allowed, "help": help})
+    config.add_option(name, s, "enum", [], {"enum_values": allowed, "help": help})
     return s
 
 
@@ -300,7 +305,7 @@ def string_or_object_state(
 
     s = State(name, os.getenv(name.upper()), help, parser, jit_key=jit_key)
     config._contextmanager_flags.add(name)
-    config.add_option(name, s, str, {"help": help})
+    config.add_option(name, s, str, [], {"help": help})
     return s
 
 
@@ -352,7 +357,9 @@ jax_platforms = string_or_object_state(
     _optional_string,
 )
 _platform_name = Flag("jax_platform_name", os.getenv("JAX_PLATFORM_NAME", "").lower())
-config.add_option("jax_platform_name", _platform_name, str, {"help": "Deprecated: jax_platforms."})
+config.add_option(
+    "jax_platform_name", _platform_name, str, [], {"help": "Deprecated: jax_platforms."}
+)
 
 default_device = string_or_object_state(
     "jax_default_device",
@@ -425,6 +432,7 @@ config.add_option(
     "jax_numpy_dtype_promotion",
     numpy_dtype_promotion,
     "enum",
+    [],
     {"enum_values": ["standard", "strict"], "help": "dtype promotion mode"},
 )
 traceback_filtering = enum_state(
@@ -470,7 +478,7 @@ webjax_debug = State(
     "webjax's debug printing level",
     _debug_parser,
 )
-config.add_option("webjax_debug", webjax_debug, int, {"help": "webjax's debug printing level"})
+config.add_option("webjax_debug", webjax_debug, int, [], {"help": "webjax's debug printing level"})
 
 
 def check_prng_impl() -> None:
