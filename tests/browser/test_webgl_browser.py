@@ -7,6 +7,10 @@ under plain `runPython` as well as `runPythonAsync`.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import numpy as np
 import pytest
 from browser_harness import PyodideError, PyodidePage
 from kernel_checks import SETUP, SWEEP, TRANSCENDENTALS
@@ -73,14 +77,126 @@ def test_jax_program_on_webgl(webjax_page: PyodidePage) -> None:
     assert default != "webgl"  # never the default where wasm or webgpu is there
 
 
-def test_context_loss_is_a_clear_error(fresh_page: PyodidePage) -> None:
+def test_context_loss_is_a_clear_error_and_clear_backends_gives_a_fresh_context(
+    fresh_page: PyodidePage,
+) -> None:
     fresh_page.run_py_sync(
         "import webjax, webjax.numpy as jnp\n"
         "dev = webjax.devices('webgl')[0]\n"
         "x = webjax.device_put(jnp.arange(4.0), dev)\n"
-        "(x + 1).block_until_ready()\n"
-        "dev.backend.host.lose_context()\n"
+        "y = x + 1\n"
+        "y.block_until_ready()\n"
+        "assert dev.backend.host.lose_context()\n"
     )
-    with pytest.raises(PyodideError) as info:
-        fresh_page.run_py_sync("(x * 2).tolist()")
-    assert "context was lost" in info.value.message
+    for use in ("(x * 2).tolist()", "y.tolist()"):
+        with pytest.raises(PyodideError) as info:
+            fresh_page.run_py_sync(use)
+        assert "context was lost" in info.value.message
+        assert "webjax.clear_backends()" in info.value.message  # says how to recover
+    got = fresh_page.run_py_sync(
+        "webjax.clear_backends()\n"
+        "new = webjax.devices('webgl')[0]\n"
+        "z = webjax.device_put(jnp.arange(4.0), new)\n"
+        "[(z * 2 + 1).tolist(), new == dev, new.backend.host is dev.backend.host,\n"
+        " new.backend.host.lost, dev.backend.host.lost]"
+    )
+    assert got[:4] == [[1.0, 3.0, 5.0, 7.0], False, False, None]
+    assert got[4] in ("webglcontextlost", "WEBGL_lose_context")  # whichever came first
+    for use in ("y.tolist()", "(z + y).tolist()"):  # the lost context's arrays keep raising
+        with pytest.raises(PyodideError) as info:
+            fresh_page.run_py_sync(use)
+        assert "context was lost" in info.value.message
+
+
+PROFILE = """
+import webjax, webjax.numpy as jnp
+from webjax._src import profiler
+
+dev = webjax.devices("webgl")[0]
+host = dev.backend.host
+x = webjax.device_put(jnp.arange(3000, dtype=jnp.float32), dev) * 1.0  # committed to webgl
+x.block_until_ready()
+
+
+def clocks(work):
+    profiler.start_trace()
+    out = work()
+    events = profiler.stop_trace()
+    return [[e["args"]["clock"], e["dur"] > 0] for e in events], out
+
+
+async def waited():  # an async wait lets the event loop turn: the query results arrive
+    return await webjax.block_until_ready_async((jnp.sum(jnp.sin(x)), jnp.exp(x * 1e-3)))
+
+
+profiler.start_trace()
+await waited()
+gpu = [[e["args"]["clock"], e["dur"] > 0] for e in profiler.stop_trace()]
+issue, _ = clocks(lambda: webjax.block_until_ready(jnp.cos(x)))  # no turn before the stop
+timer, host.timer = host.timer, None  # as a context without the extension
+cpu, _ = clocks(lambda: webjax.block_until_ready(jnp.cos(x) + 2.0))
+host.timer = timer
+[timer is not None, gpu, issue, cpu, timer.pending]
+"""
+
+
+def test_profiler_events_name_their_clock(webjax_page: PyodidePage) -> None:
+    # SwiftShader's WebGL2 offers EXT_disjoint_timer_query_webgl2 (probed when this test was
+    # written): kernels are timed by TIME_ELAPSED queries collected without a wait
+    has_timer, gpu, issue, cpu, pending = webjax_page.run_py(PROFILE)
+    assert has_timer, "the context lost EXT_disjoint_timer_query_webgl2"
+    assert gpu == [["gpu", True], ["gpu", True]]
+    # stopped in the task that issued it: the result cannot have arrived (WebGL shows query
+    # results only after the event loop turns), so the event says it holds the issue time
+    assert issue == [["cpu-issue", True]]
+    assert cpu == [["cpu", True]]  # no timer: host time around a wait for the GPU
+    assert pending == 0
+
+
+WORKER_JS = """
+async ([site, code]) => {
+  const source = `
+    import { loadWebjax } from "${site}webjax.mjs";
+    onmessage = async (e) => {
+      try {
+        const py = await loadWebjax();
+        postMessage({ ok: true, value: py.runPython(e.data) });  // sync: readPixels waits
+      } catch (err) {
+        postMessage({ ok: false, value: String(err) });
+      }
+    };`;
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  const worker = new Worker(url, { type: "module" });
+  const reply = await new Promise((resolve, reject) => {
+    worker.onmessage = (e) => resolve(e.data);
+    worker.onerror = (e) => reject(new Error("worker failed: " + e.message));
+    worker.postMessage(code);
+  });
+  worker.terminate();
+  return [reply.ok, reply.value, typeof document];
+}
+"""
+
+WORKER_PROGRAM = """
+import json, webjax, webjax.numpy as jnp
+from webjax._src.hosts import in_browser
+dev = webjax.devices("webgl")[0]
+x = webjax.device_put(jnp.arange(6.0).reshape(2, 3), dev)
+y = webjax.jit(lambda a: jnp.sum(jnp.tanh(a) * a, axis=1) + a @ a.T)(x)
+json.dumps([str(y.device), y.tolist(), in_browser(), dev.backend.description,
+            hasattr(__import__("js"), "document")])
+"""
+
+
+def test_webgl_in_a_dedicated_worker(new_page: Any, server_url: str) -> None:
+    # Pyodide + webjax inside a Web Worker: the webgl device through an OffscreenCanvas there
+    page = new_page()
+    page.goto(server_url + "test.html")
+    ok, value, _ = page.evaluate(WORKER_JS, [server_url, WORKER_PROGRAM])
+    assert ok, value
+    device, got, browser, description, has_document = json.loads(value)
+    assert device == "webgl:0" and browser and not has_document  # a worker: no DOM
+    assert "SwiftShader" in description or "ANGLE" in description, description
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    want = np.sum(np.tanh(x) * x, axis=1) + x @ x.T
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
