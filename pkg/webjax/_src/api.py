@@ -366,6 +366,7 @@ _JAX_MODULES = {
     "jax.stages": "webjax.stages",
     "jax.experimental.shard_map": "webjax.experimental.shard_map",
     "jax.experimental.multihost_utils": "webjax.experimental.multihost_utils",
+    "jax.experimental.layout": "webjax.experimental.layout",
 }
 
 
