@@ -320,7 +320,7 @@ PLATFORM_NAMES = ("cpu", "wasm", "webgpu", "webgl")
 
 
 def _device_or_platform(v: Any) -> None:
-    if v is None or v in PLATFORM_NAMES or "Device" in str(type(v)):
+    if v is None or (isinstance(v, str) and v in PLATFORM_NAMES) or "Device" in str(type(v)):
         return
     raise ValueError(
         "jax.default_device must be passed either a Device object (e.g. "
