@@ -119,6 +119,9 @@ ECOSYSTEM_LIBRARIES = [
     "jaxtyping==0.3.11",
     "wadler_lindig==0.1.8",
 ]
+# The ones that import without NumPy (which Pyodide has only from its own CDN, not from a
+# registry): the site serves their wheels so the browser tier installs them offline.
+BROWSER_ECOSYSTEM_LIBRARIES = ["jaxtyping==0.3.11", "wadler_lindig==0.1.8"]
 
 
 def ensure_venv() -> Path:
@@ -356,8 +359,31 @@ def compile_for_pyodide(wheel: Path, pyodide_dir: Path) -> Path:
     return out
 
 
-def layout_site(wheel: Path, extra_packages: dict[str, str]) -> None:
-    """web/* -> dist/site/, the wheel -> dist/site/wheels/, and manifest.json for the loader."""
+def fetch_ecosystem_wheels(python: Path) -> list[Path]:
+    """The pure wheels of BROWSER_ECOSYSTEM_LIBRARIES, downloaded once into .cache/."""
+    cache = CACHE / "ecosystem-wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    found = []
+    for requirement in BROWSER_ECOSYSTEM_LIBRARIES:
+        name, version = requirement.split("==")
+        pattern = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+        if not list(cache.glob(pattern)):
+            run(
+                [
+                    str(python), "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--only-binary=:all:", "--dest", str(cache), requirement,
+                ]
+            )  # fmt: skip
+        wheels = list(cache.glob(pattern))
+        if not wheels:
+            raise BuildError(f"pip download of {requirement} gave no {pattern}")
+        found.append(wheels[0])
+    return found
+
+
+def layout_site(wheel: Path, extra_packages: dict[str, str], ecosystem: list[Path]) -> None:
+    """web/* -> dist/site/, the wheel -> dist/site/wheels/ (the ecosystem's browser wheels in
+    wheels/ecosystem/), and manifest.json for the loader."""
     for src in sorted(WEB.rglob("*")):
         if src.is_file() and "__pycache__" not in src.parts:
             dest = SITE / src.relative_to(WEB)
@@ -368,6 +394,9 @@ def layout_site(wheel: Path, extra_packages: dict[str, str]) -> None:
         shutil.rmtree(wheels)
     wheels.mkdir()
     shutil.copyfile(wheel, wheels / wheel.name)
+    (wheels / "ecosystem").mkdir()
+    for lib in ecosystem:
+        shutil.copyfile(lib, wheels / "ecosystem" / lib.name)
     meta = project()
     manifest = {
         "name": meta["name"],
@@ -375,6 +404,7 @@ def layout_site(wheel: Path, extra_packages: dict[str, str]) -> None:
         "wheel": f"wheels/{wheel.name}",
         "pyodide": {"version": PYODIDE_VERSION, "indexURL": "pyodide/"},
         "packages": extra_packages,
+        "ecosystem": [f"wheels/ecosystem/{lib.name}" for lib in ecosystem],
     }
     (SITE / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     log(f"site ready: {SITE.relative_to(ROOT)}/ (manifest.json -> {manifest['wheel']})")
@@ -386,7 +416,7 @@ def build() -> Path:
     wheel = build_wheel(python, kernels)
     pyodide_dir = fetch_pyodide()
     extra = add_pyodide_packages(python, pyodide_dir)
-    layout_site(compile_for_pyodide(wheel, pyodide_dir), extra)
+    layout_site(compile_for_pyodide(wheel, pyodide_dir), extra, fetch_ecosystem_wheels(python))
     return python
 
 
