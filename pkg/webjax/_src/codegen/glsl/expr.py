@@ -350,6 +350,9 @@ def node_expr(node: Exp, args: list[str], pre: Prelude) -> str:
         k, rng = int(node.src[1].arg), node.src[0].vrange
         if k > 0 and rng is not None and rng[0] >= 0:
             sym = "/" if op is Op.DIV else "%"
+            if k & (k - 1) == 0:  # a power of two: a shift or a mask (CPU implementations
+                # such as SwiftShader divide integers lane by lane)
+                sym, k = (">>", k.bit_length() - 1) if op is Op.DIV else ("&", k - 1)
             if _CT[node.dtype.name] == "int":
                 return f"int(uint({args[0]}) {sym} {k}u)"
             return f"({args[0]} {sym} {k}u)"
