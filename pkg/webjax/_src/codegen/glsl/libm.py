@@ -22,29 +22,9 @@ import re
 import struct
 from collections.abc import Callable
 
+from ..libm_tables import two_over_pi_words
 
-def _two_over_pi_words(nwords: int) -> list[int]:
-    """Bits of 2/pi after the binary point, preceded by 64 zero bits, as 32-bit words."""
-    bits = 32 * nwords + 64
-
-    def atan_inv(n: int) -> int:  # atan(1/n) * 2^bits by its Taylor series, in integers
-        x = (1 << bits) // n
-        total, k, sign = x, 1, -1
-        while x:
-            x //= n * n
-            total += sign * (x // (2 * k + 1))
-            sign, k = -sign, k + 1
-        return total
-
-    pi = 16 * atan_inv(5) - 4 * atan_inv(239)  # Machin's formula: pi * 2^bits
-    frac = (2 << (2 * bits)) // pi  # 2/pi * 2^bits
-    padded = frac >> 64  # table bit q (counting from 0) is bit q - 63 after the binary point
-    total = 32 * nwords
-    padded >>= bits - total
-    return [(padded >> (total - 32 * (i + 1))) & 0xFFFFFFFF for i in range(nwords)]
-
-
-_T = ", ".join(f"0x{w:08x}u" for w in _two_over_pi_words(10))
+_T = ", ".join(f"0x{w:08x}u" for w in two_over_pi_words(10))
 _INF = "uintBitsToFloat(0x7f800000u)"
 _NEG_SIGN = "(floatBitsToUint(x) & 0x80000000u) != 0u"  # x has its sign bit set
 # f(x) = x (correctly rounded) for +-0 and subnormal x: checked on the bits, so that devices that

@@ -14,29 +14,9 @@ import re
 import struct
 from collections.abc import Callable
 
+from ..libm_tables import two_over_pi_words
 
-def _two_over_pi_words(nwords: int) -> list[int]:
-    """Bits of 2/pi after the binary point, with 64 zero bits in front, as u32 words."""
-    bits = 32 * nwords + 64
-
-    def atan_inv(n: int) -> int:  # atan(1/n) * 2^bits, Taylor series in integers
-        x = (1 << bits) // n
-        total, k, sign = x, 1, -1
-        while x:
-            x //= n * n
-            total += sign * (x // (2 * k + 1))
-            sign, k = -sign, k + 1
-        return total
-
-    pi = 16 * atan_inv(5) - 4 * atan_inv(239)  # Machin; pi * 2^bits
-    frac = (2 << (2 * bits)) // pi  # 2/pi * 2^bits
-    padded = frac >> 64  # 64 leading zero bits: table bit q (from 0) is bit q - 63 after the point
-    total = 32 * nwords
-    padded >>= bits - total
-    return [(padded >> (total - 32 * (i + 1))) & 0xFFFFFFFF for i in range(nwords)]
-
-
-_T = ", ".join(f"0x{w:08x}u" for w in _two_over_pi_words(10))
+_T = ", ".join(f"0x{w:08x}u" for w in two_over_pi_words(10))
 
 _SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "libm_consts": (

@@ -7,41 +7,14 @@ exp(-x^2) keeps x^2 as a double-float and scales once, so tiny results round onc
 the Taylor series of lnGamma(2 + t) (coefficients (-1)^k (zeta(k) - 1) / k), recurrences,
 Stirling's series and reflection; digamma the reference's recurrence + asymptotic series.
 Accuracy: a few ulp, except near the zeros of lgamma/digamma (absolute ~1e-7 there).
+The coefficient tables are codegen/libm_tables.py's, shared with the GLSL library.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-# (lo, hi, monomial coefficients in t = (x - (lo + hi) / 2) / ((hi - lo) / 2)) of erfc(x) e^(x^2)
-_ERFC_FITS = [
-    (0.5, 1.0, [0.5069376230239868, -0.09199317544698715, 0.014434883370995522,
-                -0.002028688555583358, 0.000260900822468102, -3.114970604656264e-05,
-                3.4878382848546607e-06, -3.6927397673025553e-07, 3.803262771384652e-08,
-                -3.6620368959461302e-09]),
-    (1.0, 2.0, [0.32158541679382324, -0.08181145787239075, 0.01903776079416275,
-                -0.004116363357752562, 0.0008360836072824895, -0.0001608111197128892,
-                2.9471793823176995e-05, -5.171516477275873e-06, 8.705112577445107e-07,
-                -1.416006227827893e-07, 2.3902170909195775e-08, -3.6516663026731067e-09]),
-    (2.0, 4.0, [0.17900115251541138, -0.054372258484363556, 0.01588437147438526,
-                -0.004479431547224522, 0.001223031897097826, -0.0003241228114347905,
-                8.35842511150986e-05, -2.0998777472414076e-05, 5.089237674837932e-06,
-                -1.218085344589781e-06, 3.385938498468022e-07, -7.831825854509589e-08]),
-    (4.0, 10.1, [0.07924498617649078, -0.033625852316617966, 0.01413659192621708,
-                 -0.005889656022191048, 0.0024311826564371586, -0.0009951272513717413,
-                 0.000408492109272629, -0.0001651057245908305, 5.734656224376522e-05,
-                 -2.2144802642287686e-05, 1.6373365724575706e-05, -6.597947958653094e-06]),
-]  # fmt: skip
-# lnGamma(2 + t) = t (1 - gamma) + sum_{k>=2} c_k t^k, c_k = (-1)^k (zeta(k) - 1) / k
-_LGAMMA_ONE_MINUS_EULER = 0.42278432846069336
-_LGAMMA_C = [0.32246702909469604, -0.0673523023724556, 0.020580807700753212,
-             -0.007385550998151302, 0.0028905102517455816, -0.0011927539017051458,
-             0.0005096695385873318, -0.00022315475507639349, 9.945750935003161e-05,
-             -4.4926237023901194e-05, 2.050721195701044e-05, -9.439488167117815e-06,
-             4.3748668758780695e-06, -2.039215814875206e-06]  # fmt: skip
-
-
-_ERF_TAYLOR = (1.0, -1 / 3, 1 / 10, -1 / 42, 1 / 216, -1 / 1320, 1 / 9360, -1 / 75600)
+from ..libm_tables import ERF_TAYLOR, ERFC_FITS, LGAMMA_C, LGAMMA_ONE_MINUS_EULER, TWO_OVER_SQRT_PI
 
 
 def _horner(var: str, coefs: list[float]) -> str:
@@ -53,13 +26,13 @@ def _horner(var: str, coefs: list[float]) -> str:
 
 def _erfc_g() -> str:
     lines = ["fn erfc_g(x: f32) -> f32 {"]
-    for lo, hi, coefs in _ERFC_FITS[:-1]:
+    for lo, hi, coefs in ERFC_FITS[:-1]:
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         lines.append(f"  if (x < {hi!r}) {{")
         lines.append(f"    let t = (x - {mid!r}) * {1 / half!r};")
         lines.append(f"    return {_horner('t', coefs)};")
         lines.append("  }")
-    lo, hi, coefs = _ERFC_FITS[-1]
+    lo, hi, coefs = ERFC_FITS[-1]
     mid, half = (lo + hi) / 2, (hi - lo) / 2
     lines.append(f"  let t = (x - {mid!r}) * {1 / half!r};")
     lines.append(f"  return {_horner('t', coefs)};")
@@ -86,7 +59,7 @@ fn erfc_pos(x: f32) -> f32 {
         "fn erf_small(x: f32) -> f32 {\n  let z = x * x;\n  return x * ("
         + _horner(
             "z",
-            [1.1283791670955126 * c for c in _ERF_TAYLOR],
+            [TWO_OVER_SQRT_PI * c for c in ERF_TAYLOR],
         )
         + ");\n}",
         (),
@@ -135,7 +108,7 @@ fn m_erfinv(y: f32) -> f32 {
     ),
     "lgamma_t": (
         "fn lgamma_t(t: f32) -> f32 {\n  return t * ("
-        + _horner("t", [_LGAMMA_ONE_MINUS_EULER, *_LGAMMA_C])
+        + _horner("t", [LGAMMA_ONE_MINUS_EULER, *LGAMMA_C])
         + ");\n}",
         (),
     ),
