@@ -268,7 +268,7 @@ def named_scope(name: str) -> Iterator[None]:
 
 
 # ---- eager evaluation while tracing -------------------------------------------------------------
-ensure_compile_time_eval = core.eval_context
+ensure_compile_time_eval = core.eager_constant_folding
 
 # `jit(f).lower(...).out_info` shows result types as ShapeDtypeStructs.
 _stages.out_struct[0] = lambda aval: ShapeDtypeStruct(aval.shape, aval.dtype)

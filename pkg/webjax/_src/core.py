@@ -236,9 +236,29 @@ def set_current_trace(trace: Trace) -> Iterator[None]:
 @contextlib.contextmanager
 def eval_context() -> Iterator[None]:
     """Operations inside run eagerly (on concrete values), even while tracing: JAX's
-    `ensure_compile_time_eval` (operations on traced values fail)."""
+    `jax.core.eval_context` (operations on traced values fail)."""
     with set_current_trace(eval_trace):
         yield
+
+
+# Whether staging traces evaluate applications whose operands are all concrete at once.
+_constant_folding: list[bool] = [False]
+
+
+def constant_folding() -> bool:
+    return _constant_folding[-1]
+
+
+@contextlib.contextmanager
+def eager_constant_folding() -> Iterator[None]:
+    """JAX's `ensure_compile_time_eval`: while tracing, operations on concrete values run at
+    once (their results are concrete arrays); operations on traced values are staged as
+    usual."""
+    _constant_folding.append(True)
+    try:
+        yield
+    finally:
+        _constant_folding.pop()
 
 
 class Tracer:

@@ -88,6 +88,9 @@ class JaxprTrace(Trace):
 
     # ---- primitives ------------------------------------------------------------------------
     def process_primitive(self, primitive: Primitive, args: Sequence[Any], params: dict) -> Any:
+        if core.constant_folding() and not any(isinstance(a, Tracer) for a in args):
+            with core.set_current_trace(core.eval_trace):  # ensure_compile_time_eval
+                return primitive.bind(*args, **params)
         if self.partial and not any(self.is_own(a) for a in args):
             with core.set_current_trace(self.parent):
                 return primitive.bind(*args, **params)
