@@ -449,6 +449,15 @@ def float0() -> Any:
 
 
 # ---- jax.dtypes: extended dtypes (typed PRNG keys) ---------------------------------------------
+class ExtendedDType:
+    """The base class of dtypes that are not array element types of NumPy's (JAX's extended
+    dtypes): a library derives its own from it (a dataclass with `type`, `_rules`, `name`).
+    webjax computes on one kind of them, PRNG key dtypes."""
+
+    type: Any
+    name: str
+
+
 class TypePromotionError(ValueError):
     """Raised when dtype promotion is not allowed (strict promotion mode)."""
 
