@@ -79,7 +79,7 @@ def _run(ns: Any) -> list:
     return out
 
 
-def test_checkify_matches_jax():
+def test_checkify_matches_jax(device):
     pytest.importorskip("jax.experimental.checkify")
     jax = pytest.importorskip("jax")
 

@@ -107,7 +107,7 @@ def _close(got: Any, want: Any) -> None:
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=2e-6)
 
 
-def test_user_primitives_match_jax(jax):
+def test_user_primitives_match_jax(jax, device):
     import jax.extend
     import jax.interpreters.ad
     import jax.interpreters.batching
