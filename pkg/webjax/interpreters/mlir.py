@@ -4,3 +4,12 @@ the primitive's evaluation rule (see `webjax._src.interpreters.mlir`)."""
 from webjax._src.interpreters.mlir import LoweredFun, lower_fun, lowerings, register_lowering
 
 __all__ = ["LoweredFun", "lower_fun", "lowerings", "register_lowering"]
+
+
+def __getattr__(name: str) -> object:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedError(
+        f"jax.interpreters.mlir.{name}: webjax has no MLIR (primitives run by their evaluation "
+        "rules; register_lowering accepts lower_fun rules)"
+    )
