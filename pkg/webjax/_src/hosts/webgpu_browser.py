@@ -7,6 +7,10 @@ Python can only wait for them synchronously through JSPI (`pyodide.ffi.run_sync`
 when Python was entered via `runPythonAsync`). Under plain `runPython` the sync paths raise
 SyncReadError naming the async alternative (`await webjax.init_webgpu_async()`,
 `await x.block_until_ready_async()`, `await webjax.read_async(x)`).
+
+A lost device (`GPUDevice.lost`; `lose_device()` forces it for tests) makes every later call
+raise, naming the loss, as a lost WebGL context does; after `webjax.clear_backends()` the
+opening functions request a fresh device while the lost one's arrays keep raising.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from . import BackendUnavailable, SyncReadError
 
 _HELPER_JS = r"""
 (() => {
-  const layouts = new Map();
+  const layouts = new WeakMap();  // device -> (bindings -> [bind group layout, pipeline layout])
   let queue = [];
   let lastError = undefined;
+  const lostWhy = new WeakMap();  // device -> why it was lost
   function layoutFor(device, n) {
-    let l = layouts.get(n);
+    let byCount = layouts.get(device);
+    if (!byCount) { byCount = new Map(); layouts.set(device, byCount); }
+    let l = byCount.get(n);
     if (!l) {
       const entries = [];
       for (let i = 0; i < n; i++) {
@@ -31,7 +38,7 @@ _HELPER_JS = r"""
       }
       const bgl = device.createBindGroupLayout({entries});
       l = [bgl, device.createPipelineLayout({bindGroupLayouts: [bgl]})];
-      layouts.set(n, l);
+      byCount.set(n, l);
     }
     return l;
   }
@@ -52,6 +59,12 @@ _HELPER_JS = r"""
       const requiredFeatures = ["timestamp-query", "shader-f16"].filter(
         (f) => adapter.features.has(f));
       const device = await adapter.requestDevice({requiredLimits, requiredFeatures});
+      queue = [];  // a new device only replaces a lost one: its queued work is gone
+      device.lost.then((i) => {
+        if (!lostWhy.has(device)) {
+          lostWhy.set(device, "GPUDevice.lost: " + i.reason + (i.message ? ", " + i.message : ""));
+        }
+      });
       device.addEventListener("uncapturederror", (e) => {
         const message = String(e.error && e.error.message || e.error);
         if (lastError === undefined) lastError = message;  // the first error is the cause
@@ -160,6 +173,12 @@ _HELPER_JS = r"""
       return out;
     },
     takeError() { const e = lastError; lastError = undefined; return e; },
+    lost(device) { return lostWhy.get(device) || ""; },
+    loseDevice(device) {  // fault injection for tests
+      if (!lostWhy.has(device)) lostWhy.set(device, "GPUDevice.destroy()");
+      queue = [];
+      device.destroy();
+    },
   };
 })()
 """
@@ -211,7 +230,27 @@ class BrowserWebGPU:
         self.f16: dict[str, int] | None = None  # whether kernels bind float16 as f16 (probe)
         self.timestamps = bool(info.timestamps)  # timestamp queries: GPU times in profiles
 
+    @property
+    def lost(self) -> str | None:
+        """Why the device was lost, or None while it works."""
+        return str(self.h.lost(self.device)) or None
+
+    def lose_device(self) -> bool:
+        """Lose the device on purpose (`GPUDevice.destroy()`), as a GPU reset would: every
+        later call raises, naming the loss."""
+        self.h.loseDevice(self.device)
+        return True
+
+    def _live(self) -> None:
+        why = self.lost
+        if why is not None:
+            raise RuntimeError(
+                f"webgpu: the GPU device was lost ({why}); arrays on it are gone: "
+                "webjax.clear_backends() makes a fresh device on next use"
+            )
+
     def _check(self) -> None:
+        self._live()
         err = self.h.takeError()
         if err is not None:
             raise RuntimeError(f"webgpu: {err}")
@@ -231,19 +270,23 @@ class BrowserWebGPU:
 
     def read_buffer(self, buf: Any, nbytes: int) -> bytes:
         what = "`await x.block_until_ready_async()` or `await webjax.read_async(x)`"
+        self._live()
         data = _wait(self.h.read(self.device, buf, nbytes), what)
         self._check()
         return bytes(data.to_bytes())
 
     async def read_buffer_async(self, buf: Any, nbytes: int) -> bytes:
+        self._live()
         data = await self.h.read(self.device, buf, nbytes)
         self._check()
         return bytes(data.to_bytes())
 
     def create_pipeline(self, source: str, nbindings: int) -> Any:
+        self._live()
         return self.h.pipeline(self.device, source, nbindings)
 
     async def create_pipeline_async(self, source: str, nbindings: int) -> Any:
+        self._live()
         return await self.h.pipelineAsync(self.device, source, nbindings)
 
     def enqueue(
@@ -255,6 +298,8 @@ class BrowserWebGPU:
         bufs: list[Any],
         stamps: tuple[Any, int | None, int | None] | None = None,
     ) -> None:
+        # (no loss check per dispatch: work queued on a lost device never runs, and the next
+        # submit, read or wait raises)
         if stamps is None:
             self.h.dispatch(self.device, pipeline, nbindings, gx, gy, *bufs)
         else:
@@ -266,6 +311,7 @@ class BrowserWebGPU:
         self.h.copy(src, dst, nbytes)
 
     def submit(self) -> None:
+        self._live()
         self.h.flush(self.device)
 
     def create_query_set(self, count: int) -> Any:
@@ -280,10 +326,12 @@ class BrowserWebGPU:
         return [int(t) for t in data.to_py()]
 
     def wait_idle(self) -> None:
+        self._live()
         _wait(self.h.idle(self.device), "`await x.block_until_ready_async()`")
         self._check()
 
     async def wait_idle_async(self) -> None:
+        self._live()
         await self.h.idle(self.device)
         self._check()
 
@@ -310,7 +358,7 @@ async def open_device_async(
     wait) runs on the new device before it becomes the one `open_device` returns.
     """
     global _DEVICE
-    if _DEVICE is None:
+    if _DEVICE is None or _DEVICE.lost is not None:
         if not _has_webgpu():
             raise BackendUnavailable(_NO_GPU)
         info = await _helper().init(power_preference)
@@ -329,9 +377,10 @@ _NO_GPU = (
 
 
 def open_device() -> BrowserWebGPU:
-    """The device for the backend factory: ready, opened through JSPI, or a clear error."""
+    """The device for the backend factory: ready (a fresh one once the last was lost), opened
+    through JSPI, or a clear error."""
     global _DEVICE
-    if _DEVICE is not None:
+    if _DEVICE is not None and _DEVICE.lost is None:
         return _DEVICE
     if not _has_webgpu():
         raise BackendUnavailable(_NO_GPU)
