@@ -116,3 +116,33 @@ def test_fast_paths_and_gpu_times_on_swiftshader(fresh_page: PyodidePage) -> Non
     assert len(events) >= 3
     if stamps:  # GPU durations from timestamp queries
         assert all(dur > 0 for _, dur in events)
+
+
+def test_device_loss_is_a_clear_error_and_clear_backends_gives_a_fresh_device(
+    fresh_page: PyodidePage,
+) -> None:
+    # as on webgl (test_webgl_browser): the loss named on the next use, a fresh device on request
+    fresh_page.run_py(
+        "import webjax, webjax.numpy as jnp\n"
+        "dev = webjax.devices('webgpu')[0]\n"
+        "x = webjax.device_put(jnp.arange(4.0), dev)\n"
+        "y = x + 1\n"
+        "y.block_until_ready()\n"
+        "assert dev.backend.host.lose_device()\n"
+    )
+    for use in ("(x * 2).tolist()", "y.tolist()"):
+        with pytest.raises(PyodideError) as info:
+            fresh_page.run_py(use)
+        assert "device was lost" in info.value.message
+        assert "webjax.clear_backends()" in info.value.message
+    got = fresh_page.run_py(
+        "webjax.clear_backends()\n"
+        "new = webjax.devices('webgpu')[0]\n"
+        "z = webjax.device_put(jnp.arange(4.0), new)\n"
+        "[(z * 2 + 1).tolist(), new == dev, new.backend.host is dev.backend.host,\n"
+        " new.backend.host.lost]"
+    )
+    assert got == [[1.0, 3.0, 5.0, 7.0], False, False, None]
+    with pytest.raises(PyodideError) as info:
+        fresh_page.run_py("y.tolist()")  # the lost device's arrays keep raising
+    assert "device was lost" in info.value.message
