@@ -4,6 +4,7 @@
 from typing import Any
 
 from webjax._src.clients import backends, get_backend
+from webjax._src.interpreters.mlir import NoXlaError
 
 __all__ = ["backends", "get_backend"]
 
@@ -11,7 +12,7 @@ __all__ = ["backends", "get_backend"]
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotImplementedError(
+    raise NoXlaError(
         f"jax._src.xla_bridge.{name}: webjax has no XLA clients; use "
         "jax.extend.backend.backends() / get_backend()"
     )

@@ -12,6 +12,13 @@ from typing import Any
 
 from ..core import Primitive
 
+
+class NoXlaError(NotImplementedError, AttributeError):
+    """A name of XLA or MLIR that webjax cannot have, read from a module that stands for one
+    (`jax.interpreters.mlir`, `jax._src.compiler`, `jax._src.xla_bridge`). It is an
+    AttributeError too, so `hasattr` answers False instead of raising."""
+
+
 # primitive -> {platform or None: rule}, as registered.
 lowerings: dict[Primitive, dict[str | None, Any]] = {}
 
