@@ -353,3 +353,23 @@ def test_ensure_compile_time_eval_stages_traced_values(jax):
         return [kinds, np.asarray(f(1.0)).tolist()]
 
     assert run(webjax) == run(jax)
+
+
+def test_effectful_primitive_is_kept_when_staged():
+    class Log(webjax.extend.core.Effect):
+        pass
+
+    seen: list = []
+    p = webjax.extend.core.Primitive("my_log")
+    p.multiple_results = True
+    p.def_impl(lambda x: seen.append(float(x)) or [])
+    p.def_effectful_abstract_eval(lambda x: ([], {Log()}))
+    webjax.interpreters.mlir.register_lowering(p, webjax.interpreters.mlir.lower_fun(p.impl))
+
+    def f(x):
+        p.bind(x * 2)  # no outputs: only its effect keeps it
+        return x + 1
+
+    assert "my_log" in str(webjax.make_jaxpr(f)(1.0))
+    jf = webjax.jit(f)
+    assert float(jf(1.0)) == 2.0 and float(jf(3.0)) == 4.0 and seen == [2.0, 6.0]

@@ -162,6 +162,10 @@ class Primitive:
     """A named operation. Rules live in tables keyed by the primitive (see the interpreters)."""
 
     multiple_results = False
+    call_primitive = False
+    map_primitive = False
+    # Set once its abstract evaluation reported side effects: staging never drops it then.
+    effectful = False
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -181,6 +185,25 @@ class Primitive:
     def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.abstract_eval = rule
         return rule
+
+    def def_effectful_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """A shape rule giving `(avals, effects)`: a primitive with effects is never dropped
+        from a jaxpr (webjax runs effects in program order and tracks no effect types)."""
+
+        def abstract_eval(*avals: Any, **params: Any) -> Any:
+            out, effects = rule(*avals, **params)
+            if effects:
+                self.effectful = True
+            return out
+
+        self.abstract_eval = abstract_eval
+        return rule
+
+    def bind_with_trace(self, trace: Trace, args: Sequence[Any], params: dict) -> Any:
+        return trace.process_primitive(self, args, params)
+
+    def is_effectful(self, params: dict) -> bool:
+        return self.effectful
 
     def impl_or_raise(self) -> Callable[..., Any]:
         if self.impl is None:

@@ -141,7 +141,8 @@ def _dce(jaxpr: Jaxpr) -> Jaxpr:
     live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
     eqns = []
     for eqn in reversed(jaxpr.eqns):
-        if any(id(v) in live for v in eqn.outvars) or eqn.primitive.name in _EFFECTFUL:
+        prim = eqn.primitive
+        if any(id(v) in live for v in eqn.outvars) or prim.name in _EFFECTFUL or prim.effectful:
             eqns.append(eqn)
             live.update(id(v) for v in eqn.invars if isinstance(v, Var))
     eqns.reverse()
