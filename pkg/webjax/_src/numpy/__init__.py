@@ -256,6 +256,8 @@ from .statistics import (
 from .ufuncs import (
     abs,
     absolute,
+    acos,
+    acosh,
     add,
     allclose,
     angle,
@@ -269,6 +271,11 @@ from .ufuncs import (
     around,
     array_equal,
     array_equiv,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
     bitwise_and,
     bitwise_count,
     bitwise_invert,
@@ -374,15 +381,6 @@ from .util import broadcast_shapes
 from .windows import bartlett, blackman, hamming, hanning, kaiser
 
 # array-API spellings
-acos, acosh, asin, asinh, atan, atan2, atanh = (
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-)
 pow = power
 euler_gamma = 0.5772156649015329
 

@@ -47,6 +47,7 @@ def matmul(
     preferred_element_type: Any = None,
     out_sharding: Any = None,
 ) -> Any:
+    util.check_arraylike("matmul", a, b)
     a, b, pet = _operands("matmul", a, b, preferred_element_type)
     sa, sb = util.aval(a).shape, util.aval(b).shape
     for i, s in enumerate((sa, sb)):
@@ -77,6 +78,7 @@ def dot(
     preferred_element_type: Any = None,
     out_sharding: Any = None,
 ) -> Any:
+    util.check_arraylike("dot", a, b)
     a, b, pet = _operands("dot", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if na == 0 or nb == 0:
@@ -87,6 +89,7 @@ def dot(
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    util.check_arraylike("vdot", a, b)
     a, b = util.ensure_array(a), util.ensure_array(b)
     a, b = lax.reshape(a, (util.aval(a).size,)), lax.reshape(b, (util.aval(b).size,))
     return dot(_conj(a), b, preferred_element_type=preferred_element_type)
@@ -107,6 +110,7 @@ def vecdot(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
+    util.check_arraylike("jnp.vecdot", x1, x2)
     x1, x2, pet = _operands("vecdot", x1, x2, preferred_element_type)
     s1, s2 = util.aval(x1).shape, util.aval(x2).shape
     a1, a2 = util.canonical_axis(axis, len(s1)), util.canonical_axis(axis, len(s2))
@@ -121,6 +125,7 @@ def vecdot(
 
 
 def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    util.check_arraylike("inner", a, b)
     a, b, pet = _operands("inner", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if na == 0 or nb == 0:
@@ -129,12 +134,14 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
 
 
 def outer(a: Any, b: Any, out: None = None) -> Any:
+    util.check_arraylike("outer", a, b)
     a, b = util.ensure_array(a), util.ensure_array(b)
     a = lax.reshape(a, (util.aval(a).size, 1))
     return multiply(a, lax.reshape(b, (util.aval(b).size,)))
 
 
 def kron(a: Any, b: Any) -> Any:
+    util.check_arraylike("kron", a, b)
     a, b = util.ensure_array(a), util.ensure_array(b)
     sa, sb = util.aval(a).shape, util.aval(b).shape
     nd = max(len(sa), len(sb))
@@ -154,6 +161,7 @@ def tensordot(
     preferred_element_type: Any = None,
     out_sharding: Any = None,
 ) -> Any:
+    util.check_arraylike("tensordot", a, b)
     a, b, pet = _operands("tensordot", a, b, preferred_element_type)
     na, nb = util.aval(a).ndim, util.aval(b).ndim
     if isinstance(axes, int) or hasattr(axes, "__index__"):
@@ -372,6 +380,7 @@ def _pick_pair(
 
 def matvec(x1: Any, x2: Any, /) -> Any:
     """Matrix-vector products over the last two / last axes, batch dimensions broadcast."""
+    util.check_arraylike("matvec", x1, x2)
     a, b = (util.ensure_array(x) for x in (x1, x2))
     if util.aval(a).ndim < 2 or util.aval(b).ndim < 1:
         raise ValueError(
@@ -388,6 +397,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Vector-matrix products (x1 conjugated)."""
+    util.check_arraylike("matvec", x1, x2)
     a, b = (util.ensure_array(x) for x in (x1, x2))
     a = _conj(a)
     if util.aval(a).ndim < 1 or util.aval(b).ndim < 2:

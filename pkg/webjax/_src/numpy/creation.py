@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -151,6 +152,7 @@ def array(
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    util.check_arraylike("full", fill_value)
     shape = core.canonicalize_shape(shape)
     if dtype is not None:
         dtype = dtypes.canonicalize_user(dtype, "full")
@@ -181,11 +183,15 @@ def _like(x: Any, dtype: Any, shape: Any, name: str) -> tuple[tuple[int, ...], D
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    if not (hasattr(a, "dtype") and hasattr(a, "shape")):  # duck-typed, as in JAX
+        util.check_arraylike("zeros_like", a)
     s, dt = _like(a, dtype, shape, "zeros_like")
     return lax.full(s, 0, dt)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    if not (hasattr(a, "dtype") and hasattr(a, "shape")):  # duck-typed, as in JAX
+        util.check_arraylike("ones_like", a)
     s, dt = _like(a, dtype, shape, "ones_like")
     return lax.full(s, 1, dt)
 
@@ -193,6 +199,10 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
 def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None
 ) -> Any:
+    if hasattr(a, "dtype") and hasattr(a, "shape"):  # duck-typed, as in JAX
+        util.check_arraylike("full_like", 0, fill_value)
+    else:
+        util.check_arraylike("full_like", a, fill_value)
     s, dt = _like(a, dtype, shape, "full_like")
     return lax.full(s, fill_value, dt)
 
@@ -200,6 +210,7 @@ def full_like(
 def arange(
     start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None
 ) -> Any:
+    util.check_arraylike_or_none("arange", start, stop, step)
     for v in (start, stop, step):
         if isinstance(v, core.Tracer):
             raise core.ConcretizationTypeError(
@@ -233,7 +244,14 @@ def arange(
         if start != 0:
             out = lax.add(out, lax.full((), start, dt))
         return out
-    values = [scalar.normalize(dt, start + i * step) for i in range(n)]
+    # JAX's float arange: start + step * i, each operation rounded to the working dtype
+    # (float32 for the narrow floats), then converted
+    wt = dtypes.float32 if dt.kind == "f" and dt.itemsize < 4 else dt
+    w0, ws = scalar.normalize(wt, start), scalar.normalize(wt, step)
+    values = [
+        scalar.cast(scalar.normalize(wt, w0 + scalar.normalize(wt, ws * i)), wt, dt)
+        for i in range(n)
+    ]
     return from_flat(values, (n,), dt, default_device())
 
 
@@ -243,6 +261,47 @@ def _host_scalar(v: Any) -> Any:
     if _numpy_like(v):
         return v.item()
     return v
+
+
+def _linspace_dtypes(name: str, start: Any, stop: Any, dtype: Any) -> tuple[DType, DType]:
+    """(result dtype, computation dtype): the inexact type of the bounds unless given."""
+    if dtype is None:
+        dt, _ = util.result_type(start, stop)
+        dt = dt if dt.kind in "fc" else dtypes.default_float()
+    else:
+        dt = dtypes.canonicalize_user(dtype, name)
+    return dt, (dt if dt.kind in "fc" else dtypes.default_float())
+
+
+def _real_part_dtype(dt: DType) -> DType:
+    if dt.kind != "c":
+        return dt
+    return dtypes.float64 if dt.itemsize == 16 else dtypes.float32
+
+
+def _host_linspace(start: Any, stop: Any, num: int, endpoint: bool, cdt: DType) -> list[Any]:
+    """The samples as JAX computes them, each operation rounded to the computation dtype:
+    start * (1 - t) + stop * t with t = i / div in the real dtype (the ends come out exact),
+    then stop itself as the last sample with `endpoint`. Complex bounds: part by part."""
+    if cdt.kind == "c":
+        rdt = _real_part_dtype(cdt)
+        re = _host_linspace(complex(start).real, complex(stop).real, num, endpoint, rdt)
+        im = _host_linspace(complex(start).imag, complex(stop).imag, num, endpoint, rdt)
+        return [complex(r, i) for r, i in zip(re, im, strict=True)]
+
+    def r(v: float) -> float:
+        return scalar.normalize(cdt, v)
+
+    a, b = r(start), r(stop)
+    if num == 1:
+        return [a]
+    div = num - 1 if endpoint else num
+    d = r(div)
+    out = []
+    for i in range(div):
+        t = r(r(i) / d)
+        out.append(r(r(a * r(1.0 - t)) + r(b * t)))
+    return [*out, b] if endpoint else out
 
 
 def linspace(
@@ -256,26 +315,74 @@ def linspace(
     *,
     device: Any = None,
 ) -> Any:
-    start, stop = _host_scalar(start), _host_scalar(stop)
-    if dtype is not None:
-        dt = dtypes.canonicalize_user(dtype, "linspace")
-    elif isinstance(start, complex) or isinstance(stop, complex):
-        dt = dtypes.default_complex()
-    else:
-        dt = dtypes.default_float()
+    util.check_arraylike("linspace", start, stop)
+    num = core.concrete_or_error(operator.index, num, "'num' argument of jnp.linspace")
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    dt, cdt = _linspace_dtypes("linspace", start, stop, dtype)
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    values = [start + i * step for i in range(num)]
-    if endpoint and num > 1:
-        values[-1] = stop
-    out = from_flat([scalar.normalize(dt, v) for v in values], (num,), dt, default_device())
-    if not retstep:
-        return out
-    step_dt = dt if dt.kind in "fc" else dtypes.default_float()
-    return out, lax.full((), step, step_dt)
+    scalars = all(
+        not isinstance(v, core.Tracer) and util.aval(v).shape == () for v in (start, stop)
+    )
+    hs, he = (_host_scalar(start), _host_scalar(stop)) if scalars else (None, None)
+    if isinstance(hs, (int, float, complex)) and isinstance(he, (int, float, complex)):
+        values = _host_linspace(hs, he, num, endpoint, cdt)
+        if dt.kind in "iub":
+            values = [math.floor(v) for v in values]
+        conv = scalar.normalize if dt.kind in "fc" else (lambda d, v: scalar.cast(v, cdt, d))
+        out = from_flat([conv(dt, v) for v in values], (num,), dt, default_device())
+        a, b = scalar.normalize(cdt, hs), scalar.normalize(cdt, he)
+        if num > 1:
+            width = scalar.normalize(cdt, b - a)
+            delta: Any = scalar.normalize(cdt, width / scalar.normalize(cdt, div))
+        else:
+            delta = math.nan if endpoint or num == 0 else scalar.normalize(cdt, b - a)
+        return (out, lax.full((), delta, cdt)) if retstep else out
+    out, delta = _array_linspace(start, stop, num, endpoint, div, axis, cdt)
+    if dt.kind in "iub":
+        out = lax.floor(out)
+    out = lax.convert_element_type(out, dt)
+    return (out, delta) if retstep else out
+
+
+def _array_linspace(
+    start: Any, stop: Any, num: int, endpoint: bool, div: int, axis: int, cdt: DType
+) -> tuple[Any, Any]:
+    """linspace of array bounds (samples along a new `axis`), with lax in the computation
+    dtype, operation for operation as the host path."""
+    start = util.convert(util.ensure_array(start), cdt)
+    stop = util.convert(util.ensure_array(stop), cdt)
+    shape = list(util.broadcast_shapes(util.aval(start).shape, util.aval(stop).shape))
+    start, stop = util.broadcast_to(start, shape), util.broadcast_to(stop, shape)
+    axis = axis + len(shape) + 1 if axis < 0 else axis
+    bshape = [*shape[:axis], 1, *shape[axis:]]
+    start, stop = lax.reshape(start, tuple(bshape)), lax.reshape(stop, tuple(bshape))
+    if num == 0:
+        out_shape = tuple(bshape[:axis] + [0] + bshape[axis + 1 :])
+        return lax.full(out_shape, 0, cdt), lax.full((), math.nan, cdt)
+    if num == 1:
+        nan_or_width = lax.full((), math.nan, cdt) if endpoint else lax.sub(stop, start)
+        return start, nan_or_width
+    rdt = _real_part_dtype(cdt)
+    t = lax.div(lax.convert_element_type(lax.iota(dtypes.int32, div), rdt), lax.full((), div, rdt))
+    tshape = [1] * len(bshape)
+    tshape[axis] = div
+    t = lax.convert_element_type(lax.reshape(t, tuple(tshape)), cdt)
+    full = [*bshape[:axis], div, *bshape[axis + 1 :]]
+    t = util.broadcast_to(t, full)
+    one = lax.full((), 1, cdt)
+    out = lax.add(
+        lax.mul(util.broadcast_to(start, full), lax.sub(one, t)),
+        lax.mul(util.broadcast_to(stop, full), t),
+    )
+    if endpoint:
+        out = lax.concatenate([out, stop], axis)
+    delta = lax.div(lax.sub(stop, start), lax.full((), div, cdt))
+    return out, lax.squeeze(delta, (axis,))
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, _name: str = "eye") -> Any:
+    util.check_arraylike(_name, N)
     M = N if M is None else M
     dt = dtypes.canonicalize_user(dtype, _name) if dtype is not None else dtypes.default_float()
     rows = lax.broadcasted_iota(dtypes.int32, (N, M), 0)
@@ -325,6 +432,7 @@ def geomspace(
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    util.check_arraylike("astype", x)
     x = util.ensure_array(x)
     if dtype is None:
         dtype = dtypes.default_float()
@@ -332,6 +440,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
 
 
 def copy(a: Any, order: Any = None) -> Any:
+    util.check_arraylike("copy", a)
     return array(a, copy=True)
 
 
@@ -349,6 +458,10 @@ def ndim(a: Any) -> int:
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    if not (
+        hasattr(prototype, "dtype") and hasattr(prototype, "shape")
+    ):  # JAX reports ones_like here
+        util.check_arraylike("ones_like", prototype)
     return zeros_like(prototype, dtype, shape)
 
 

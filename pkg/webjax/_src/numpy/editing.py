@@ -21,6 +21,7 @@ def _take_axis(a: Any, idx: Any, axis: int) -> Any:
 
 
 def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
+    util.check_arraylike("trim_zeros", filt)
     filt = util.ensure_array(filt)
     val = util.concrete_array(filt, "Error arose in the `filt` argument of trim_zeros()")
     nd = util.aval(filt).ndim
@@ -52,6 +53,7 @@ def _flat(v: Any) -> list[Any]:
 def delete(
     arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices: bool = False
 ) -> Any:
+    util.check_arraylike("delete", arr)
     a = util.ensure_array(arr)
     if axis is None:
         a, axis = ravel(a), 0
@@ -125,6 +127,7 @@ def _int_array(values: Sequence[int]) -> Any:
 
 
 def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
+    util.check_arraylike("insert", arr, values)
     a = util.ensure_array(arr)
     if axis is None:
         a, axis = ravel(a), 0

@@ -180,6 +180,7 @@ def vectorize(
 def apply_along_axis(
     func1d: Callable[..., Any], axis: int, arr: Any, *args: Any, **kwargs: Any
 ) -> Any:
+    util.check_arraylike("apply_along_axis", arr)
     arr = util.ensure_array(arr)
     nd = util.aval(arr).ndim
     ax = util.canonical_axis(axis, nd)
@@ -196,6 +197,7 @@ def apply_along_axis(
 
 
 def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Sequence[int]) -> Any:
+    util.check_arraylike("apply_over_axes", a)
     a = util.ensure_array(a)
     for axis in [axes] if isinstance(axes, int) else axes:
         b = func(a, axis)
@@ -227,6 +229,7 @@ def fromfunction(
 def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Any:
     """funclist[i] where condlist[i] holds (the last true condition wins), else the extra
     default function (or 0). Every function is evaluated on all of `x`, then selected."""
+    util.check_arraylike("piecewise", x)
     x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
     nc, nf = len(condlist), len(funclist)
     if nf == nc + 1:

@@ -159,6 +159,7 @@ def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) 
 
 
 def ix_(*args: Any) -> tuple[Any, ...]:
+    util.check_arraylike("ix", *args)
     n = len(args)
     out = []
     for i, a in enumerate(args):
@@ -189,6 +190,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
 
 
 def diag_indices_from(arr: Any) -> tuple[Any, ...]:
+    util.check_arraylike("diag_indices_from", arr)
     shape = util.aval(util.ensure_array(arr)).shape
     if len(shape) < 2:
         raise ValueError("input array must be at least 2-d")
@@ -230,11 +232,13 @@ def _shape_2d(arr: Any, name: str) -> tuple[int, ...]:
 
 
 def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    util.check_arraylike("tril_indices_from", arr)
     n, m = _shape_2d(arr, "tril_indices_from")
     return tril_indices(n, k, m)
 
 
 def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    util.check_arraylike("triu_indices_from", arr)
     n, m = _shape_2d(arr, "triu_indices_from")
     return triu_indices(n, k, m)
 

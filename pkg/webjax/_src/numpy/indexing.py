@@ -661,6 +661,7 @@ def take(
     indices_are_sorted: bool = False,
     fill_value: Any = None,
 ) -> Any:
+    util.check_arraylike("take", a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     a = util.ensure_array(a)
@@ -673,6 +674,7 @@ def take(
 def take_along_axis(
     arr: Any, indices: Any, axis: Any = -1, mode: Any = None, fill_value: Any = None
 ) -> Any:
+    util.check_arraylike("take_along_axis", arr, indices)
     arr = util.ensure_array(arr)
     idx = _as_index_array(indices)
     if axis is None:
@@ -804,6 +806,7 @@ def _advanced_getitem(x: Any, idx: Any) -> Any:
 
 # ---- nonzero -----------------------------------------------------------------------------------
 def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, ...]:
+    util.check_arraylike("nonzero", a)
     a = util.ensure_array(a)
     av = util.aval(a)
     if av.ndim == 0:
@@ -850,11 +853,13 @@ def nonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> tuple[Any, .
 
 
 def flatnonzero(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    util.check_arraylike("ravel", a)
     a = util.ensure_array(a)
     return nonzero(lax.reshape(a, (util.aval(a).size,)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
+    util.check_arraylike("argwhere", a)
     a = util.ensure_array(a)
     if util.aval(a).ndim == 0:
         a = lax.reshape(a, (1,))
@@ -868,6 +873,7 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
 def where(
     condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None, fill_value: Any = None
 ) -> Any:
+    util.check_arraylike("where", condition)
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
@@ -902,6 +908,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
 
 
 def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
+    util.check_arraylike("choose", a, *choices)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
     a = util.ensure_array(a) if not util.is_scalar(a) else util.convert(a, *util.result_type(a))
@@ -944,6 +951,7 @@ def compress(
     fill_value: Any = 0,
     out: None = None,
 ) -> Any:
+    util.check_arraylike("compress", condition, a, fill_value)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     cond = util.convert(util.ensure_array(condition), dtypes.bool_)
@@ -982,6 +990,7 @@ def compress(
 
 
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
+    util.check_arraylike("extreact", condition, arr, fill_value)
     return compress(
         ravel(util.ensure_array(condition)),
         ravel(util.ensure_array(arr)),
@@ -999,6 +1008,7 @@ def _tile_to(v: Any, n: int) -> Any:
 
 
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
+    util.check_arraylike("place", arr, mask, vals)
     if inplace:
         raise ValueError(
             "jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
@@ -1030,6 +1040,7 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
 def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     """Coordinates of flat indices; out-of-range indices clamp to the first/last element (JAX's
     behaviour; negative indices down to -size count from the end)."""
+    util.check_arraylike("unravel_index", indices)
     idx = util.ensure_array(indices) if not util.is_scalar(indices) else asarray(indices)
     if util.aval(idx).dtype.kind not in "iu":
         raise TypeError("only int indices permitted")

@@ -1028,6 +1028,7 @@ def _cross(
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """The cross product of (arrays of) 3-vectors along `axis`."""
+    util.check_arraylike("cross", x1, x2)
     x1, x2 = util.ensure_array(x1), util.ensure_array(x2)
     s1, s2 = _shape(x1), _shape(x2)
     n1 = s1[axis] if s1 else None
@@ -1044,6 +1045,7 @@ def jnp_cross(
     a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
 ) -> Any:
     """`jnp.cross`: cross products of 2- or 3-vectors (NumPy's axis arguments)."""
+    util.check_arraylike("cross", a, b)
     return _cross(a, b, axisa, axisb, axisc, axis)
 
 
@@ -1087,6 +1089,7 @@ def vecdot(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
+    util.check_arraylike("jnp.vecdot", x1, x2)
     return contractions.vecdot(x1, x2, axis=axis, preferred_element_type=preferred_element_type)
 
 

@@ -39,14 +39,17 @@ def _masked(m: Any, k: int, lower: bool, name: str) -> Any:
 
 
 def tril(m: Any, k: int = 0) -> Any:
+    util.check_arraylike("tril", m)
     return _masked(m, k, True, "tril")
 
 
 def triu(m: Any, k: int = 0) -> Any:
+    util.check_arraylike("triu", m)
     return _masked(m, k, False, "triu")
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    util.check_arraylike("diagonal", a)
     a = util.ensure_array(a)
     av = util.aval(a)
     ax1, ax2 = util.canonical_axis(axis1, av.ndim), util.canonical_axis(axis2, av.ndim)
@@ -76,6 +79,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 
 
 def diag(v: Any, k: int = 0) -> Any:
+    util.check_arraylike("diag", v)
     v = util.ensure_array(v)
     av = util.aval(v)
     if av.ndim == 2:
@@ -93,6 +97,7 @@ def diag(v: Any, k: int = 0) -> Any:
 
 
 def diagflat(v: Any, k: int = 0) -> Any:
+    util.check_arraylike("diagflat", v)
     v = util.ensure_array(v)
     return diag(lax.reshape(v, (util.aval(v).size,)), k)
 
@@ -100,5 +105,6 @@ def diagflat(v: Any, k: int = 0) -> Any:
 def trace(
     a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None
 ) -> Any:
+    util.check_arraylike("trace", a)
     d = diagonal(a, offset, axis1, axis2)
     return _sum(d, axis=-1, dtype=dtype)

@@ -106,6 +106,7 @@ def _chunk(n: int, mode: str) -> int:
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    util.check_arraylike("pad", array)
     x = util.ensure_array(array)
     av = util.aval(x)
     widths = _pad_widths(pad_width, av.ndim)

@@ -34,6 +34,7 @@ def _1d(name: str, p: Any) -> Any:
 
 
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
+    util.check_arraylike("polyval", p, x)
     p = util.ensure_array(p)
     x = util.ensure_array(x) if not util.is_scalar(x) else x
     p, x = util.promote_dtypes(p, x)
@@ -53,6 +54,7 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
 
 
 def polyadd(a1: Any, a2: Any) -> Any:
+    util.check_arraylike("polyadd", a1, a2)
     a1, a2 = util.promote_dtypes(util.ensure_array(a1), util.ensure_array(a2))
     n1, n2 = util.aval(a1).shape[0], util.aval(a2).shape[0]
     if n1 < n2:
@@ -65,6 +67,7 @@ def polyadd(a1: Any, a2: Any) -> Any:
 
 
 def polysub(a1: Any, a2: Any) -> Any:
+    util.check_arraylike("polysub", a1, a2)
     a1, a2 = util.promote_dtypes(util.ensure_array(a1), util.ensure_array(a2))
     return polyadd(a1, lax.neg(a2))
 
@@ -74,6 +77,7 @@ def _trim_front(a: Any) -> Any:
 
 
 def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
+    util.check_arraylike("polymul", a1, a2)
     a1, a2 = util.promote_dtypes_inexact(util.ensure_array(a1), util.ensure_array(a2))
     if trim_leading_zeros and (util.aval(a1).shape[0] > 1 or util.aval(a2).shape[0] > 1):
         a1, a2 = _trim_front(a1), _trim_front(a2)
@@ -85,6 +89,7 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
 
 
 def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, Any]:
+    util.check_arraylike("polydiv", u, v)
     u, v = util.promote_dtypes_inexact(util.ensure_array(u), util.ensure_array(v))
     dt = util.aval(u).dtype
     m, n = util.aval(u).shape[0] - 1, util.aval(v).shape[0] - 1
@@ -107,6 +112,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
 
 
 def polyder(p: Any, m: int = 1) -> Any:
+    util.check_arraylike("polyder", p)
     m = util.concrete_int(m, "'m' argument of jnp.polyder")
     (p,) = util.promote_dtypes_inexact(_1d("polyder", p))
     if m < 0:
@@ -124,6 +130,9 @@ def polyder(p: Any, m: int = 1) -> Any:
 
 
 def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    util.check_arraylike("polyint", p)
+    if k is not None:
+        util.check_arraylike("polyint", k)
     m = util.concrete_int(m, "'m' argument of jnp.polyint")
     k = 0 if k is None else k
     p = _1d("polyint", p)
@@ -147,6 +156,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    util.check_arraylike("vander", x)
     x = util.ensure_array(x)
     if util.aval(x).ndim != 1:
         raise ValueError("x must be a one-dimensional array")
@@ -233,6 +243,7 @@ def polyfit(
 
 
 def poly(seq_of_zeros: Any) -> Any:
+    util.check_arraylike("poly", seq_of_zeros)
     z = util.ensure_array(seq_of_zeros)
     (z,) = util.promote_dtypes_inexact(z)
     if util.aval(z).ndim == 0:
@@ -252,4 +263,5 @@ def poly(seq_of_zeros: Any) -> Any:
 
 
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    util.check_arraylike("roots", p)
     return _roots(p, strip_zeros=strip_zeros)

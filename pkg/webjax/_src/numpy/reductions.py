@@ -70,6 +70,7 @@ def _reduce(
     where: Any,
     upcast: bool,
 ) -> Any:
+    util.check_arraylike(name, a)
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
     a = _strong(a)
@@ -157,6 +158,7 @@ amax, amin = max, min
 
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    util.check_arraylike("ptp", a)
     return lax.sub(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
 
 
@@ -164,6 +166,7 @@ def _boolean(name: str, fn: Any, empty: bool) -> Any:
     def op(
         a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None
     ) -> Any:
+        util.check_arraylike(name, a)
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         # JAX converts with lax (a complex number's real part decides), unlike logical_*
@@ -184,6 +187,7 @@ any = _boolean("any", lax.reduce_or, False)
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    util.check_arraylike("count_nonzero", a)
     nz = lax.ne(util.convert(_strong(a), dtypes.bool_), lax.full((), False, dtypes.bool_))
     return sum(nz, axis=axis, keepdims=keepdims, dtype=dtypes.default_int())
 
@@ -213,6 +217,7 @@ def mean(
     *,
     where: Any = None,
 ) -> Any:
+    util.check_arraylike("mean", a)
     a = _strong(a)
     av = util.aval(a)
     axes = util.canonical_axes(axis, av.ndim)
@@ -233,6 +238,7 @@ def var(
     mean: Any = None,
     correction: Any = None,
 ) -> Any:
+    util.check_arraylike("var", a)
     if correction is not None:
         ddof = correction
     a = _strong(a)
@@ -276,6 +282,7 @@ def std(
     mean: Any = None,
     correction: Any = None,
 ) -> Any:
+    util.check_arraylike("std", a)
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     return lax.sqrt(v)
 
@@ -327,6 +334,7 @@ def nansum(
     initial: Any = None,
     where: Any = None,
 ) -> Any:
+    util.check_arraylike("nansum", a)
     return sum(_nan_replaced(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
@@ -339,6 +347,7 @@ def nanprod(
     initial: Any = None,
     where: Any = None,
 ) -> Any:
+    util.check_arraylike("nanprod", a)
     return prod(_nan_replaced(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
@@ -351,6 +360,7 @@ def _nan_extremum(name: str, fn: Any) -> Any:
         initial: Any = None,
         where: Any = None,
     ) -> Any:
+        util.check_arraylike(name, a)
         a = _strong(a)
         dt = util.aval(a).dtype
         if dt.kind not in "fc":
@@ -375,6 +385,7 @@ def nanmean(
     keepdims: bool = False,
     where: Any = None,
 ) -> Any:
+    util.check_arraylike("nanmean", a)
     a = _strong(a)
     av = util.aval(a)
     if av.dtype.kind not in "fc":
@@ -398,6 +409,7 @@ def nanvar(
     keepdims: bool = False,
     where: Any = None,
 ) -> Any:
+    util.check_arraylike("nanvar", a)
     a = _strong(a)
     av = util.aval(a)
     dt = _inexact_dtype(av.dtype, dtype, "nanvar")
@@ -425,12 +437,14 @@ def nanstd(
     keepdims: bool = False,
     where: Any = None,
 ) -> Any:
+    util.check_arraylike("nanstd", a)
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where))
 
 
 # ---- argmax / argmin ---------------------------------------------------------------------------
 def _arg_extremum(name: str, reduce_fn: Any) -> Any:
     def op(a: Any, axis: Any = None, out: None = None, keepdims: Any = None) -> Any:
+        util.check_arraylike(name, a)
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         a = _strong(a)
@@ -478,6 +492,7 @@ argmin = _arg_extremum("argmin", lax.reduce_min)
 
 def _nanarg(name: str, fn: Any, fill: float) -> Any:
     def op(a: Any, axis: Any = None, out: None = None, keepdims: Any = None) -> Any:
+        util.check_arraylike(name, a)
         a = _strong(a)
         if util.aval(a).dtype.kind != "f":  # complex: argmax raises JAX's TypeError
             return fn(a, axis, out, keepdims)
@@ -526,6 +541,7 @@ def _associative_scan(combine: Any, x: Any, axis: int, identity: Any) -> Any:
 
 def _cumulative(name: str, combine: Any, reduce_name: str, nan_value: Any = None) -> Any:
     def op(a: Any, axis: Any = None, dtype: Any = None, out: None = None) -> Any:
+        util.check_arraylike(name, a)
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         a = _strong(a)
@@ -553,6 +569,7 @@ cumulative_sum_ = cumsum
 
 def _cumulative_api(fn: Any, name: str) -> Any:
     def op(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> Any:
+        util.check_arraylike(name, x)
         x = _strong(x)
         nd = util.aval(x).ndim
         if axis is None:

@@ -180,6 +180,7 @@ def unique(
     fill_value: Any = None,
     sorted: bool = True,
 ) -> Any:
+    util.check_arraylike("unique", ar)
     arr = util.ensure_array(ar)
     size = _size_arg(size, "unique")
     if size is None:
@@ -216,6 +217,7 @@ class _UniqueInverseResult(NamedTuple):
 
 
 def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> _UniqueAllResult:
+    util.check_arraylike("unique_all", x)
     out = unique(x, True, True, True, equal_nan=False, size=size, fill_value=fill_value)
     return _UniqueAllResult(*out)
 
@@ -223,6 +225,7 @@ def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) ->
 def unique_counts(
     x: Any, /, *, size: int | None = None, fill_value: Any = None
 ) -> _UniqueCountsResult:
+    util.check_arraylike("unique_counts", x)
     out = unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value)
     return _UniqueCountsResult(*out)
 
@@ -230,11 +233,13 @@ def unique_counts(
 def unique_inverse(
     x: Any, /, *, size: int | None = None, fill_value: Any = None
 ) -> _UniqueInverseResult:
+    util.check_arraylike("unique_inverse", x)
     out = unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value)
     return _UniqueInverseResult(*out)
 
 
 def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    util.check_arraylike("unique_values", x)
     return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
@@ -253,6 +258,7 @@ def isin(
     *,
     method: str = "auto",
 ) -> Any:
+    util.check_arraylike("isin", element, test_elements)
     if method not in ("auto", "compare_all", "binary_search", "sort"):
         raise ValueError(
             f"method={method!r} is not implemented; options are 'compare_all', "
@@ -299,6 +305,7 @@ def setdiff1d(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
+    util.check_arraylike("setdiff1d", ar1, ar2)
     a1, a2 = ravel(util.ensure_array(ar1)), ravel(util.ensure_array(ar2))
     size = _size_arg(size, "setdiff1d")
     if size is None:
@@ -321,6 +328,7 @@ def setdiff1d(
 
 
 def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    util.check_arraylike("union1d", ar1, ar2)
     a1, a2 = util.ensure_array(ar1), util.ensure_array(ar2)
     size = _size_arg(size, "union1d")
     if size is None:
@@ -347,6 +355,7 @@ def setxor1d(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
+    util.check_arraylike("setxor1d", ar1, ar2)
     a1, a2, size = _both_unique("setxor1d", ar1, ar2, size)
     n1, n2 = util.aval(a1).shape[0], util.aval(a2).shape[0]
     u1, _, c1 = _unique_1d(a1)
@@ -387,6 +396,7 @@ def intersect1d(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
+    util.check_arraylike("intersect1d", ar1, ar2)
     a1, a2, size = _both_unique("intersect1d", ar1, ar2, size)
     n1, n2 = util.aval(a1).shape[0], util.aval(a2).shape[0]
     dt = util.aval(a1).dtype

@@ -34,6 +34,7 @@ def _resolve_shape(newshape: Any, size: int) -> tuple[int, ...]:
 def reshape(
     a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: Any = None
 ) -> Any:
+    util.check_arraylike("reshape", a)
     if shape is None:
         shape = newshape
     if order != "C":
@@ -44,10 +45,12 @@ def reshape(
 
 
 def ravel(a: Any, order: str = "C") -> Any:
+    util.check_arraylike("ravel", a)
     return reshape(a, (-1,), order)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
+    util.check_arraylike("transpose", a)
     a = util.ensure_array(a)
     nd = util.aval(a).ndim
     perm = (
@@ -59,6 +62,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 
 
 def matrix_transpose(x: Any, /) -> Any:
+    util.check_arraylike("matrix_transpose", x)
     x = util.ensure_array(x)
     nd = util.aval(x).ndim
     if nd < 2:
@@ -76,6 +80,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
+    util.check_arraylike("squeeze", a)
     a = util.ensure_array(a)
     av = util.aval(a)
     if axis is None:
@@ -86,6 +91,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 
 def expand_dims(a: Any, axis: Any) -> Any:
+    util.check_arraylike("expand_dims", a)
     a = util.ensure_array(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = util.aval(a).ndim + len(axes)
@@ -93,6 +99,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
 
 
 def broadcast_to(a: Any, shape: Any) -> Any:
+    util.check_arraylike("broadcast_to", a)
     return util.broadcast_to(a, core.canonicalize_shape(shape))
 
 
@@ -102,16 +109,20 @@ def _atleast(arys: tuple[Any, ...], fix: Any) -> Any:
 
 
 def atleast_1d(*arys: Any) -> Any:
+    util.check_arraylike("atleast_1d", *arys)
     return _atleast(arys, lambda a, s: a if len(s) >= 1 else lax.reshape(a, (1,)))
 
 
 def atleast_2d(*arys: Any) -> Any:
+    util.check_arraylike("atleast_2d", *arys)
     return _atleast(
         arys, lambda a, s: a if len(s) >= 2 else lax.reshape(a, (1,) * (2 - len(s)) + s)
     )
 
 
 def atleast_3d(*arys: Any) -> Any:
+    util.check_arraylike("atleast_3d", *arys)
+
     def fix(a: Any, s: tuple[int, ...]) -> Any:
         if len(s) >= 3:
             return a
@@ -134,6 +145,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
 
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
+    util.check_arraylike("concatenate", *arrays)
     arrays = util.promote_dtypes(*[util.ensure_array(a) for a in arrays])
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -144,11 +156,18 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     return lax.concatenate(arrays, util.canonical_axis(axis, nd))
 
 
-permute_dims = transpose
-concat = concatenate
+def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
+    util.check_arraylike("permute_dims", a)
+    return transpose(a, axes)
+
+
+def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
+    util.check_arraylike("concat", *arrays)
+    return concatenate(arrays, axis)
 
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    util.check_arraylike("moveaxis", a)
     a = util.ensure_array(a)
     nd = util.aval(a).ndim
     src = util.canonical_axes(source if isinstance(source, (tuple, list)) else [source], nd)
@@ -166,6 +185,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    util.check_arraylike("rollaxis", a)
     nd = util.aval(util.ensure_array(a)).ndim
     axis = util.canonical_axis(axis, nd)
     start = start + nd if start < 0 else start
@@ -175,23 +195,27 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 
 
 def flip(m: Any, axis: Any = None) -> Any:
+    util.check_arraylike("flip", m)
     m = util.ensure_array(m)
     return lax.rev(m, util.canonical_axes(axis, util.aval(m).ndim))
 
 
 def fliplr(m: Any) -> Any:
+    util.check_arraylike("fliplr", m)
     if util.aval(util.ensure_array(m)).ndim < 2:
         raise ValueError("fliplr requires an array of at least 2 dimensions")
     return flip(m, 1)
 
 
 def flipud(m: Any) -> Any:
+    util.check_arraylike("flipud", m)
     if util.aval(util.ensure_array(m)).ndim < 1:
         raise ValueError("flipud requires an array of at least 1 dimension")
     return flip(m, 0)
 
 
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
+    util.check_arraylike("rot90", m)
     m = util.ensure_array(m)
     ax1, ax2 = util.canonical_axes(axes, util.aval(m).ndim)
     k %= 4
@@ -245,6 +269,7 @@ def _roll_dynamic(a: Any, shift: Any, axis: int) -> Any:
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    util.check_arraylike("roll", a)
     a = util.ensure_array(a)
     if axis is None:
         return lax.reshape(roll(ravel(a), shift, 0), util.aval(a).shape)
@@ -264,6 +289,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
 
 
 def tile(A: Any, reps: Any) -> Any:
+    util.check_arraylike("tile", A)
     A = util.ensure_array(A)
     reps = (reps,) if isinstance(reps, int) or hasattr(reps, "__index__") else tuple(reps)
     reps = tuple(operator.index(r) for r in reps)
@@ -279,6 +305,7 @@ def tile(A: Any, reps: Any) -> Any:
 
 
 def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any = None) -> Any:
+    util.check_arraylike("repeat", a)
     a = util.ensure_array(a)
     if isinstance(repeats, (list, tuple)):
         raise TypeError(
@@ -366,27 +393,33 @@ def _split(ary: Any, indices_or_sections: Any, axis: int, exact: bool) -> list[A
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    util.check_arraylike("split", ary)
     return _split(ary, indices_or_sections, axis, True)
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    util.check_arraylike("array_split", ary)
     return _split(ary, indices_or_sections, axis, False)
 
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    util.check_arraylike("hsplit", ary)
     nd = util.aval(util.ensure_array(ary)).ndim
     return split(ary, indices_or_sections, 1 if nd > 1 else 0)
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    util.check_arraylike("vsplit", ary)
     return split(ary, indices_or_sections, 0)
 
 
 def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    util.check_arraylike("dsplit", ary)
     return split(ary, indices_or_sections, 2)
 
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    util.check_arraylike("unstack", x)
     x = util.ensure_array(x)
     ax = util.canonical_axis(axis, util.aval(x).ndim)
     return tuple(
@@ -428,12 +461,14 @@ def append(arr: Any, values: Any, axis: Any = None) -> Any:
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
+    util.check_arraylike("broadcast_arrays", *args)
     arrs = [util.ensure_array(a) for a in args]
     shape = util.broadcast_shapes(*(util.aval(a).shape for a in arrs))
     return [util.broadcast_to(a, shape) for a in arrs]
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list[Any]:
+    util.check_arraylike("meshgrid", *xi)
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
     arrs = [util.ensure_array(x) for x in xi]
@@ -457,6 +492,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    util.check_arraylike("diff", a)
     a = util.ensure_array(a)
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     parts = []
@@ -479,6 +515,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
 
 
 def resize(a: Any, new_shape: Any) -> Any:
+    util.check_arraylike("resize", a)
     a = util.ensure_array(a)
     shape = (
         (new_shape,)
@@ -524,6 +561,7 @@ def block(arrays: Any) -> Any:
 
 # ---- bits ----------------------------------------------------------------------------------------
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
+    util.check_arraylike("packbits", a)
     a = util.ensure_array(a)
     if util.aval(a).dtype.kind not in "biu":
         raise TypeError("Expected an input array of integer or boolean data type")
@@ -553,6 +591,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
 def unpackbits(
     a: Any, axis: int | None = None, count: int | None = None, bitorder: str = "big"
 ) -> Any:
+    util.check_arraylike("unpackbits", a)
     a = util.ensure_array(a)
     if util.aval(a).dtype != dtypes.uint8:
         raise TypeError("Expected an input array of unsigned byte data type")

@@ -27,6 +27,7 @@ def sort(
     stable: bool = True,
     descending: bool = False,
 ) -> Any:
+    util.check_arraylike("sort", a)
     if order is not None:
         raise ValueError("The 'order' argument to sort is not supported.")
     a, ax = _prep(a, axis)
@@ -46,6 +47,7 @@ def argsort(
     stable: bool = True,
     descending: bool = False,
 ) -> Any:
+    util.check_arraylike("argsort", a)
     if order is not None:
         raise ValueError("The 'order' argument to argsort is not supported.")
     a, ax = _prep(a, axis)
@@ -81,6 +83,7 @@ def quantile(
     *,
     weights: Any = None,
 ) -> Any:
+    util.check_arraylike("quantile", a, q)
     if overwrite_input or out is not None:
         raise ValueError("jax.numpy.quantile does not support overwrite_input=True or out != None")
     return _quantile(a, q, axis, method, keepdims, False, weights)
@@ -97,6 +100,7 @@ def percentile(
     *,
     weights: Any = None,
 ) -> Any:
+    util.check_arraylike("percentile", a, q)
     if overwrite_input or out is not None:
         raise ValueError(
             "jax.numpy.percentile does not support overwrite_input=True or out != None"
@@ -117,6 +121,7 @@ def median(
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Any:
+    util.check_arraylike("median", a)
     return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
 
 
@@ -130,6 +135,7 @@ def _no_complex(a: Any) -> None:
 def sort_complex(a: Any) -> Any:
     """Sort along the last axis (real parts, then imaginary parts) and return a complex
     array, as JAX's sort_complex."""
+    util.check_arraylike("sort_complex", a)
     a = util.ensure_array(a)
     out = sorting.sort(a, util.aval(a).ndim - 1, True) if util.aval(a).ndim else a
     dt = util.aval(a).dtype
@@ -167,6 +173,7 @@ def searchsorted(
 ) -> Any:
     """The insertion point of each query in sorted `a`: a vectorised binary search (log2 len(a)
     gathers), or a compare-and-count reduction with method='compare_all'."""
+    util.check_arraylike("searchsorted", a, v)
     if side not in ("left", "right"):
         raise ValueError(
             f"{side!r} is an invalid value for keyword 'side'. Expected one of ['left', 'right']."
@@ -205,6 +212,7 @@ def searchsorted(
 
 
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
+    util.check_arraylike("digitize", x, bins)
     x, b = util.ensure_array(x), util.ensure_array(bins)
     if util.aval(b).ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins!r}")
@@ -239,6 +247,7 @@ def _partition_real(a: Any, name: str) -> None:
 
 def partition(a: Any, kth: int, axis: int = -1) -> Any:
     """JAX's layout: the kth+1 smallest in ascending order, then the rest in descending order."""
+    util.check_arraylike("partition", a)
     _partition_real(a, "partition")
     a, ax, k = _kth(a, kth, axis)
     s = sorting.sort(a, ax, True)
@@ -251,6 +260,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     """JAX's layout: indices of the kth+1 smallest (ascending, stable), then the other indices
     in increasing order."""
+    util.check_arraylike("partition", a)
     _partition_real(a, "argpartition")
     a, ax, k = _kth(a, kth, axis)
     a = lax.transpose(a, (*(i for i in range(util.aval(a).ndim) if i != ax), ax))
@@ -288,6 +298,7 @@ def nanquantile(
     *,
     weights: Any = None,
 ) -> Any:
+    util.check_arraylike("nanquantile", a, q)
     if overwrite_input or out is not None:
         raise ValueError(
             "jax.numpy.nanquantile does not support overwrite_input=True or out != None"
@@ -306,6 +317,7 @@ def nanpercentile(
     *,
     weights: Any = None,
 ) -> Any:
+    util.check_arraylike("nanpercentile", a, q)
     if overwrite_input or out is not None:
         raise ValueError(
             "jax.numpy.nanpercentile does not support overwrite_input=True or out != None"
@@ -448,4 +460,5 @@ def nanmedian(
     overwrite_input: bool = False,
     keepdims: bool = False,
 ) -> Any:
+    util.check_arraylike("nanmedian", a)
     return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)

@@ -66,6 +66,7 @@ def bincount(
     length: int | None = None,
     out_sharding: Any = None,
 ) -> Any:
+    util.check_arraylike("bincount", x)
     x = util.ensure_array(x)
     if util.aval(x).dtype.kind == "b":
         x = lax.convert_element_type(x, dtypes.int32)
@@ -120,6 +121,7 @@ def _inexact(dt: Any) -> Any:
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:
+    util.check_arraylike("histogram_bin_edges", a, bins)
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
     arr = util.ensure_array(a)
@@ -165,6 +167,7 @@ def histogram(
     weights: Any = None,
     density: bool | None = None,
 ) -> tuple[Any, Any]:
+    util.check_arraylike("histogram", a, bins)
     a = util.ensure_array(a)
     if weights is None:
         (a,) = util.promote_dtypes_inexact(a)
@@ -194,6 +197,7 @@ def histogramdd(
     weights: Any = None,
     density: bool | None = None,
 ) -> tuple[Any, list[Any]]:
+    util.check_arraylike("histogramdd", sample)
     sample = util.ensure_array(sample)
     n, d = util.aval(sample).shape
     if weights is not None:
@@ -237,6 +241,7 @@ def histogram2d(
     weights: Any = None,
     density: bool | None = None,
 ) -> tuple[Any, Any, Any]:
+    util.check_arraylike("histogram2d", x, y)
     try:
         nb = len(bins)
     except TypeError:
@@ -253,6 +258,7 @@ def histogram2d(
 def interp(
     x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None
 ) -> Any:
+    util.check_arraylike("interp", x, xp, fp)
     x, xp, fp = (util.ensure_array(v) if not util.is_scalar(v) else v for v in (x, xp, fp))
     if util.aval(xp).shape != util.aval(fp).shape or util.aval(xp).ndim != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
@@ -321,6 +327,9 @@ def cov(
     aweights: Any = None,
     dtype: Any = None,
 ) -> Any:
+    util.check_arraylike("cov", m)
+    if y is not None:
+        util.check_arraylike("cov", y)
     m = util.ensure_array(m)
     if y is not None:
         m, y = util.promote_dtypes_inexact(m, util.ensure_array(y))
@@ -398,6 +407,7 @@ def cov(
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Any:
+    util.check_arraylike("corrcoef", x)
     if dtype is not None and dtypes.dtype(dtype).kind not in "fc":
         raise ValueError(
             f"corrcoef: dtype must be a subclass of float or complex; got dtype={dtype!r}"
@@ -434,6 +444,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> A
 
 # ---- numerical calculus ------------------------------------------------------------------------
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
+    util.check_arraylike("trapezoid", y)
     y = util.ensure_array(y)
     if x is None:
         (ya,) = util.promote_dtypes_inexact(y)
@@ -535,6 +546,7 @@ def gradient(
 
 
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    util.check_arraylike("ediff1d", ary)
     arr = ravel(util.ensure_array(ary))
     n = util.aval(arr).shape[0]
     dt = util.aval(arr).dtype
@@ -548,6 +560,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
 
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * math.pi) -> Any:
+    util.check_arraylike("unwrap", p)
     p = util.ensure_array(p)
     p, per = util.promote_dtypes(p, period)
     ax = util.canonical_axis(axis, util.aval(p).ndim)
@@ -628,6 +641,7 @@ def _conv(name: str, a: Any, v: Any, mode: str, precision: Any, preferred_elemen
 def convolve(
     a: Any, v: Any, mode: str = "full", *, precision: Any = None, preferred_element_type: Any = None
 ) -> Any:
+    util.check_arraylike("convolve", a, v)
     return _conv("convolve", a, v, mode, precision, preferred_element_type)
 
 
@@ -639,4 +653,5 @@ def correlate(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Any:
+    util.check_arraylike("correlate", a, v)
     return _conv("correlate", a, v, mode, precision, preferred_element_type)

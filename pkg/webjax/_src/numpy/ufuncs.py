@@ -24,6 +24,7 @@ def _binary(name: str, fn: Any) -> Any:
 
 def _unary(name: str, fn: Any, float_only: bool = False) -> Any:
     def op(x: Any, /) -> Any:
+        util.check_arraylike(name, x)
         x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
         if float_only and util.aval(x).dtype.kind not in "fc":
             x = util.convert(x, dtypes.default_float(), util.aval(x).weak_type)
@@ -69,6 +70,7 @@ bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
 left_shift = _binary("left_shift", lax.shift_left)
 arctan2 = _binary("arctan2", lax.atan2)
+atan2 = _binary("atan2", lax.atan2)
 
 
 def true_divide(x: Any, y: Any, /) -> Any:
@@ -186,11 +188,13 @@ def _integer_power(x: Any, y: Any) -> Any:
 
 
 def negative(x: Any, /) -> Any:
+    util.check_arraylike("negative", x)
     x = _as_array(x)
     return lax.neg(x)
 
 
 def positive(x: Any, /) -> Any:
+    util.check_arraylike("positive", x)
     return _as_array(x)
 
 
@@ -201,6 +205,7 @@ def _as_array(x: Any) -> Any:
 
 
 def absolute(x: Any, /) -> Any:
+    util.check_arraylike("absolute", x)
     x = _as_array(x)
     return x if util.aval(x).dtype.kind in "ub" else lax.abs(x)
 
@@ -209,13 +214,17 @@ abs = absolute
 
 
 def invert(x: Any, /) -> Any:
+    util.check_arraylike("invert", x)
     return lax.bitwise_not(_as_array(x))
 
 
-bitwise_not = invert
+def bitwise_not(x: Any, /) -> Any:
+    util.check_arraylike("bitwise_not", x)
+    return invert(x)
 
 
 def logical_not(x: Any, /) -> Any:
+    util.check_arraylike("logical_not", x)
     x = _as_array(x)
     return lax.bitwise_not(util.convert(x, dtypes.bool_))
 
@@ -242,6 +251,13 @@ tanh = _unary("tanh", lax.tanh, True)
 arcsinh = _unary("arcsinh", lax.asinh, True)
 arccosh = _unary("arccosh", lax.acosh, True)
 arctanh = _unary("arctanh", lax.atanh, True)
+# the array-API spellings: the same functions under their own names (and error messages)
+acos = _unary("acos", lax.acos, True)
+acosh = _unary("acosh", lax.acosh, True)
+asin = _unary("asin", lax.asin, True)
+asinh = _unary("asinh", lax.asinh, True)
+atan = _unary("atan", lax.atan, True)
+atanh = _unary("atanh", lax.atanh, True)
 
 
 def _isfinite(x: Any) -> Any:
@@ -257,15 +273,18 @@ isfinite = _unary("isfinite", _isfinite)
 
 
 def square(x: Any, /) -> Any:
+    util.check_arraylike("square", x)
     return lax.integer_pow(_as_array(x), 2)
 
 
 def reciprocal(x: Any, /) -> Any:
+    util.check_arraylike("reciprocal", x)
     x = _as_array(x)
     return lax.integer_pow(x, -1)
 
 
 def isnan(x: Any, /) -> Any:
+    util.check_arraylike("isnan", x)
     x = _as_array(x)
     return lax.ne(x, x)
 
@@ -326,6 +345,7 @@ logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 
 def isinf(x: Any, /) -> Any:
+    util.check_arraylike("isinf", x)
     x = _as_array(x)
     if _is_complex(x):  # either part infinite
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
@@ -336,6 +356,7 @@ def isinf(x: Any, /) -> Any:
 
 def _isinf_signed(name: str, value: float) -> Any:
     def op(x: Any, /) -> Any:
+        util.check_arraylike(name, x)
         x = _as_array(x)
         _real_only(name, x, ValueError, "isposinf/isneginf are not well defined for complex types")
         if not _is_float(x):
@@ -351,6 +372,7 @@ isneginf = _isinf_signed("isneginf", float("-inf"))
 
 
 def signbit(x: Any, /) -> Any:
+    util.check_arraylike("signbit", x)
     x = _as_array(x)
     dt = util.aval(x).dtype
     _real_only("signbit", x, ValueError, f"jax.numpy.signbit is not well defined for {dt.name}")
@@ -369,6 +391,7 @@ def signbit(x: Any, /) -> Any:
 def nan_to_num(
     x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
 ) -> Any:
+    util.check_arraylike("nan_to_num", x)
     x = _as_array(x)
     dt = util.aval(x).dtype
     if dt.kind == "c":  # each part on its own
@@ -404,6 +427,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
 
 
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    util.check_arraylike("allclose", a, b)
     c = isclose(a, b, rtol, atol, equal_nan)
     return lax.reduce_and(c, tuple(range(util.aval(c).ndim)))
 
@@ -442,6 +466,7 @@ def clip(
     arr = a if arr is None else arr
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
+    util.check_arraylike("clip", arr)
     min = a_min if min is None else min
     max = a_max if max is None else max
     out = _as_array(arr)
@@ -467,9 +492,13 @@ def right_shift(x: Any, y: Any, /) -> Any:
     return lax.shift_right_arithmetic(x, y)
 
 
-bitwise_left_shift = left_shift
+bitwise_left_shift = _binary("bitwise_left_shift", lax.shift_left)
 bitwise_right_shift = right_shift
-bitwise_invert = invert
+
+
+def bitwise_invert(x: Any, /) -> Any:
+    util.check_arraylike("bitwise_invert", x)
+    return invert(x)
 
 
 def fabs(x: Any, /) -> Any:
@@ -484,6 +513,7 @@ def fmod(x1: Any, x2: Any, /) -> Any:
 
 
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
+    util.check_arraylike("divmod", x1, x2)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
@@ -605,6 +635,7 @@ def sinc(x: Any, /) -> Any:
 
 
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:
+    util.check_arraylike("round", a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     a = _as_array(a)
@@ -632,6 +663,7 @@ def rint(x: Any, /) -> Any:
 
 
 def trunc(x: Any, /) -> Any:
+    util.check_arraylike("trunc", x)
     x = _as_array(x)
     if _is_complex(x):
         lax.lt(x, _zero(x))  # raises JAX's TypeError
@@ -645,6 +677,7 @@ def fix(x: Any, out: None = None) -> Any:
 
 
 def fmax(x1: Any, x2: Any) -> Any:
+    util.check_arraylike("greater", x1, x2)
     x1, x2 = _promote_full("fmax", x1, x2)
     if not (_is_float(x1) or _is_complex(x1)):
         return lax.max(x1, x2)
@@ -653,6 +686,7 @@ def fmax(x1: Any, x2: Any) -> Any:
 
 
 def fmin(x1: Any, x2: Any) -> Any:
+    util.check_arraylike("less", x1, x2)
     x1, x2 = _promote_full("fmin", x1, x2)
     if not (_is_float(x1) or _is_complex(x1)):
         return lax.min(x1, x2)
@@ -661,6 +695,7 @@ def fmin(x1: Any, x2: Any) -> Any:
 
 
 def conjugate(x: Any, /) -> Any:
+    util.check_arraylike("conjugate", x)
     x = _as_array(x)
     return lax.conj(x) if util.aval(x).dtype.kind == "c" else x
 
@@ -669,11 +704,13 @@ conj = conjugate
 
 
 def real(val: Any, /) -> Any:
+    util.check_arraylike("real", val)
     x = _as_array(val)
     return lax.real(x) if util.aval(x).dtype.kind == "c" else x
 
 
 def imag(val: Any, /) -> Any:
+    util.check_arraylike("imag", val)
     x = _as_array(val)
     if util.aval(x).dtype.kind == "c":
         return lax.imag(x)
@@ -757,6 +794,7 @@ def frexp(x: Any, /) -> tuple[Any, Any]:
 
 
 def ldexp(x1: Any, x2: Any, /) -> Any:
+    util.check_arraylike("ldexp", x1, x2)
     a = _as_array(x1)
     b = _as_array(x2)
     da, db = util.aval(a).dtype, util.aval(b).dtype
@@ -839,6 +877,7 @@ def spacing(x: Any, /) -> Any:
 
 
 def bitwise_count(x: Any, /) -> Any:
+    util.check_arraylike("bitwise_count", x)
     x = _as_array(x)
     if util.aval(x).dtype.kind == "b":
         x = util.convert(x, dtypes.int32)
@@ -862,6 +901,7 @@ def angle(z: Any, deg: bool = False) -> Any:
 
 
 def iscomplex(x: Any) -> Any:
+    util.check_arraylike("imag", x)
     x = _as_array(x)
     if _is_complex(x):
         return lax.ne(lax.imag(x), _zero(lax.imag(x)))
@@ -869,6 +909,7 @@ def iscomplex(x: Any) -> Any:
 
 
 def isreal(x: Any) -> Any:
+    util.check_arraylike("imag", x)
     x = _as_array(x)
     if _is_complex(x):
         return lax.eq(lax.imag(x), _zero(lax.imag(x)))

@@ -30,6 +30,37 @@ def is_scalar(x: Any) -> bool:
     return type(x) in (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
+_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex, str)
+
+
+def _arraylike(x: Any) -> bool:
+    return (
+        isinstance(x, (core.Tracer, *_SCALARS))
+        or hasattr(x, "__array__")
+        or hasattr(x, "__jax_array__")
+        or (hasattr(x, "aval") and hasattr(x, "_exp"))
+    )
+
+
+def check_arraylike(name: str, *args: Any) -> None:
+    """JAX's input strictness: arrays and scalars only (a list or tuple is ambiguous: JAX asks
+    for an explicit jnp.asarray)."""
+    for pos, x in enumerate(args):
+        if not _arraylike(x):
+            raise TypeError(
+                f"{name} requires ndarray or scalar arguments, got {type(x)} at position {pos}."
+            )
+
+
+def check_arraylike_or_none(name: str, *args: Any) -> None:
+    for pos, x in enumerate(args):
+        if x is not None and not _arraylike(x):
+            raise TypeError(
+                f"{name} requires ndarray, scalar, or None arguments, got {type(x)} at "
+                f"position {pos}."
+            )
+
+
 def ensure_array(x: Any) -> Any:
     """Arrays and tracers pass through; anything else becomes an array."""
     if isinstance(x, core.Tracer) or (hasattr(x, "aval") and hasattr(x, "_exp")):
@@ -115,6 +146,7 @@ _LAX_NAMES = {
 
 def promote_args(name: str, *args: Any) -> list[Any]:
     """Promote dtypes then broadcast shapes, as every jnp binary function does."""
+    check_arraylike(name, *args)
     args = tuple(ensure_array(a) if not is_scalar(a) else a for a in args)
     first = getattr(args[0], "aval", None) if args else None
     if type(first) is ShapedArray and all(getattr(a, "aval", None) == first for a in args):
