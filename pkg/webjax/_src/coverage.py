@@ -17,9 +17,10 @@ from .core import Primitive
 from .dispatch import lowering
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
-from .lax import ad_rules, control_flow
+from .lax import ad_rules, control_flow, linear_solve
 from .lax import lax as lax_mod
 from .lax import linalg as _linalg  # noqa: F401  (registers the linear algebra primitives)
+from .random import bit_generator
 
 # Primitives linear in (some of) their operands: reverse mode needs their transpose.
 LINEAR = frozenset({
@@ -27,7 +28,7 @@ LINEAR = frozenset({
     "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice", "pad", "rev",
     "dynamic_slice", "dynamic_update_slice", "select_n", "gather", "scatter", "scatter-add",
     "dot_general", "cond", "scan", "jit", "checkpoint", "custom_lin", "cumsum",
-    "reduce_window_sum", "conv_general_dilated", "triangular_solve",
+    "reduce_window_sum", "conv_general_dilated", "triangular_solve", "linear_solve",
 })  # fmt: skip
 
 
@@ -45,6 +46,8 @@ def all_primitives() -> list[Primitive]:
         custom_derivatives.custom_lin_p,
         debugging.debug_callback_p,
         callback.pure_callback_p,
+        linear_solve.linear_solve_p,
+        bit_generator.rng_bit_generator_p,
     ]
     for p in higher_order:
         prims[p.name] = p
