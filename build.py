@@ -45,6 +45,10 @@ PYODIDE_VERSION = "314.0.7"
 # Packages that the npm Pyodide build lists in its lock file but does not ship; we fetch the
 # pure-Python wheels and make the lock's hashes match them.
 PYODIDE_EXTRA_PACKAGES = ("micropip",)
+# Deno for the Node.js/Deno tier (tests/browser/test_node_deno.py): the npm package of its
+# Linux x86-64 binary, fetched like Pyodide (npm pack, cached in .cache/), never installed.
+DENO_PACKAGE = "@deno/linux-x64-glibc"
+DENO_VERSION = "2.9.6"
 # Bump to force the tools venv to be rebuilt even when pyproject.toml did not change.
 VENV_EPOCH = "1"
 SYSTEM_PACKAGES = {  # apt package -> a glob that matches once it is installed
@@ -246,6 +250,32 @@ def fetch_pyodide() -> Path:
     stamp.write_text(stamp_text)
     log(f"unpacked {tgz.name} -> {target.relative_to(ROOT)}/")
     return target
+
+
+def fetch_deno() -> Path:
+    """npm pack DENO_PACKAGE@DENO_VERSION into .cache/ (once); returns its unpacked `deno`."""
+    CACHE.mkdir(exist_ok=True)
+    binary = CACHE / f"deno-{DENO_VERSION}" / "deno"
+    if binary.exists():
+        return binary
+    tgz = CACHE / f"deno-linux-x64-glibc-{DENO_VERSION}.tgz"
+    if not tgz.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError("npm is needed to fetch Deno (apt-get install npm, or Node.js)")
+        run([npm, "pack", f"{DENO_PACKAGE}@{DENO_VERSION}", "--pack-destination", str(CACHE)])
+    with tarfile.open(tgz) as tf:
+        source = tf.extractfile("package/deno")
+        if source is None:
+            raise BuildError(f"{tgz.name} has no package/deno")
+        binary.parent.mkdir(exist_ok=True)
+        partial = binary.with_suffix(".part")
+        with source, open(partial, "wb") as out:
+            shutil.copyfileobj(source, out)
+    partial.chmod(0o755)
+    partial.rename(binary)
+    log(f"unpacked {tgz.name} -> {binary.relative_to(ROOT)}")
+    return binary
 
 
 def add_pyodide_packages(python: Path, pyodide_dir: Path) -> dict[str, str]:
@@ -585,6 +615,8 @@ def test(pytest_args: list[str], run_gates: bool) -> int:
         log("WARNING: WEBJAX_SKIP_BROWSER=1: the browser tier will be SKIPPED")
     ensure_system_packages(need_browser=not skip_browser)
     python = build()
+    if not skip_browser:
+        fetch_deno()  # the Node.js/Deno tier's Deno
     results = gates(python) if run_gates else []
     for name, args in pytest_runs(pytest_args):
         log("$ pytest " + " ".join(args))

@@ -13,7 +13,7 @@ import platform as _platform
 import sys
 
 from . import config as _config
-from .hosts import cross_origin_isolated, in_browser
+from .hosts import cross_origin_isolated, in_browser, js_runtime
 from .runtime import backend as rt
 from .runtime import backends  # noqa: F401  (registers the backends)
 
@@ -40,7 +40,7 @@ def _numpy() -> str:
 def _host() -> str:
     if in_browser():
         pyodide = sys.modules.get("pyodide")
-        return f"Pyodide {getattr(pyodide, '__version__', '?')} in a browser"
+        return f"Pyodide {getattr(pyodide, '__version__', '?')} in {js_runtime() or 'a browser'}"
     return f"{_platform.python_implementation()} (native)"
 
 

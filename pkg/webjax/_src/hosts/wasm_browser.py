@@ -9,7 +9,11 @@ whole-memory view is rebuilt after each grow.
 Threads: where the page is cross-origin isolated (`crossOriginIsolated`, `SharedArrayBuffer`),
 the memory is shared (maximum 4 GiB) and a pool of Web Workers (started from a Blob URL of the
 JS below, so no file has to be served) instantiates the kernels that are worth splitting against
-it. `run(kid, *args)` of the helper splits a call's output range [lo, hi) into the kernel's cut
+it. Under Node.js (>= 20.16, for `process.getBuiltinModule`) and Deno, which have no page to
+isolate, the pool is `node:worker_threads` workers (the same JS, evaluated, behind a small
+prelude that turns `parentPort` messages into `self.onmessage`), unref'd so they never keep the
+process alive; an older Node runs single-threaded.
+`run(kid, *args)` of the helper splits a call's output range [lo, hi) into the kernel's cut
 points: it publishes the job in a control block (an Int32Array over its own SharedArrayBuffer),
 wakes the workers (Atomics.notify on a futex word they Atomics.wait on, after a short spin), and
 every thread, the calling one included, claims chunks with a compare-exchange until none is
@@ -146,26 +150,50 @@ _HELPER_JS = r"""
   const header = '"use strict";\n'
     + Object.entries(layout).map(([k, v]) => `const ${k} = ${v};\n`).join("");
   let url = null;
+  // Node.js and Deno (no page, so no cross-origin isolation to ask for): node:worker_threads,
+  // whose workers can be unref'd so that they never keep the process alive
+  const nodeThreads = (() => {
+    const proc = globalThis.process;
+    if (!proc || !proc.versions || !proc.versions.node) return null;
+    if (typeof proc.getBuiltinModule !== "function") return null;  // Node < 20.16
+    try { return proc.getBuiltinModule("node:worker_threads"); } catch (e) { return null; }
+  })();
+  const nodePrelude = 'const {parentPort} = require("node:worker_threads");\n'
+    + "globalThis.self = globalThis;\n"
+    + 'parentPort.on("message", (data) => self.onmessage({data}));\n';
   return {
     threadsAvailable() {
-      return Boolean(globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function"
-                     && typeof Worker === "function" && typeof Atomics === "object");
+      if (typeof SharedArrayBuffer !== "function" || typeof Atomics !== "object") return false;
+      if (nodeThreads) return true;
+      return Boolean(globalThis.crossOriginIsolated && typeof Worker === "function");
     },
     hardwareConcurrency() {
-      return (globalThis.navigator && navigator.hardwareConcurrency) || 1;
+      const n = globalThis.navigator && navigator.hardwareConcurrency;
+      if (n) return n;
+      // Node.js 20 has no navigator
+      return nodeThreads ? process.getBuiltinModule("node:os").availableParallelism() : 1;
     },
     sharedMemory(initial, maximum) {
       return new WebAssembly.Memory({initial, maximum, shared: true});
     },
     pool(memory, workers, spinMs, maxArgs) {
       const ctl = new Int32Array(new SharedArrayBuffer(4 * (ARGS + maxArgs)));
-      if (url === null) {
+      if (url === null && !nodeThreads) {
         url = URL.createObjectURL(new Blob([header + workerSource], {type: "text/javascript"}));
       }
       const ws = [];
       for (let i = 0; i < workers; i++) {
-        const w = new Worker(url, {name: `webjax-wasm-${i + 1}`});
-        w.onerror = (e) => console.error("webjax wasm worker failed:", e.message || e);
+        const name = `webjax-wasm-${i + 1}`;
+        const fail = (e) => console.error("webjax wasm worker failed:", e.message || e);
+        let w;
+        if (nodeThreads) {
+          w = new nodeThreads.Worker(header + nodePrelude + workerSource, {eval: true, name});
+          w.on("error", fail);
+          w.unref();  // an idle pool must not keep Node/Deno running after the script ends
+        } else {
+          w = new Worker(url, {name});
+          w.onerror = fail;
+        }
         ws.push(w);
       }
       function broadcast(message) {

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import BackendUnavailable
+from . import BackendUnavailable, js_runtime
 from .gl_timer import KernelTimer
 
 _HELPER_JS = r"""
@@ -442,6 +442,10 @@ def open_device() -> BrowserWebGL:
     helper = _new_helper()
     info = helper.init()
     if isinstance(info, str):
+        runtime = js_runtime()  # Node.js has no OffscreenCanvas, Deno's makes no WebGL2 context
+        if runtime is not None:
+            what = "OffscreenCanvas" if "OffscreenCanvas" in info else "WebGL2 (OffscreenCanvas)"
+            info = f"{runtime} has no {what}: the webgl device needs a browser (page or worker)"
         raise BackendUnavailable(info)
     _DEVICE = BrowserWebGL(helper, info)
     return _DEVICE

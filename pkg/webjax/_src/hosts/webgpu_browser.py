@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import BackendUnavailable, SyncReadError
+from . import BackendUnavailable, SyncReadError, js_runtime
 
 _HELPER_JS = r"""
 (() => {
@@ -339,13 +339,33 @@ class BrowserWebGPU:
 def _has_webgpu() -> bool:
     import js
 
-    return bool(getattr(js.navigator, "gpu", None))
+    navigator = getattr(js, "navigator", None)  # Node.js 20 has none, Node.js 21+ one without gpu
+    return navigator is not None and bool(getattr(navigator, "gpu", None))
 
 
 def _no_adapter() -> BackendUnavailable:
+    runtime = js_runtime()
+    if runtime is not None:
+        return BackendUnavailable(
+            f"{runtime} offers WebGPU (navigator.gpu) but no adapter: no Vulkan driver found "
+            "(on Linux without a GPU, Mesa's lavapipe: apt-get install mesa-vulkan-drivers)"
+        )
     return BackendUnavailable(
         "this browser offers WebGPU but no adapter (GPU blocklisted or disabled; Chromium "
         "needs --enable-unsafe-webgpu on Linux)"
+    )
+
+
+def _no_gpu() -> BackendUnavailable:
+    runtime = js_runtime()
+    if runtime is not None:
+        return BackendUnavailable(
+            f"{runtime} has no WebGPU (navigator.gpu is missing; Deno and browsers have it, "
+            "Node.js does not): use the wasm device here"
+        )
+    return BackendUnavailable(
+        "navigator.gpu is missing: this browser has no WebGPU, or the page is not a secure "
+        "context (serve it from https:// or http://localhost)"
     )
 
 
@@ -360,7 +380,7 @@ async def open_device_async(
     global _DEVICE
     if _DEVICE is None or _DEVICE.lost is not None:
         if not _has_webgpu():
-            raise BackendUnavailable(_NO_GPU)
+            raise _no_gpu()
         info = await _helper().init(power_preference)
         if info is None:
             raise _no_adapter()
@@ -370,12 +390,6 @@ async def open_device_async(
     return _DEVICE
 
 
-_NO_GPU = (
-    "navigator.gpu is missing: this browser has no WebGPU, or the page is not a secure "
-    "context (serve it from https:// or http://localhost)"
-)
-
-
 def open_device() -> BrowserWebGPU:
     """The device for the backend factory: ready (a fresh one once the last was lost), opened
     through JSPI, or a clear error."""
@@ -383,7 +397,7 @@ def open_device() -> BrowserWebGPU:
     if _DEVICE is not None and _DEVICE.lost is None:
         return _DEVICE
     if not _has_webgpu():
-        raise BackendUnavailable(_NO_GPU)
+        raise _no_gpu()
     info = _wait(_helper().init("high-performance"), "`await webjax.init_webgpu_async()` first")
     if info is None:
         raise _no_adapter()
