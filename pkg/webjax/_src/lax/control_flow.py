@@ -1417,10 +1417,10 @@ def platform_dependent(
     if default is not None and not callable(default):
         raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
     platform = devices.default_device().platform
-    branch = per_platform.get(platform, default)
-    if branch is None:
+    chosen = per_platform.get(platform, default)
+    if chosen is None:
         raise ValueError(
             f"lax.platform_dependent: no branch for platform '{platform}' (branches: "
             f"{sorted(per_platform)}) and no default"
         )
-    return branch(*args)
+    return chosen(*args)

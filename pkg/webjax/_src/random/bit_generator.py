@@ -117,6 +117,7 @@ def _generate(key: Any, shape: tuple[int, ...], dtype: Any, algorithm: Any) -> l
     if n == 0:
         return [key, lax.full(shape, 0, dtype)]
     wide = dtype == dtypes.uint64
+    words: tuple[Any, ...]
     if algorithm == RandomAlgorithm.RNG_THREE_FRY:
         if wide:  # one pair per element: (low, high) words
             k0, k1, lo, hi, new_key, _ = _counters(key, n)
