@@ -1,8 +1,9 @@
 """WebGL2's native twin: OpenGL ES 3 through EGL, headless (Mesa's surfaceless platform).
 
-The host API shared with webgl_browser.py: R32UI textures (4 bytes per texel), programs
-built from a vertex and a fragment shader, draws of a full-screen triangle into one texture
-attached to a framebuffer, and reads through `glReadPixels`. The same GLSL ES 3.00 text runs
+The host API shared with webgl_browser.py: R32UI textures (4 bytes per texel; RGBA32UI for
+the tiled matmul's scratch), programs built from a vertex and a fragment shader, draws of a
+full-screen triangle into one texture attached to a framebuffer (or several, as render targets),
+and reads through `glReadPixels`. The same GLSL ES 3.00 text runs
 here and in browsers (`#version 300 es`). Bound with ctypes to libEGL and libGLESv2, so nothing
 outside the standard library is needed; the libraries are opened lazily (import webjax works
 without them) and a host without them, or without an ES 3 context, gets BackendUnavailable.
