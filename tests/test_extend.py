@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import webjax
+import webjax.custom_derivatives
 
 # A library's primitives, written once against the `jax` API: `ns` is webjax or jax.
 PRIMITIVES = """
@@ -373,3 +374,61 @@ def test_effectful_primitive_is_kept_when_staged():
     assert "my_log" in str(webjax.make_jaxpr(f)(1.0))
     jf = webjax.jit(f)
     assert float(jf(1.0)) == 2.0 and float(jf(3.0)) == 4.0 and seen == [2.0, 6.0]
+
+
+SYMBOLIC_ZEROS = """
+cd, jnp = ns.custom_derivatives, ns.numpy
+seen = []
+
+@ns.custom_jvp
+def f(x, y):
+    return x * y
+
+def f_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    seen.append(("jvp", type(tx) is cd.SymbolicZero, type(ty) is cd.SymbolicZero))
+    zx, zy = type(tx) is cd.SymbolicZero, type(ty) is cd.SymbolicZero
+    if zx and zy:
+        out_t = cd.SymbolicZero(ns.core.ShapedArray(x.shape, x.dtype))
+    else:
+        out_t = cd.zero_from_primal(x) + (0 if zx else tx * y) + (0 if zy else x * ty)
+    return f(x, y), out_t
+
+f.defjvp(f_jvp, symbolic_zeros=True)
+
+@ns.custom_vjp
+def g(x, y):
+    return jnp.sin(x) * y
+
+def g_fwd(x, y):
+    seen.append(("fwd", x.perturbed, y.perturbed))
+    xv, yv = cd.custom_vjp_primal_tree_values((x, y))
+    return g(xv, yv), (xv, yv, True)
+
+def g_bwd(res, ct):
+    xv, yv, flag = res
+    seen.append(("bwd", type(flag).__name__))
+    return jnp.cos(xv) * yv * ct, cd.SymbolicZero(ns.core.ShapedArray(yv.shape, yv.dtype))
+
+g.defvjp(g_fwd, g_bwd, symbolic_zeros=True)
+x, y = jnp.array([0.5, 1.5]), jnp.array([2.0, 3.0])
+out = [np.asarray(ns.jvp(lambda a: f(a, y), (x,), (x,))[1]).tolist()]
+out.append(np.asarray(ns.grad(lambda a, b: f(a, b).sum(), argnums=(0, 1))(x, y)).tolist())
+out.append(np.asarray(ns.grad(lambda a: g(a, y).sum())(x)).tolist())
+out.append(np.asarray(ns.jit(ns.grad(lambda a: g(a, y).sum()))(x)).tolist())
+out.append(seen)
+"""
+
+
+def test_symbolic_zeros_in_custom_rules_match_jax(jax):
+    import jax.custom_derivatives
+
+    def run(ns: Any) -> list:
+        env: dict = {"ns": ns, "np": np}
+        exec(SYMBOLIC_ZEROS, env)
+        return env["out"]
+
+    got, want = run(webjax), run(jax)
+    assert got[-1] == want[-1]  # which tangents were symbolic, perturbed flags, residual types
+    for a, b in zip(got[:-1], want[:-1], strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)

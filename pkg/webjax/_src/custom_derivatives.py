@@ -74,6 +74,79 @@ def _split_args(args: tuple[Any, ...], nondiff_argnums: Sequence[int]) -> tuple[
 # ============================================================================================
 # custom_jvp
 # ============================================================================================
+
+
+# ---- symbolic zeros (custom rules defined with symbolic_zeros=True) ----------------------------
+class SymbolicZero(Zero):
+    """A tangent or cotangent known to be zero, handed to (and accepted from) custom rules
+    defined with `symbolic_zeros=True`; it stands for zeros of its abstract value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @staticmethod
+    def from_primal_value(val: Any) -> SymbolicZero:
+        return SymbolicZero(ad.tangent_aval(core.get_aval(_to_array(val))))
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents for the pytree `val`: SymbolicZeros, or arrays of zeros."""
+
+    def one(x: Any) -> Any:
+        z = SymbolicZero.from_primal_value(x)
+        return z if symbolic_zeros else ad.instantiate(z)
+
+    return tree_map(one, val)
+
+
+class CustomVJPPrimal:
+    """A primal argument of a custom_vjp fwd rule defined with `symbolic_zeros=True`: its
+    value, and whether its tangent may be nonzero."""
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value: Any, perturbed: bool) -> None:
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """The tree of CustomVJPPrimal records with each replaced by its value."""
+
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_map(value, tree)
+
+
+def _from_rule(v: Any) -> Any:
+    """A custom rule's (co)tangent output as an array (symbolic zeros made concrete)."""
+    return ad.instantiate(v) if isinstance(v, Zero) else _to_array(v)
+
+
 custom_jvp_call_p = core.Primitive("custom_jvp_call")
 custom_jvp_call_p.multiple_results = True
 
@@ -98,7 +171,10 @@ def _cjvp_jvp(
     symbolic_zeros: bool,
 ) -> tuple[list[Any], list[Any]]:
     consts, args = primals[:num_consts], primals[num_consts:]
-    tangs = [ad.instantiate(t) for t in tangents[num_consts:]]
+    if symbolic_zeros:  # the rule sees which tangents are zero
+        tangs = [SymbolicZero(t.aval) if isinstance(t, Zero) else t for t in tangents[num_consts:]]
+    else:
+        tangs = [ad.instantiate(t) for t in tangents[num_consts:]]
     p_out, t_out = jvp_jaxpr_fun(consts, args, tangs)
     return p_out, t_out
 
@@ -144,6 +220,7 @@ def _cjvp_batch(
 
     def batched_jvp(consts: list[Any], xs: list[Any], ts: list[Any]) -> tuple[list, list]:
         nc = len(consts)
+        ts = [ad.instantiate(t) for t in ts]  # mapped as arrays
         c_dims, x_dims = in_dims[:nc], in_dims[nc:]
 
         def one(*flat: Any) -> list[Any]:
@@ -273,7 +350,7 @@ class custom_jvp:
                     f"{p_tree_out} and {t_tree_out} (expected {out_tree})."
                 )
             p_flat = [_to_array(v) for v in p_flat]
-            t_flat = [_to_array(v) for v in t_flat]
+            t_flat = [_from_rule(v) for v in t_flat]
             _check_jvp_types(p_flat, t_flat)
             return p_flat, t_flat
 
@@ -357,7 +434,8 @@ def _cvjp_jvp(
     **_: Any,
 ) -> tuple[list[Any], list[Any]]:
     consts, args = primals[:num_consts], primals[num_consts:]
-    p_out, residuals = fwd(consts, args)
+    perturbed = [not isinstance(t, Zero) for t in tangents[num_consts:]]
+    p_out, residuals = fwd(consts, args, perturbed)
     out_avals = [ad.tangent_aval(core.get_aval(o)) for o in p_out]
     tangs = [ad.instantiate(t) for t in tangents[num_consts:]]
     t_out = custom_lin_p.bind(
@@ -397,9 +475,11 @@ def _cvjp_batch(
     nc = num_consts
     n_res_box: list[int] = []
 
-    def b_fwd(consts: list[Any], xs: list[Any]) -> tuple[list, list]:
+    def b_fwd(
+        consts: list[Any], xs: list[Any], perturbed: list[bool] | None = None
+    ) -> tuple[list, list]:
         def one(*flat: Any) -> list[Any]:
-            p, r = fwd(list(flat[:nc]), list(flat[nc:]))
+            p, r = fwd(list(flat[:nc]), list(flat[nc:]), perturbed)
             n_res_box[:] = [len(r)]
             return [*p, *r]
 
@@ -436,6 +516,7 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def defvjp(
         self,
@@ -446,6 +527,7 @@ class custom_vjp:
     ) -> None:
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = _resolve_kwargs(self.fun, args, kwargs)
@@ -464,7 +546,14 @@ class custom_vjp:
         res_tree_box: list[Any] = []
         in_avals = [core.get_aval(x) for x in flat]
 
-        def fwd_fun(cs: list[Any], xs: list[Any]) -> tuple[list, list]:
+        symbolic = self.symbolic_zeros
+
+        def fwd_fun(
+            cs: list[Any], xs: list[Any], perturbed: list[bool] | None = None
+        ) -> tuple[list, list]:
+            if symbolic:  # which inputs have nonzero tangents
+                flags = [True] * len(xs) if perturbed is None else perturbed
+                xs = [CustomVJPPrimal(x, f) for x, f in zip(xs, flags, strict=True)]
             out = user_fwd(*full_args(tree_unflatten(in_tree, xs)))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 fwd_name = getattr(user_fwd, "__name__", str(user_fwd))
@@ -485,7 +574,9 @@ class custom_vjp:
                 )
             r_flat, r_tree = tree_flatten(out[1])
             res_tree_box[:] = [r_tree]
-            return [_to_array(v) for v in p_flat], [_to_array(v) for v in r_flat]
+            # Python scalars among the residuals reach bwd as they are (staged as literals)
+            res = [v if type(v) in (bool, int, float) else _to_array(v) for v in r_flat]
+            return [_to_array(v) for v in p_flat], res
 
         def bwd_fun(res: list[Any], cts: list[Any]) -> list[Any]:
             r = tree_unflatten(res_tree_box[0], res)
@@ -502,7 +593,7 @@ class custom_vjp:
                 if g_tree != d_tree:
                     ok = False
                     break
-                leaves.extend(_to_array(v) for v in g_flat)
+                leaves.extend(_from_rule(v) for v in g_flat)
             if not ok:
                 raise TypeError(
                     "Custom VJP bwd rule must produce an output with the same container "
