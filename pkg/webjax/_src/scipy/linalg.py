@@ -12,12 +12,29 @@ from ..custom_derivatives import custom_jvp
 from ..jit import eager_jit
 from ..lax import lax
 from ..lax import linalg as lax_linalg
-from ..numpy import creation, ufuncs, util
+from ..numpy import contractions, creation, ufuncs, util
 from ..numpy import linalg as np_linalg
 from ..numpy.shape import atleast_2d as _atleast_2d
 from ..numpy.shape import broadcast_to as _broadcast_to
 from ..numpy.shape import expand_dims as _expand_dims
 from ..numpy.shape import swapaxes as _swapaxes
+from .special_matrices import (
+    circulant,
+    companion,
+    convolution_matrix,
+    dft,
+    fiedler,
+    fiedler_companion,
+    hadamard,
+    hankel,
+    helmert,
+    hilbert,
+    invhilbert,
+    invpascal,
+    leslie,
+    pascal,
+    toeplitz,
+)
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -421,6 +438,119 @@ def block_diag(*arrs: Any) -> Any:
     return lax.concatenate(out, 0)
 
 
+# ---- Frechet derivative of expm, polar decomposition, Sylvester equations, tridiagonal eigh ---
+def _square(name: str, x: Any, what: str) -> None:
+    sh = _shape(x)
+    if len(sh) < 2 or sh[-1] != sh[-2]:
+        raise ValueError(f"expected {what} to be a square matrix")
+
+
+def expm_frechet(A: Any, E: Any, *, method: str | None = None, compute_expm: bool = True) -> Any:
+    """The Frechet derivative L(A, E) of expm at A in direction E (and expm(A) with
+    `compute_expm`): the upper right block of expm([[A, E], [0, A]])."""
+    A, E = util.ensure_array(A), util.ensure_array(E)
+    _square("expm_frechet", A, "A")
+    _square("expm_frechet", E, "E")
+    if _shape(A) != _shape(E):
+        raise ValueError("expected A and E to be the same shape")
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"Unknown implementation {method}")
+    A, E = util.promote_dtypes_inexact(A, E)
+    n = _shape(A)[-1]
+    top = _cat([A, E], -1)
+    bottom = _cat([lax.full(_shape(A), 0, util.aval(A).dtype), A], -1)
+    big = expm(_cat([top, bottom], -2))
+    L = big[..., :n, n:]
+    return (big[..., :n, :n], L) if compute_expm else L
+
+
+def _cat(xs: list[Any], axis: int) -> Any:
+    nd = len(_shape(xs[0]))
+    return lax.concatenate(xs, axis % nd)
+
+
+def polar(
+    a: Any,
+    side: str = "right",
+    *,
+    method: str = "qdwh",
+    eps: float | None = None,
+    max_iterations: int | None = None,
+) -> tuple[Any, Any]:
+    """(u, p) with a = u p (side 'right') or a = p u ('left'): u with orthonormal columns
+    (rows), p Hermitian positive semidefinite. Both methods go through the SVD here (JAX's
+    'qdwh' iterates to the same factors)."""
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side!r} is not 'right' or 'left'")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    (a,) = util.promote_dtypes_inexact(util.ensure_array(a))
+    if len(_shape(a)) != 2:
+        raise ValueError("The input `a` must be a 2-D array.")
+    u_svd, s, vh = np_linalg.svd(a, full_matrices=False)
+    unitary = contractions.matmul(u_svd, vh)
+    sd = s.astype(util.aval(a).dtype)
+    if side == "right":
+        v = ufuncs.conj(_mT(vh))
+        posdef = contractions.matmul(v * sd[None, :], vh)
+    else:
+        posdef = contractions.matmul(u_svd * sd[None, :], ufuncs.conj(_mT(u_svd)))
+    return unitary, posdef
+
+
+def solve_sylvester(A: Any, B: Any, C: Any, *, method: str = "schur", tol: float = 1e-8) -> Any:
+    """X with A X + X B = C, as one linear system (I kron-sum form) of size m n: exact for the
+    small systems it is meant for (JAX goes through Schur forms; `tol` is accepted)."""
+    if method != "schur":
+        raise ValueError(f"Unrecognized method {method}")
+    A, B, C = util.promote_dtypes_inexact(*(util.ensure_array(x) for x in (A, B, C)))
+    m, n = _shape(A)[-1], _shape(B)[-1]
+    if _shape(A) != (m, m) or _shape(B) != (n, n) or _shape(C) != (m, n):
+        raise ValueError(
+            f"solve_sylvester: A must be (m, m), B (n, n) and C (m, n), got {_shape(A)}, "
+            f"{_shape(B)} and {_shape(C)}"
+        )
+    dt = util.aval(A).dtype
+    k = contractions.kron(A, creation.eye(n, dtype=dt)) + contractions.kron(
+        creation.eye(m, dtype=dt), _mT(B)
+    )
+    return lax.reshape(np_linalg.solve(k, lax.reshape(C, (m * n,))), (m, n))
+
+
+def eigh_tridiagonal(
+    d: Any,
+    e: Any,
+    *,
+    eigvals_only: bool = False,
+    select: str = "a",
+    select_range: tuple[float, float] | None = None,
+    tol: float | None = None,
+    key: Any = None,
+) -> Any:
+    """Eigenvalues (ascending; and eigenvectors unless `eigvals_only`) of the symmetric
+    tridiagonal matrix with diagonal d and off-diagonal e. `select`: 'a' (all) or 'i' (the
+    indices in `select_range`, inclusive)."""
+    d, e = util.promote_dtypes_inexact(util.ensure_array(d), util.ensure_array(e))
+    n = _shape(d)[-1]
+    if _shape(e)[-1] != n - 1:
+        raise ValueError(f"e must have one element less than d, got {_shape(e)} and {_shape(d)}")
+    if select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
+    if select not in ("a", "i"):
+        raise ValueError(f"'select' must be 'a', 'v' or 'i', got {select!r}")
+    dt = util.aval(d).dtype
+    t = creation.eye(n, dtype=dt) * d[None, :]
+    if n > 1:
+        # eye(k) * row scales columns: entry (i, i + 1) takes e[i] from column i + 1
+        t = t + creation.eye(n, k=1, dtype=dt) * _cat([lax.full((1,), 0, dt), e], 0)[None, :]
+        t = t + creation.eye(n, k=-1, dtype=dt) * _cat([e, lax.full((1,), 0, dt)], 0)[None, :]
+    lo, hi = (0, n - 1) if select == "a" else (int(select_range[0]), int(select_range[1]))  # type: ignore[index]
+    if eigvals_only:
+        return np_linalg.eigvalsh(t)[lo : hi + 1]
+    w, v = np_linalg.eigh(t)
+    return w[lo : hi + 1], v[:, lo : hi + 1]
+
+
 __all__ = [
     "block_diag",
     "cho_factor",
@@ -429,6 +559,25 @@ __all__ = [
     "det",
     "eigh",
     "expm",
+    "expm_frechet",
+    "eigh_tridiagonal",
+    "polar",
+    "solve_sylvester",
+    "circulant",
+    "companion",
+    "convolution_matrix",
+    "dft",
+    "fiedler",
+    "fiedler_companion",
+    "hadamard",
+    "hankel",
+    "helmert",
+    "hilbert",
+    "invhilbert",
+    "invpascal",
+    "leslie",
+    "pascal",
+    "toeplitz",
     "inv",
     "lu",
     "lu_factor",
