@@ -172,6 +172,59 @@ def _numpy_dtype(dt: DType) -> Any:
     return _NUMPY_DTYPES[dt.name]
 
 
+# ml_dtypes' narrow types, which JAX has as `jnp.float8_e4m3fn` etc. webjax has no arrays of
+# them yet: the names exist (libraries mention them at import, e.g. as defaults of fp8 layers)
+# and resolve to NumPy's dtype where ml_dtypes is installed; any array of one raises.
+NARROW_ML_DTYPES = (
+    "float4_e2m1fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "int2",
+    "int4",
+    "uint2",
+    "uint4",
+)
+
+
+def unsupported_narrow(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"webjax has no {name} arrays: ml_dtypes' narrow float and int types are not supported "
+        "yet (use float16, bfloat16 or int8/uint8)"
+    )
+
+
+class NarrowScalarType:
+    """`jnp.float8_e4m3fn` and the other narrow types: a name, comparable and hashable, with
+    NumPy's dtype where ml_dtypes is installed; calling it (making an array) raises."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    @property
+    def dtype(self) -> Any:
+        try:
+            import ml_dtypes
+            import numpy as np
+        except ImportError:
+            missing = f"no NumPy dtype for {self.__name__} (ml_dtypes is not installed)"
+            raise AttributeError(missing) from None
+        return np.dtype(getattr(ml_dtypes, self.__name__))
+
+    def __repr__(self) -> str:
+        return f"<class 'webjax.numpy.{self.__name__}'>"
+
+    def __call__(self, x: Any = 0) -> Any:
+        raise unsupported_narrow(self.__name__)
+
+
+NARROW_SCALAR_TYPES = {name: NarrowScalarType(name) for name in NARROW_ML_DTYPES}
+
 # Set by the numpy layer: `jnp.float32(3)` builds an array (dtypes sits below that layer).
 _array_constructor: Any = None
 
@@ -184,10 +237,14 @@ def dtype(x: Any) -> DType:
         return x
     if isinstance(x, ScalarType):
         return x._dt
+    if isinstance(x, NarrowScalarType):
+        raise unsupported_narrow(x.__name__)
     if isinstance(x, str):
         name = _ALIASES.get(x, x)
         if name in DType._by_name:
             return DType._by_name[name]
+        if name in NARROW_SCALAR_TYPES:
+            raise unsupported_narrow(name)
         raise TypeError(f"data type {x!r} not understood")
     if x is builtins.bool:
         return bool_
@@ -210,6 +267,8 @@ def dtype(x: Any) -> DType:
     np_name = getattr(x, "name", None)
     if isinstance(np_name, str) and np_name in DType._by_name:
         return DType._by_name[np_name]
+    if isinstance(np_name, str) and np_name in NARROW_SCALAR_TYPES:
+        raise unsupported_narrow(np_name)
     inner = getattr(x, "dtype", None)
     if inner is not None and inner is not x:
         return dtype(inner)

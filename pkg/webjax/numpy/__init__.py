@@ -4,6 +4,7 @@ import math as _math
 
 from webjax._src.dispatch.basearray import Array as ndarray
 from webjax._src.dtypes import _SCALAR_TYPES as _ST
+from webjax._src.dtypes import NARROW_SCALAR_TYPES as _NARROW
 from webjax._src.dtypes import dtype
 from webjax._src.numpy import *  # noqa: F403
 from webjax._src.numpy import __all__ as _all
@@ -19,6 +20,22 @@ float16, bfloat16, float32, float64 = (
     _ST["float32"],
     _ST["float64"],
 )
+float4_e2m1fn, float8_e3m4, float8_e4m3 = (
+    _NARROW["float4_e2m1fn"],
+    _NARROW["float8_e3m4"],
+    _NARROW["float8_e4m3"],
+)
+float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz = (
+    _NARROW["float8_e4m3b11fnuz"],
+    _NARROW["float8_e4m3fn"],
+    _NARROW["float8_e4m3fnuz"],
+)
+float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = (
+    _NARROW["float8_e5m2"],
+    _NARROW["float8_e5m2fnuz"],
+    _NARROW["float8_e8m0fnu"],
+)
+int2, int4, uint2, uint4 = _NARROW["int2"], _NARROW["int4"], _NARROW["uint2"], _NARROW["uint4"]
 pi = _math.pi
 e = _math.e
 inf = _math.inf
@@ -42,6 +59,7 @@ __all__ = [
     "bfloat16",
     "float32",
     "float64",
+    *_NARROW,
     "pi",
     "e",
     "inf",
