@@ -142,3 +142,26 @@ def test_io_callback_matches_jax():
         return out
 
     assert run(webjax) == run(jax)
+
+
+def test_callback_errors_are_jax_runtime_errors():
+    jax = pytest.importorskip("jax")
+
+    def run(ns: Any) -> list:
+        def boom(x):
+            raise ValueError("boom")
+
+        out = []
+        spec = ns.ShapeDtypeStruct((), "float32")
+        for f in (
+            lambda x: ns.pure_callback(boom, spec, x),
+            ns.jit(lambda x: ns.pure_callback(boom, spec, x)),
+            lambda x: ns.experimental.io_callback(boom, spec, x),
+        ):
+            try:
+                f(1.0).block_until_ready()
+            except Exception as e:
+                out.append((isinstance(e, ns.errors.JaxRuntimeError), str(e).splitlines()[-1]))
+        return out
+
+    assert run(webjax) == run(jax) == [(True, "ValueError: boom")] * 3

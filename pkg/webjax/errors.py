@@ -3,6 +3,7 @@
 from webjax._src.core import (
     ConcretizationTypeError,
     JAXIndexError,
+    JaxRuntimeError,
     NonConcreteBooleanIndexError,
     TracerArrayConversionError,
     TracerBoolConversionError,
@@ -13,6 +14,7 @@ from webjax._src.core import (
 __all__ = [
     "ConcretizationTypeError",
     "JAXIndexError",
+    "JaxRuntimeError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",

@@ -11,6 +11,8 @@ None raises NotImplementedError); differentiation raises, as in JAX.
 
 from __future__ import annotations
 
+import logging
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ from . import core, dtypes
 from .core import ShapedArray
 from .dispatch import array as array_mod
 from .dispatch.array import to_array as _to_array
+from .dispatch.lazy import NeedsValues
 from .interpreters import ad, batching
 from .lax import control_flow, lax
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -54,10 +57,11 @@ def _impl(
     in_tree: Any,
     result_avals: tuple[ShapedArray, ...],
     out_tree: Any,
+    kind: str = "pure_callback",
     **_: Any,
 ) -> list[Any]:
     a, kw = tree_unflatten(in_tree, list(args))
-    out = callback(*a, **kw)
+    out = _run_callback(callback, a, kw, kind)
     flat, tree = tree_flatten(out)
     name = getattr(callback, "__name__", repr(callback))
     if tree != out_tree:
@@ -66,6 +70,22 @@ def _impl(
             f"{tree}, expected {out_tree} (from result_shape_dtypes)"
         )
     return [_to_result(v, av, name) for v, av in zip(flat, result_avals, strict=True)]
+
+
+_log = logging.getLogger("jax._src.callback")  # JAX's logger (libraries filter it by name)
+
+
+def _run_callback(callback: Callable[..., Any], args: Any, kwargs: Any, kind: str) -> Any:
+    """Call the host function; an exception it raises is logged and surfaces as JAX's
+    JaxRuntimeError, whose message ends with the callback's traceback."""
+    try:
+        return callback(*args, **kwargs)
+    except NeedsValues:  # the jit compiler's signal that this program runs eagerly
+        raise
+    except Exception as e:
+        _log.exception("jax.%s failed", kind)
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        raise core.JaxRuntimeError(f"INTERNAL: CpuCallback error calling callback: {tb}") from e
 
 
 def _jvp(primals: list[Any], tangents: list[Any], **params: Any) -> Any:
@@ -175,7 +195,7 @@ io_callback_p.def_abstract_eval(_abstract)
 
 @io_callback_p.def_impl
 def _io_impl(*args: Any, ordered: bool, **params: Any) -> list[Any]:
-    return _impl(*args, **params)
+    return _impl(*args, kind="io_callback", **params)
 
 
 def _io_jvp(primals: list[Any], tangents: list[Any], **params: Any) -> Any:

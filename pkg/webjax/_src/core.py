@@ -41,6 +41,11 @@ class UnexpectedTracerError(Exception):
     pass
 
 
+class JaxRuntimeError(RuntimeError):
+    """An error while a computation ran (a host callback raised): its message ends with the
+    callback's traceback, as JAX's."""
+
+
 class JAXIndexError(IndexError):
     pass
 
