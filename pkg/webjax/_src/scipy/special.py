@@ -20,6 +20,7 @@ from ..nn.functions import logsumexp
 from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
+from .special_integrals import dawsn, spence
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -799,6 +800,8 @@ def sph_harm_y(
 
 
 __all__ = [
+    "dawsn",
+    "spence",
     "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr",
     "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "gamma",
     "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",

@@ -1,0 +1,43 @@
+"""jax.scipy.special.dawsn and spence against SciPy (float32 tolerances) and real JAX, on every
+device; derivatives by finite differences; vmap and jit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.special as ss
+
+import webjax
+import webjax.numpy as jnp
+import webjax.scipy.special as ws
+from check_grads import check_grads
+from jax_compare import close
+
+jax = pytest.importorskip("jax")
+import jax.scipy.special as js  # noqa: E402
+
+X_DAWSN = np.concatenate([np.linspace(-9, 9, 73), [0.0, 1e-3, 3.99, 4.01, 30.0, -100.0]])
+X_SPENCE = np.concatenate([np.linspace(0, 9, 37), [1e-4, 0.5, 1.5, 2.0, 50.0, 1e3]])
+
+
+@pytest.mark.parametrize("name, xs", [("dawsn", X_DAWSN), ("spence", X_SPENCE)])
+def test_matches_scipy_and_jax(device, name, xs):
+    x = xs.astype(np.float32)
+    got = np.asarray(getattr(ws, name)(jnp.asarray(x)))
+    ref = getattr(ss, name)(x.astype(np.float64))
+    # float32: a few ulps (transcendentals of the GPU devices are looser)
+    rtol = 2e-6 if device.platform in ("cpu", "wasm") else 2e-5
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=1e-7)
+    close(got, getattr(js, name)(x), rtol=10 * rtol, atol=1e-6)
+
+
+def test_nan_below_zero_and_derivatives():
+    assert np.isnan(float(ws.spence(-1.0))) and float(ws.spence(1.0)) == 0.0
+    check_grads(ws.dawsn, [np.array([0.3, -1.2, 2.5, 5.0], np.float32)])
+    check_grads(ws.spence, [np.array([0.3, 0.7, 1.5, 2.0, 3.0], np.float32)])
+    g = webjax.vmap(webjax.grad(ws.spence))(jnp.asarray([0.3, 2.0, 7.0]))
+    close(g, np.log([0.3, 2.0, 7.0]).astype(np.float32) / (1 - np.float32([0.3, 2.0, 7.0])), 1e-5)
+    close(
+        webjax.jit(ws.dawsn)(jnp.asarray(X_DAWSN, jnp.float32)),
+        ws.dawsn(X_DAWSN.astype(np.float32)),
+    )
