@@ -457,3 +457,11 @@ def test_match_takes_digits_outside_the_longest_run_as_batch() -> None:
     plan = ir_matmul.match(kernel)
     assert plan is not None and (plan.m, plan.n, plan.k, plan.batch) == (o, s, k, (nb,))
     assert plan.a.s_batch == (0,) and plan.b.s_batch == (s,) and plan.so_batch == (o * s,)
+
+
+def test_tile_follows_size_and_render_targets() -> None:
+    from webjax._src.codegen.glsl import matmul as glsl_matmul
+
+    assert glsl_matmul.choose_tile({"max_draw_buffers": 8}, 1024**3) == glsl_matmul.Tile(4, 8)
+    assert glsl_matmul.choose_tile({"max_draw_buffers": 4}, 1024**3) == glsl_matmul.Tile(4, 4)
+    assert glsl_matmul.choose_tile({"max_draw_buffers": 8}, 256**3) == glsl_matmul.Tile(4, 4)

@@ -23,6 +23,7 @@ results differ from the sequential reference by float rounding only. Products be
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -51,17 +52,19 @@ class Tile:
         return f"{self.rm}x{self.rn} outputs per fragment, {self.targets} render targets"
 
 
-# Largest first; `choose_tile` takes the first whose render targets the context has (ES 3.0
-# promises 4; SwiftShader and llvmpipe have 8). On SwiftShader (Chromium, 2 shared cores, noisy)
-# 4x8 ran matmul 1024 at 7.3 GFLOP/s and the MLP step at 11.7 steps/s where 4x4 ran 3.2 and 7.8
-# (1.5x and 1.3x TF.js's WebGL backend against 1.3x and 0.8x in runs side by side).
-TILES = (Tile(4, 8), Tile(4, 4))
+# (tile, the fewest multiply-adds it is taken for), largest first; `choose_tile` takes the first
+# whose render targets the context has (ES 3.0 promises 4; SwiftShader and llvmpipe have 8) and
+# whose threshold the product reaches. On SwiftShader (Chromium, 2 shared cores, noisy) 4x8 ran
+# matmul 1024 at 7.3 GFLOP/s and the MLP step at 11.7 steps/s where 4x4 ran 3.2 and 7.8 (1.5x
+# and 1.3x TF.js's WebGL backend against 1.3x and 0.8x in runs side by side); at 256^3 4x4 (twice
+# the fragments) took 8.7 ms a product where 4x8 took 12-13 (best of several, in two runs).
+TILES = ((Tile(4, 8), (1 << 24) + 1), (Tile(4, 4), 0))
 UNROLL = 2  # k steps of 4 per loop iteration
 # Set (or WEBJAX_GLSL_MATMUL_TILE="rm,rn") to force one tile (benchmarks, tests).
 FORCE_TILE: Tile | None = None
 
 
-def choose_tile(limits: dict[str, int]) -> Tile:
+def choose_tile(limits: dict[str, int], macs: int) -> Tile:
     t = FORCE_TILE
     spec = os.environ.get("WEBJAX_GLSL_MATMUL_TILE", "")
     if t is None and spec:
@@ -69,7 +72,8 @@ def choose_tile(limits: dict[str, int]) -> Tile:
         t = Tile(rm, rn)
     targets = limits.get("max_draw_buffers", 4)
     if t is None:
-        t = next((c for c in TILES if c.targets <= targets), TILES[-1])
+        fits = [c for c, least in TILES if c.targets <= targets and macs >= least]
+        t = fits[0] if fits else TILES[-1][0]
     assert (t.rm * t.rn) % 4 == 0 and t.targets <= targets, t
     return t
 
@@ -112,7 +116,7 @@ def plan_for(kernel: Kernel, limits: dict[str, int]) -> MatmulPlan | None:
     plan = match(kernel, MIN_DIM, MIN_MACS)
     if plan is None:
         return None
-    t = choose_tile(limits)
+    t = choose_tile(limits, plan.m * plan.n * plan.k * max(1, math.prod(plan.batch)))
     nbatch = 1
     for r in plan.batch:
         nbatch *= r
