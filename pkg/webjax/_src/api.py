@@ -397,7 +397,7 @@ class JaxNamespace(types.ModuleType):
     version, which is that of the JAX API webjax follows (`jax.__version__`, `jax.version`)."""
 
     def __init__(self, webjax: types.ModuleType, private: types.ModuleType) -> None:
-        super().__init__("jax", webjax.__doc__)
+        super().__init__(webjax.__name__, webjax.__doc__)  # `jax.__name__` is "webjax"
         info = tuple(int(p) for p in JAX_API_VERSION.split("."))
         version = types.ModuleType("jax.version", "The JAX API version webjax follows.")
         version.__version__ = JAX_API_VERSION  # type: ignore[attr-defined]
