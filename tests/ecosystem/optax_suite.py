@@ -104,16 +104,22 @@ def run_flavour(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
     """One pytest process over `files`, with webjax installed as `jax` for flavour "webjax"."""
     report = workdir / f"{flavour}.xml"
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
-    args += [f"--timeout={TIMEOUT_S}", f"--junitxml={report}", "--rootdir", str(workdir)]
+    args += [f"--timeout={TIMEOUT_S}", f"--junitxml={report}", "--rootdir", str(optax_root())]
     env = dict(os.environ)
     if flavour == "webjax":
         args += ["-p", "webjax_as_jax"]
         paths = [str(HERE), str(PKG), env.get("PYTHONPATH", "")]
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    subprocess.run([*args, *map(str, files)], cwd=workdir, env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [*args, *map(str, files)], cwd=workdir, env=env, capture_output=True, text=True
+    )
+    tail = (proc.stdout + proc.stderr)[-3000:]
     if not report.exists():
-        raise RuntimeError(f"pytest under {flavour} wrote no report (it crashed at start-up)")
-    return read_junit(report)
+        raise RuntimeError(f"pytest under {flavour} wrote no report:\n{tail}")
+    out = read_junit(report)
+    if out.count("error"):
+        out.messages["(pytest output)"] = tail
+    return out
 
 
 def compare(jax: Outcomes, webjax: Outcomes) -> dict:
@@ -122,6 +128,8 @@ def compare(jax: Outcomes, webjax: Outcomes) -> dict:
     )
     return {
         "jax": jax.summary(),
+        "errors": {k: v for k, v in webjax.messages.items() if webjax.by_test.get(k) == "error"}
+        | {k: v for k, v in webjax.messages.items() if k == "(pytest output)"},
         "webjax": webjax.summary(),
         "pass_ratio": webjax.count("passed") / max(1, jax.count("passed")),
         "regressions": {

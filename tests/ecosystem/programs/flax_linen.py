@@ -12,10 +12,12 @@ class Net(nn.Module):
 
     @nn.compact
     def __call__(self, x: jax.Array, train: bool) -> jax.Array:
-        x = nn.Dense(self.features)(x)
+        # no bias before the batch norm: it would cancel, leaving a gradient of pure rounding
+        # noise that Adam's normalisation blows up to full steps of either sign
+        x = nn.Dense(self.features, use_bias=False)(x)
         x = nn.BatchNorm(use_running_average=not train)(x)
         x = nn.tanh(x)
-        x = nn.Dense(self.features, use_bias=False)(x)
+        x = nn.Dense(self.features)(x)
         return nn.Dense(1)(nn.swish(x))[:, 0]
 
 

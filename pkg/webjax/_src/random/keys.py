@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import config, core, dtypes
 from .. import tree as tree_public
+from ..dispatch.basearray import Array
 from ..dtypes import KEY_DTYPE, KeyDType
 from ..jit import jit
 from ..lax import lax
@@ -68,6 +69,7 @@ class PRNGKeyArray:
 
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(*c))
+Array.register(PRNGKeyArray)  # typed keys are jax.Arrays, as in JAX
 tree_public.OPAQUE.add(PRNGKeyArray)  # a leaf to users, as JAX's key arrays
 
 
