@@ -312,6 +312,7 @@ _JAX_MODULES = {
     "jax.typing": "webjax.typing",
     "jax.experimental": "webjax.experimental",
     "jax.experimental.ode": "webjax.experimental.ode",
+    "jax.experimental.sparse": "webjax.experimental.sparse",
     "jax.example_libraries": "webjax.example_libraries",
     "jax.example_libraries.optimizers": "webjax.example_libraries.optimizers",
     "jax.example_libraries.stax": "webjax.example_libraries.stax",

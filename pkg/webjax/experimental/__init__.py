@@ -4,6 +4,6 @@
 from webjax._src.callback import io_callback
 from webjax._src.config import experimental_disable_x64 as disable_x64
 from webjax._src.config import experimental_enable_x64 as enable_x64
-from webjax.experimental import checkify
+from webjax.experimental import checkify, sparse
 
-__all__ = ["checkify", "disable_x64", "enable_x64", "io_callback"]
+__all__ = ["checkify", "disable_x64", "enable_x64", "io_callback", "sparse"]

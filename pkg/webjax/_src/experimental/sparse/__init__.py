@@ -1,0 +1,1 @@
+"""jax.experimental.sparse: sparse arrays as pytrees of dense arrays (BCOO)."""
