@@ -249,7 +249,7 @@ def test_shard_map_checks_through_scan_and_explicit_inputs():
     same_values(prog)
 
 
-# ---- sharding constraints and jit's shardings -----------------------------------------------------
+# ---- sharding constraints and jit's shardings ----------------------------------------------------
 @pytest.mark.parametrize("case", ["named_auto", "named_explicit", "spec_no_mesh", "rank", "grad"])
 def test_with_sharding_constraint(case):
     def prog(ns: Any) -> Any:
@@ -302,7 +302,7 @@ def test_jit_shardings(case):
         assert (got[1], got[3]) == (want[1], want[3])
 
 
-# ---- the stages and multihost_utils ---------------------------------------------------------------
+# ---- the stages and multihost_utils --------------------------------------------------------------
 def test_stages():
     def prog(ns: Any) -> Any:
         f = ns.jit(lambda x, y: {"a": x * y, "b": x.sum()})
@@ -328,6 +328,14 @@ def test_stages():
 
     got, want = both(prog)
     assert got == want
+
+
+def test_compiler_ir_names_the_missing_xla_module():
+    lowered = webjax.jit(lambda x: x * 2).lower(1.0)
+    for dialect in (None, "stablehlo", "hlo"):
+        with pytest.raises(NotImplementedError, match="does not lower through XLA"):
+            lowered.compiler_ir(dialect)
+    assert "mul" in str(lowered.compiler_ir("jaxpr"))
 
 
 def test_multihost_utils_and_process_queries():

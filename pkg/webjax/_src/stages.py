@@ -118,6 +118,14 @@ class Lowered(Stage):
         return str(self._closed)
 
     def compiler_ir(self, dialect: str | None = None) -> ClosedJaxpr:
+        """The program in `dialect`: webjax's one is "jaxpr" (its kernels are generated from
+        the jaxpr, never through XLA), so "stablehlo" (JAX's default) and "hlo" raise."""
+        if dialect != "jaxpr":
+            asked = "stablehlo" if dialect is None else dialect
+            raise NotImplementedError(
+                f"webjax does not lower through XLA, so there is no {asked} module; "
+                "compiler_ir(dialect='jaxpr') and as_text() give the staged jaxpr"
+            )
         return self._closed
 
     def compile(self, compiler_options: Any = None) -> Compiled:
