@@ -432,3 +432,19 @@ def test_symbolic_zeros_in_custom_rules_match_jax(jax):
     assert got[-1] == want[-1]  # which tangents were symbolic, perturbed flags, residual types
     for a, b in zip(got[:-1], want[:-1], strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_aval_sharding_matches_jax(jax):
+    def run(ns: Any) -> list:
+        a = ns.core.ShapedArray((2, 3), ns.numpy.float32)
+        seen: list = []
+
+        def f(x):
+            seen.append(repr(x.aval.sharding))
+            return x
+
+        ns.jit(f)(ns.numpy.ones(3))
+        b = ns.core.ShapedArray((2, 3), ns.numpy.float32, sharding=a.sharding)
+        return [repr(a.sharding), seen, str(b), b == a]
+
+    assert run(webjax) == run(jax)

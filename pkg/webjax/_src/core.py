@@ -61,7 +61,19 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type")
     array_abstraction_level = 1
 
-    def __init__(self, shape: Sequence[int], dtype: DType, weak_type: bool = False) -> None:
+    def __init__(
+        self,
+        shape: Sequence[int],
+        dtype: DType,
+        weak_type: bool = False,
+        *,
+        sharding: Any = None,
+        manual_axis_type: Any = None,
+        memory_space: Any = None,
+    ) -> None:
+        # webjax keeps no shardings or memory spaces in types: those arguments are accepted
+        # (programs pass an aval's own back) and the aval's `sharding` is the unsharded one.
+        del sharding, manual_axis_type, memory_space
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtypes.dtype(dtype)
         self.weak_type = bool(weak_type)
@@ -74,7 +86,15 @@ class ShapedArray:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def update(self, shape: Any = None, dtype: Any = None, weak_type: Any = None) -> ShapedArray:
+    @property
+    def sharding(self) -> Any:
+        """The unsharded NamedSharding over the empty mesh (JAX's aval sharding outside a
+        mesh context)."""
+        return None if unsharded is None else unsharded(self.ndim)
+
+    def update(
+        self, shape: Any = None, dtype: Any = None, weak_type: Any = None, **_: Any
+    ) -> ShapedArray:
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
@@ -125,6 +145,9 @@ _SHORT = {
     "uint8": "u8",
     "bool": "bool",
 }
+
+# The sharding every aval reports (one for each rank), installed by the sharding layer.
+unsharded: Callable[[int], Any] | None = None
 
 # Maps Python/host types to functions giving their abstract value; the array layer adds its own.
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}

@@ -6,6 +6,7 @@ shapes are static, so every dimension is a constant.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from .lax import (
     windowed,
 )
 from .lax import lax as lax_ops
+from .sharding import AbstractMesh, NamedSharding, PartitionSpec
 
 # webjax has one kind of abstract value: the base class JAX programs test against is it.
 AbstractValue = core.ShapedArray
@@ -61,6 +63,14 @@ def max_dim(d1: Any, d2: Any) -> Any:
 
 def min_dim(d1: Any, d2: Any) -> Any:
     return min(d1, d2)
+
+
+@functools.cache
+def _unsharded(ndim: int) -> NamedSharding:
+    return NamedSharding(AbstractMesh((), ()), PartitionSpec(*[None] * ndim))
+
+
+core.unsharded = _unsharded
 
 
 def raise_to_shaped(aval: Any, weak_type: Any = None) -> ShapedArray:
