@@ -403,6 +403,23 @@ def test_dtypes_module():
 
 
 # ---- nn ------------------------------------------------------------------------------------------
+def test_logsumexp_zero_weights_have_finite_derivatives(device):
+    # a focal-loss pattern: a weight of 0 on a term whose exponent overflows
+    check(
+        """
+        lab = jnp.array([1.0, 0.0, 0.9])
+        def f(z):
+            terms = jnp.stack([jax.nn.log_sigmoid(z), jax.nn.log_sigmoid(-z)], -1)
+            w = jnp.stack([1 - lab, lab], -1)
+            return jnp.sum(jnp.exp(0.5 * jax.nn.logsumexp(terms, axis=-1, b=w)))
+        z = jnp.array([50.0, -50.0, 3.0])
+        result = [f(z), jax.grad(f)(z), jax.hessian(f)(z),
+                  jax.nn.logsumexp(jnp.array([1.0, 2.0]), b=jnp.array([[0.0, 1.0], [2.0, 0.0]]),
+                                   axis=-1)]
+        """
+    )
+
+
 def test_logsumexp_where(device):
     check(
         """

@@ -401,6 +401,13 @@ def logsumexp(
         w = lax.convert_element_type(util.ensure_array(where), dtypes.bool_)
         mask = util.broadcast_to(w, av.shape)
         a = lax.select(mask, a, lax.full(av.shape, -math.inf, av.dtype))
+    if b is not None:  # terms with a zero weight are left out, so neither they nor their
+        # derivatives can turn an exp(inf) * 0 into NaN (JAX's masking)
+        a, b = util.promote_args("logsumexp", a, b)
+        a = util.where(ufuncs.not_equal(b, 0), a, -math.inf)
+        av = util.aval(a)
+        if mask is not None:
+            mask = util.broadcast_to(mask, av.shape)
     axes = util.canonical_axes(axis, av.ndim)
     kept = tuple(i for i in range(av.ndim) if i not in axes)
     amax = lax.reduce_max(a, axes) if axes else a
