@@ -448,3 +448,31 @@ def test_aval_sharding_matches_jax(jax):
         return [repr(a.sharding), seen, str(b), b == a]
 
     assert run(webjax) == run(jax)
+
+
+def test_api_util_helpers_match_jax(jax):
+    import jax.api_util
+    import jax.extend.linear_util
+
+    def run(ns: Any) -> list:
+        a, lu = ns.api_util, ns.extend.linear_util
+        t = ns.tree_util.tree_structure(((1, 2), {"a": 3}))
+        out: list = [a.flatten_axes("in_axes", t, (0, None))]
+        out.append(a.flatten_axes("in_axes", t, ((0, 1), {"a": None})))
+        try:
+            a.flatten_axes("in_axes", t, (0, 1, 2))
+        except ValueError as e:
+            out.append(str(e).split(";")[0].split(",")[0])
+        out.append([str(a.shaped_abstractify(ns.numpy.ones(3))), str(a.shaped_abstractify(1.0))])
+        out.append(list(a.safe_map(lambda x, y: x + y, [1, 2], [3, 4])))
+        dbg = a.debug_info("test", len, (), {})
+        g, dyn = a.argnums_partial(
+            lu.wrap_init(lambda x, s, y: x * s + y, debug_info=dbg),
+            (0, 2),
+            (2.0, 3, 1.0),
+            require_static_args_hashable=False,
+        )
+        out.append([g.call_wrapped(*dyn), dyn])
+        return out
+
+    assert run(webjax) == run(jax)

@@ -73,6 +73,11 @@ def _unsharded(ndim: int) -> NamedSharding:
 core.unsharded = _unsharded
 
 
+def shaped_abstractify(x: Any) -> ShapedArray:
+    """The abstract value of `x` (arrays, tracers, Python and NumPy scalars)."""
+    return core.get_aval(x)
+
+
 def raise_to_shaped(aval: Any, weak_type: Any = None) -> ShapedArray:
     """webjax's abstract values are all shaped already."""
     return aval if weak_type is None else aval.update(weak_type=weak_type)

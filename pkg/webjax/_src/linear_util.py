@@ -337,3 +337,67 @@ def flatten_fun_nokwargs(f: Callable[..., Any], store: Store, in_tree: Any, *arg
     leaves, out_tree = tree_util.tree_flatten(f(*tree_util.tree_unflatten(in_tree, args_flat)))
     store.store(out_tree)
     return leaves
+
+
+def safe_map(f: Callable[..., Any], *args: Any) -> list[Any]:
+    """`map` that insists every argument has the same length (JAX's ValueError otherwise)."""
+    lists = [list(a) for a in args]
+    n = len(lists[0])
+    for i, xs in enumerate(lists[1:], start=2):
+        if len(xs) != n:
+            rel = "longer" if len(xs) > n else "shorter"
+            raise ValueError(f"safe_map() argument {i} is {rel} than argument 1")
+    return list(map(f, *lists))
+
+
+def flatten_axes(
+    name: str, treedef: Any, axis_tree: Any, *, kws: bool = False, tupled_args: bool = False
+) -> list[Any]:
+    """One axis spec per leaf of `treedef`, from `axis_tree`, a tree prefix of it (None is a
+    leaf there: no axis)."""
+    del tupled_args
+    if kws:  # the positional args and keyword args of an (args, kwargs) tree
+        axis_tree = (axis_tree, {})
+    proxy = object()
+    full = tree_util.tree_unflatten(treedef, [proxy] * treedef.num_leaves)
+    out: list[Any] = []
+
+    def add(ax: Any, sub: Any) -> Any:
+        out.extend([ax] * tree_util.tree_structure(sub).num_leaves)
+        return ax
+
+    try:
+        tree_util.tree_map(add, axis_tree, full, is_leaf=lambda x: x is None)
+    except ValueError as e:
+        raise ValueError(
+            f"{name} specification must be a tree prefix of the corresponding value, got "
+            f"specification {axis_tree} for value tree {treedef}. ({e})"
+        ) from None
+    return out
+
+
+def argnums_partial(
+    f: WrappedFun, dyn_argnums: int | Any, args: Any, require_static_args_hashable: bool = True
+) -> tuple[WrappedFun, tuple[Any, ...]]:
+    """`f` with the arguments not in `dyn_argnums` fixed to their values in `args`, and the
+    dynamic arguments."""
+    dyn = (dyn_argnums,) if isinstance(dyn_argnums, int) else tuple(dyn_argnums)
+    dyn = tuple(sorted(d % len(args) for d in dyn))
+    fixed = tuple((i, a) for i, a in enumerate(args) if i not in dyn)
+    if require_static_args_hashable:
+        for _, a in fixed:
+            try:
+                hash(a)
+            except TypeError:
+                raise ValueError(
+                    f"Non-hashable static arguments are not supported. An error occurred while "
+                    f"trying to hash an object of type {type(a)}, {a}."
+                ) from None
+
+    @transformation2
+    def with_static(inner: Callable[..., Any], *dyn_args: Any) -> Any:
+        full = dict(fixed)
+        full.update(zip(dyn, dyn_args, strict=True))
+        return inner(*(full[i] for i in range(len(args))))
+
+    return with_static(f), tuple(args[i] for i in dyn)
