@@ -1,5 +1,5 @@
-"""jax.scipy.special.dawsn and spence against SciPy (float32 tolerances) and real JAX, on every
-device; derivatives by finite differences; vmap and jit."""
+"""jax.scipy.special.dawsn, spence, fresnel and sici against SciPy (float32 tolerances) and
+real JAX, on every device; derivatives by finite differences; vmap and jit."""
 
 from __future__ import annotations
 
@@ -31,10 +31,26 @@ def test_matches_scipy_and_jax(device, name, xs):
     close(got, getattr(js, name)(x), rtol=10 * rtol, atol=1e-6)
 
 
+X_OSC = np.concatenate([np.linspace(-30, 30, 61), [0.0, 1e-3, 3.99, 4.01, 19.99, 20.01, 1e3]])
+
+
+@pytest.mark.parametrize("name", ["fresnel", "sici"])
+def test_pairs_match_scipy_and_jax(device, name):
+    x = X_OSC.astype(np.float32)
+    got = getattr(ws, name)(jnp.asarray(x))
+    atol = 1e-6 if device.platform in ("cpu", "wasm") else 1e-5
+    for g, ref, j in zip(got, getattr(ss, name)(x.astype(np.float64)), getattr(js, name)(x)):
+        g = np.asarray(g)
+        np.testing.assert_allclose(g, ref, rtol=1e-6, atol=atol)
+        np.testing.assert_allclose(g, np.asarray(j), rtol=1e-5, atol=10 * atol)
+
+
 def test_nan_below_zero_and_derivatives():
     assert np.isnan(float(ws.spence(-1.0))) and float(ws.spence(1.0)) == 0.0
     check_grads(ws.dawsn, [np.array([0.3, -1.2, 2.5, 5.0], np.float32)])
     check_grads(ws.spence, [np.array([0.3, 0.7, 1.5, 2.0, 3.0], np.float32)])
+    check_grads(lambda v: ws.fresnel(v)[1], [np.array([0.3, 1.2, 2.5], np.float32)])
+    check_grads(lambda v: ws.sici(v)[0], [np.array([0.3, 1.2, 2.5, 9.0], np.float32)])
     g = webjax.vmap(webjax.grad(ws.spence))(jnp.asarray([0.3, 2.0, 7.0]))
     close(g, np.log([0.3, 2.0, 7.0]).astype(np.float32) / (1 - np.float32([0.3, 2.0, 7.0])), 1e-5)
     close(

@@ -20,7 +20,7 @@ from ..nn.functions import logsumexp
 from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
-from .special_integrals import dawsn, spence
+from .special_integrals import dawsn, fresnel, sici, spence
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -801,6 +801,8 @@ def sph_harm_y(
 
 __all__ = [
     "dawsn",
+    "fresnel",
+    "sici",
     "spence",
     "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr",
     "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "gamma",

@@ -101,3 +101,86 @@ def spence(x: Any) -> Any:
     """Spence's function int_1^x ln(t) / (1 - t) dt = Li2(1 - x) for x >= 0 (NaN below)."""
     x = _inexact("spence", x)
     return jnp.where(x < 0, math.nan, _li2(1.0 - jnp.maximum(x, 0.0)))
+
+
+# ---- Fresnel and sine/cosine integrals --------------------------------------------------------
+# Quadrature over [0, x] where the integrand has few oscillations, the asymptotic auxiliary
+# functions f, g beyond (their terms fall below float32 resolution there).
+_NODES64, _WEIGHTS64 = _gauss_legendre(64)
+
+
+def _integrate(fun: Any, x: Any) -> Any:
+    """int_0^x fun(t) dt by 64-point Gauss-Legendre (x broadcast against the nodes)."""
+    u = jnp.asarray(_NODES64, x.dtype)
+    w = jnp.asarray(_WEIGHTS64, x.dtype)
+    return x * jnp.sum(w * fun(x[..., None] * u), axis=-1)
+
+
+def _asymptotic(z: Any, first: float, ratio: Any, terms: int) -> Any:
+    """sum_k (-1)^k c_k z^-k with c_0 = 1 and c_k / c_(k-1) = ratio(k)."""
+    out, term = jnp.ones_like(z), jnp.ones_like(z)
+    for k in range(1, terms + 1):
+        term = term * (-ratio(k)) / z
+        out = out + term
+    return first * out
+
+
+def _square_mod4(x: Any) -> Any:
+    """x^2 mod 4 with x^2's low bits kept (sin(pi x^2 / 2) has period 4 in x^2): x split into
+    a high half (12 bits, its square exact) and the rest, each partial product reduced."""
+    scale = 4097.0  # Dekker's split for float32: 2^12 + 1
+    c = x * scale
+    hi = c - (c - x)
+    lo = x - hi
+    parts = [jnp.remainder(hi * hi, 4.0), jnp.remainder(2.0 * hi * lo, 4.0), lo * lo]
+    return jnp.remainder(parts[0] + parts[1] + parts[2], 4.0)
+
+
+def fresnel(x: Any) -> tuple[Any, Any]:
+    """(S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
+    x = _inexact("fresnel", x)
+    ax = jnp.abs(x)
+    small = ax <= 4.0
+    xs = jnp.where(small, ax, 0.0)
+    half_pi = math.pi / 2
+    s_q = _integrate(lambda t: jnp.sin(half_pi * t * t), xs)
+    c_q = _integrate(lambda t: jnp.cos(half_pi * t * t), xs)
+    xl = jnp.where(small, 4.0, ax)
+    z = (math.pi * xl * xl) ** 2
+    # f ~ 1/(pi x) sum (-1)^k (4k-1)!! / (pi x^2)^(2k), g ~ 1/(pi^2 x^3) sum (-1)^k (4k+1)!! / ...
+    f = _asymptotic(z, 1.0, lambda k: (4 * k - 1) * (4 * k - 3), 6) / (math.pi * xl)
+    g = _asymptotic(z, 1.0, lambda k: (4 * k + 1) * (4 * k - 1), 6) / (math.pi**2 * xl**3)
+    arg = half_pi * _square_mod4(xl)
+    s_a = 0.5 - f * jnp.cos(arg) - g * jnp.sin(arg)
+    c_a = 0.5 + f * jnp.sin(arg) - g * jnp.cos(arg)
+    sign = jnp.sign(x)
+    return sign * jnp.where(small, s_q, s_a), sign * jnp.where(small, c_q, c_a)
+
+
+_EULER = 0.5772156649015329
+
+
+def sici(x: Any) -> tuple[Any, Any]:
+    """(Si(x), Ci(x)): int_0^x sin(t)/t dt and gamma + ln|x| + int_0^x (cos(t) - 1)/t dt."""
+    x = _inexact("sici", x)
+    ax = jnp.abs(x)
+    small = ax <= 20.0
+    xs = jnp.where(small, ax, 0.0)
+
+    def sinc(t: Any) -> Any:
+        return jnp.where(t == 0, 1.0, jnp.sin(t) / jnp.where(t == 0, 1.0, t))
+
+    def cosm1(t: Any) -> Any:  # (cos t - 1) / t = -2 sin^2(t/2) / t, exact near 0
+        return jnp.where(t == 0, 0.0, -2.0 * jnp.sin(t / 2) ** 2 / jnp.where(t == 0, 1.0, t))
+
+    si_q = _integrate(sinc, xs)
+    ci_q = _EULER + jnp.log(jnp.where(small, ax, 1.0)) + _integrate(cosm1, xs)
+    xl = jnp.where(small, 20.0, ax)
+    z = xl * xl
+    f = _asymptotic(z, 1.0, lambda k: (2 * k) * (2 * k - 1), 9) / xl
+    g = _asymptotic(z, 1.0, lambda k: (2 * k + 1) * (2 * k), 9) / z
+    si_a = math.pi / 2 - f * jnp.cos(xl) - g * jnp.sin(xl)
+    ci_a = f * jnp.sin(xl) - g * jnp.cos(xl)
+    si = jnp.sign(x) * jnp.where(small, si_q, si_a)
+    ci = jnp.where(ax == 0, -math.inf, jnp.where(small, ci_q, ci_a))
+    return si, ci
