@@ -28,7 +28,7 @@ LINEAR = frozenset({
     "broadcast_in_dim", "reshape", "squeeze", "transpose", "concatenate", "slice", "pad", "rev",
     "dynamic_slice", "dynamic_update_slice", "select_n", "gather", "scatter", "scatter-add",
     "dot_general", "cond", "scan", "jit", "checkpoint", "custom_lin", "cumsum",
-    "reduce_window_sum", "conv_general_dilated", "triangular_solve", "linear_solve",
+    "reduce_window_sum", "conv_general_dilated", "triangular_solve", "custom_linear_solve",
 })  # fmt: skip
 
 

@@ -105,7 +105,7 @@ def _as_fun(closed: ClosedJaxpr, consts: list[Any], tree: Any) -> Callable[[Any]
 # ============================================================================================
 # custom_linear_solve
 # ============================================================================================
-linear_solve_p = core.Primitive("linear_solve")
+linear_solve_p = core.Primitive("custom_linear_solve")  # JAX's name
 linear_solve_p.multiple_results = True
 
 
