@@ -1,7 +1,7 @@
 """JAX's input strictness: jnp functions that JAX checks reject Python lists and tuples with
 JAX's exact TypeError (found by calling every jnp function of real JAX with list arguments),
 the ones JAX lets through (array, asarray, stack, concatenate of arrays, ...) still take them;
-arange bit-exact with JAX on a sweep."""
+arange bit-exact with JAX on a sweep; finfo/iinfo fields of JAX's types."""
 
 from __future__ import annotations
 
@@ -106,3 +106,26 @@ def test_arange_bits_match_jax():
             w, j = np.asarray(jnp.arange(*args, dtype=dt)), np.asarray(jjnp.arange(*args, dtype=dt))
             assert w.dtype == j.dtype and w.shape == j.shape, (args, dt)
             assert w.tobytes() == j.tobytes(), (args, dt, w, j)
+
+
+_FINFO_FIELDS = [
+    "bits", "eps", "epsneg", "max", "min", "tiny", "smallest_normal", "smallest_subnormal",
+    "resolution", "precision", "maxexp", "minexp", "nexp", "nmant", "iexp", "machep", "negep",
+    "dtype",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64", "complex64"])
+def test_finfo_fields_have_jaxs_types(dt):
+    got, want = jnp.finfo(dt), jjnp.finfo(dt)
+    for f in _FINFO_FIELDS:
+        g, w = getattr(got, f), getattr(want, f)
+        assert type(g) is type(w) and str(g) == str(w), (f, g, w)
+
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "int32", "uint8", "uint16", "uint32", "int64"])
+def test_iinfo_fields_have_jaxs_types(dt):
+    got, want = jnp.iinfo(dt), jjnp.iinfo(dt)
+    for f in ("bits", "min", "max", "dtype", "kind"):
+        g, w = getattr(got, f), getattr(want, f)
+        assert type(g) is type(w) and str(g) == str(w), (f, g, w)

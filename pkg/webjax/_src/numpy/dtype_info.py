@@ -147,6 +147,37 @@ _FLOAT_FORMATS = {  # name -> (mantissa bits without the implicit one, exponent 
 }
 
 
+_FLOAT_FIELDS = (
+    "eps", "epsneg", "max", "min", "tiny", "smallest_normal", "smallest_subnormal", "resolution",
+)  # fmt: skip
+
+
+def _numpy_dtype(dt: DType) -> Any:
+    """dt as a NumPy dtype (bfloat16 through ml_dtypes), None where NumPy is absent."""
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    if dt.name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            return None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dt.name)
+
+
+def _as_numpy_scalars(info: Any, dt: DType) -> None:
+    """JAX's field types where NumPy is present: the limits as NumPy scalars of the type,
+    `dtype` a NumPy dtype (without NumPy: Python floats and webjax's DType)."""
+    npdt = _numpy_dtype(dt)
+    if npdt is None:
+        return
+    info.dtype = npdt
+    for name in _FLOAT_FIELDS:
+        setattr(info, name, npdt.type(getattr(info, name)))
+
+
 class finfo:
     """Machine limits of a float type (NumPy's attribute names, Python float values)."""
 
@@ -171,11 +202,13 @@ class finfo:
         self.smallest_subnormal = 2.0 ** (self.minexp - nmant)
         self.precision = int(nmant * 0.30102999566398120)  # floor(nmant * log10(2))
         self.resolution = 10.0**-self.precision
+        self.iexp = nexp
+        _as_numpy_scalars(self, dt)
 
     def __repr__(self) -> str:
         return (
             f"finfo(resolution={self.resolution:g}, min={self.min:e}, max={self.max:e}, "
-            f"dtype={self.dtype.name})"
+            f"dtype={dtypes.dtype(self.dtype).name})"
         )
 
 
@@ -190,9 +223,12 @@ class iinfo:
         self.kind = dt.kind
         self.bits = dt.bits
         self.min, self.max = dtypes.iinfo_bounds(dt)
+        npdt = _numpy_dtype(dt)
+        if npdt is not None:
+            self.dtype = npdt
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"
+        return f"iinfo(min={self.min}, max={self.max}, dtype={dtypes.dtype(self.dtype).name})"
 
 
 del builtins
