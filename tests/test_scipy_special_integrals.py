@@ -1,5 +1,5 @@
-"""jax.scipy.special.dawsn, spence, fresnel and sici against SciPy (float32 tolerances) and
-real JAX, on every device; derivatives by finite differences; vmap and jit."""
+"""jax.scipy.special.dawsn, spence, fresnel, sici and bessel_jn against SciPy (float32
+tolerances) and real JAX, on every device; derivatives by finite differences; vmap and jit."""
 
 from __future__ import annotations
 
@@ -57,3 +57,18 @@ def test_nan_below_zero_and_derivatives():
         webjax.jit(ws.dawsn)(jnp.asarray(X_DAWSN, jnp.float32)),
         ws.dawsn(X_DAWSN.astype(np.float32)),
     )
+
+
+def test_bessel_jn(device):
+    z = np.concatenate([np.linspace(-25, 25, 51), [0.0, 1e-3, 1e-6]]).astype(np.float32)
+    got = np.asarray(ws.bessel_jn(jnp.asarray(z), v=4))
+    ref = np.array([ss.jv(k, z.astype(np.float64)) for k in range(5)])
+    atol = 5e-7 if device.platform in ("cpu", "wasm") else 5e-6
+    np.testing.assert_allclose(got, ref, atol=atol)
+    want = np.asarray(js.bessel_jn(z, v=4))
+    finite = np.isfinite(want)  # JAX's recurrence gives NaN for small |z|; this one does not
+    np.testing.assert_allclose(got[finite], want[finite], atol=10 * atol)
+    if device.platform == "cpu":
+        check_grads(lambda x: ws.bessel_jn(x, v=2), [np.array([0.5, 1.5, 7.0], np.float32)])
+        vm = webjax.vmap(lambda x: ws.bessel_jn(x, v=2))(jnp.asarray(z[:4]))
+        close(vm, np.asarray(ws.bessel_jn(jnp.asarray(z[:4]), v=2)).T)

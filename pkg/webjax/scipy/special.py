@@ -2,6 +2,7 @@
 
 from webjax._src.scipy.special import (
     bernoulli,
+    bessel_jn,
     beta,
     betainc,
     betaln,
@@ -73,6 +74,7 @@ __all__ = [
     "boxcox",
     "boxcox1p",
     "comb",
+    "bessel_jn",
     "dawsn",
     "fresnel",
     "erfcx",

@@ -20,6 +20,7 @@ from ..nn.functions import logsumexp
 from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
+from .bessel import bessel_jn
 from .special_integrals import dawsn, fresnel, sici, spence
 
 
@@ -800,6 +801,7 @@ def sph_harm_y(
 
 
 __all__ = [
+    "bessel_jn",
     "dawsn",
     "fresnel",
     "sici",
