@@ -82,6 +82,7 @@ from webjax._src.environment import print_environment_info
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
 from webjax._src.pmap import pmap, process_count, process_index
+from webjax._src.refs import Ref, freeze, new_ref
 from webjax._src.runtime.backend import Device
 from webjax._src.shard_map import reshard, shard_map
 from webjax._src.sharding import NamedSharding, P, Shard, make_mesh, set_mesh
@@ -106,6 +107,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "Ref",
+    "freeze",
+    "new_ref",
     "Device",
     "ShapeDtypeStruct",
     "ShapedArray",

@@ -31,6 +31,7 @@ from .lax import (
     convolution,  # noqa: F401  (conv_general_dilated and its rules)
     windowed,  # noqa: F401  (reduce_window, select_and_*, cumulative reductions)
 )
+from .refs import Ref
 from .runtime import backend as rt
 from .runtime import backends  # noqa: F401  (registers the backends)
 from .runtime.backend import Device
@@ -214,7 +215,10 @@ def device_get(x: Any) -> Any:
 
 
 def typeof(x: Any) -> Any:
-    """The abstract value (ShapedArray: shape, dtype, weak type) of `x`."""
+    """The abstract value (ShapedArray: shape, dtype, weak type) of `x`; a Ref's is its
+    AbstractRef."""
+    if isinstance(x, Ref):
+        return x.aval
     return core.get_aval(x)
 
 
@@ -368,6 +372,7 @@ _JAX_MODULES = {
     "jax.experimental.shard_map": "webjax.experimental.shard_map",
     "jax.experimental.multihost_utils": "webjax.experimental.multihost_utils",
     "jax.experimental.layout": "webjax.experimental.layout",
+    "jax.experimental.hijax": "webjax.experimental.hijax",
 }
 
 

@@ -1,0 +1,1 @@
+"""`jax._src.state`: mutable-state types (only `types.AbstractRef` is asked for)."""
