@@ -10,7 +10,17 @@ import optax_suite
 
 # Test id -> why it fails under webjax. Kept exact: a known failure that starts passing fails
 # this test too, so the list (and FEATURES.md) stays true.
-KNOWN_FAILURES: dict[str, str] = {}
+_NO_HLO = "compares XLA HLO text (jit(f).lower(x).compiler_ir('hlo')): webjax has no XLA"
+KNOWN_FAILURES: dict[str, str] = {
+    **{
+        f"_src.numerics_test.NumericsTest::test_abs_sqr_hlo_equivalence{i}": _NO_HLO
+        for i in range(18)
+    },
+    "transforms._accumulation_test.AccumulationTest::test_multi_steps": (
+        "asserts bit-equal losses from equal parameters, one still a lazy expression from init "
+        "and one computed: the fused kernel sums the squares in another order (1 ulp)"
+    ),
+}
 
 
 def test_optax_sample_matches_jax(tmp_path: Path) -> None:
