@@ -1,4 +1,4 @@
-"""jax.scipy.special.dawsn, spence, fresnel, sici and bessel_jn against SciPy (float32
+"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t and bessel_jn against SciPy (float32
 tolerances) and real JAX, on every device; derivatives by finite differences; vmap and jit."""
 
 from __future__ import annotations
@@ -72,3 +72,19 @@ def test_bessel_jn(device):
         check_grads(lambda x: ws.bessel_jn(x, v=2), [np.array([0.5, 1.5, 7.0], np.float32)])
         vm = webjax.vmap(lambda x: ws.bessel_jn(x, v=2))(jnp.asarray(z[:4]))
         close(vm, np.asarray(ws.bessel_jn(jnp.asarray(z[:4]), v=2)).T)
+
+
+def test_owens_t(device):
+    rng = np.random.RandomState(0)
+    h = np.concatenate([rng.uniform(-6, 6, 60), [0, 0, 10, -3]]).astype(np.float32)
+    a = np.concatenate([rng.uniform(-8, 8, 60), [0, 1, 2, -1]]).astype(np.float32)
+    got = np.asarray(ws.owens_t(jnp.asarray(h), jnp.asarray(a)))
+    ref = ss.owens_t(h.astype(np.float64), a.astype(np.float64))
+    atol = 1e-7 if device.platform in ("cpu", "wasm") else 1e-6
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=atol)
+    np.testing.assert_allclose(got, np.asarray(js.owens_t(h, a)), rtol=1e-4, atol=10 * atol)
+    if device.platform == "cpu":
+        check_grads(
+            ws.owens_t,
+            [np.array([0.5, -1.2, 2.0], np.float32), np.array([0.5, 2.0, -3.0], np.float32)],
+        )

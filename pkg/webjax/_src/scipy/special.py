@@ -21,7 +21,7 @@ from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
 from .bessel import bessel_jn
-from .special_integrals import dawsn, fresnel, sici, spence
+from .special_integrals import dawsn, fresnel, owens_t, sici, spence
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -804,6 +804,7 @@ __all__ = [
     "bessel_jn",
     "dawsn",
     "fresnel",
+    "owens_t",
     "sici",
     "spence",
     "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr",
