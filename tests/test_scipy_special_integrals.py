@@ -1,5 +1,6 @@
-"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t and bessel_jn against SciPy (float32
-tolerances) and real JAX, on every device; derivatives by finite differences; vmap and jit."""
+"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t, wofz and bessel_jn against SciPy
+(float32 tolerances) and real JAX, on every device; derivatives by finite differences; vmap and
+jit."""
 
 from __future__ import annotations
 
@@ -88,3 +89,20 @@ def test_owens_t(device):
             ws.owens_t,
             [np.array([0.5, -1.2, 2.0], np.float32), np.array([0.5, 2.0, -3.0], np.float32)],
         )
+
+
+def test_wofz(device):
+    rng = np.random.RandomState(1)
+    z = (rng.uniform(-8, 8, 80) + 1j * rng.uniform(-3, 8, 80)).astype(np.complex64)
+    z = np.concatenate([z, np.array([0, 1e-4j, 5, -5, 3 + 0.1j, 30 + 30j], np.complex64)])
+    got = np.asarray(ws.wofz(jnp.asarray(z)))
+    ref = ss.wofz(z.astype(np.complex128))
+    assert got.dtype == np.complex64
+    rtol = 5e-6 if device.platform in ("cpu", "wasm") else 5e-5
+    np.testing.assert_allclose(got, ref, rtol=rtol)
+    np.testing.assert_allclose(got, np.asarray(js.wofz(z)), rtol=2 * rtol)
+    close(webjax.jit(ws.wofz)(jnp.asarray(z)), got, rtol=1e-6)
+    # the derivative: w'(z) = 2i/sqrt(pi) - 2 z w(z), along the real axis
+    d = webjax.grad(lambda x: jnp.real(ws.wofz(x)))(jnp.float32(0.7))
+    want = np.real(2j / np.sqrt(np.pi) - 2 * 0.7 * ss.wofz(0.7))
+    np.testing.assert_allclose(float(d), want, rtol=1e-5)

@@ -21,7 +21,7 @@ from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
 from .bessel import bessel_jn
-from .special_integrals import dawsn, fresnel, owens_t, sici, spence
+from .special_integrals import dawsn, fresnel, owens_t, sici, spence, wofz
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -805,6 +805,7 @@ __all__ = [
     "dawsn",
     "fresnel",
     "owens_t",
+    "wofz",
     "sici",
     "spence",
     "bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr",
