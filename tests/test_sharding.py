@@ -330,6 +330,34 @@ def test_stages():
     assert got == want
 
 
+def test_out_sharding_keywords():
+    def prog(ns: Any) -> Any:
+        P = ns.sharding.PartitionSpec
+        s = ns.sharding.NamedSharding(ns.make_mesh((1,), ("x",)), P("x"))
+        jnp, lax = ns.numpy, ns.lax
+        errs = []
+        for bad in (ns.sharding.SingleDeviceSharding(ns.devices()[0]), P()):
+            try:
+                jnp.zeros(2, out_sharding=bad)
+            except (TypeError, ValueError) as e:
+                errs.append(str(e)[:70])
+        x = jnp.arange(6.0, out_sharding=s).reshape(2, 3)
+        outs = [
+            jnp.zeros((2,), out_sharding=s), jnp.ones_like(x, out_sharding=s),
+            jnp.reshape(x, (3, 2), out_sharding=s), lax.dot(x, x.T, out_sharding=s),
+            lax.broadcast_in_dim(x[0], (2, 3), (1,), out_sharding=s),
+            lax.full((2,), 3.0, sharding=s),
+            lax.conv_general_dilated(x[None, None], jnp.ones((1, 1, 2, 2)), (1, 1), "VALID",
+                                     out_sharding=None),
+            ns.random.uniform(ns.random.key(0), (3,), out_sharding=s),
+            ns.random.randint(ns.random.key(1), (3,), 0, 9, out_sharding=s),
+        ]  # fmt: skip
+        return [np.asarray(o).tolist() for o in outs] + [str(outs[0].sharding.spec), errs]
+
+    got, want = both(prog)
+    assert got == want
+
+
 def test_compiler_ir_names_the_missing_xla_module():
     lowered = webjax.jit(lambda x: x * 2).lower(1.0)
     for dialect in (None, "stablehlo", "hlo"):

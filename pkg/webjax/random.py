@@ -54,6 +54,42 @@ from webjax._src.random.samplers import (
     truncated_normal,
     uniform,
 )
+from webjax._src.shard_map import with_out_sharding as _with_out_sharding
+
+# JAX's `out_sharding=` keyword, as with_sharding_constraint on the draws
+for _name in (
+    "ball",
+    "bernoulli",
+    "beta",
+    "bits",
+    "categorical",
+    "cauchy",
+    "chisquare",
+    "dirichlet",
+    "f",
+    "gamma",
+    "generalized_normal",
+    "geometric",
+    "loggamma",
+    "lognormal",
+    "maxwell",
+    "multivariate_normal",
+    "normal",
+    "orthogonal",
+    "pareto",
+    "permutation",
+    "poisson",
+    "rademacher",
+    "randint",
+    "rayleigh",
+    "t",
+    "triangular",
+    "truncated_normal",
+    "uniform",
+    "wald",
+):
+    globals()[_name] = _with_out_sharding(globals()[_name])
+del _name
 
 __all__ = [
     "PRNGKey",

@@ -19,6 +19,7 @@ layout.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 from collections.abc import Callable, Iterable
@@ -657,3 +658,45 @@ __all__ = [
     "shard_map",
     "with_sharding_constraint",
 ]
+
+
+def with_out_sharding(
+    fun: Callable[..., Any], keyword: str = "out_sharding", label: str | None = None
+) -> Callable[..., Any]:
+    """`fun` taking JAX's `out_sharding=` keyword (a NamedSharding, or a PartitionSpec of the
+    context mesh): the result is laid out so, checked as JAX checks it, the values unchanged.
+    With keyword="sharding" (lax.full's), any Sharding is taken."""
+    name = label or fun.__name__
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        target = kwargs.pop(keyword, None)
+        out = fun(*args, **kwargs)
+        if target is None:
+            return out
+        if keyword == "out_sharding" and not isinstance(target, (NamedSharding, PartitionSpec)):
+            raise TypeError(
+                f"`out_sharding` argument of {name} only supports instances of `NamedSharding` "
+                f"or `PartitionSpec`. Got {target} of type: {type(target)}"
+            )
+        target = sh.resolve(
+            target,
+            "Using PartitionSpec when you are not under a mesh context is not allowed. Please "
+            "pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. "
+            f"Got {target}",
+            ValueError,
+        )
+        leaves, tree = tree_flatten(out)
+        for leaf in leaves:
+            sh.check_rank(target, core.get_aval(leaf).ndim, f"the outputs of {name}")
+        return tree_unflatten(tree, [placed(leaf, target) for leaf in leaves])
+
+    params = list(inspect.signature(fun).parameters.values())
+    if keyword not in (p.name for p in params):
+        extra = inspect.Parameter(keyword, inspect.Parameter.KEYWORD_ONLY, default=None)
+        tail = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+        head = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        wrapped.__signature__ = inspect.signature(fun).replace(  # type: ignore[attr-defined]
+            parameters=[*head, extra, *tail]
+        )
+    return wrapped

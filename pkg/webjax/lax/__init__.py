@@ -328,7 +328,25 @@ from webjax._src.random.bit_generator import (
     rng_bit_generator,
     rng_bit_generator_p,
 )
+from webjax._src.shard_map import with_out_sharding as _with_out_sharding
 from webjax._src.shard_map import with_sharding_constraint
 from webjax.lax import linalg
+
+# JAX's `out_sharding=` / `sharding=` keywords, as with_sharding_constraint on the result
+for _name in (
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcasted_iota",
+    "conv_general_dilated",
+    "dot",
+    "ragged_dot",
+    "reduce_sum",
+    "reshape",
+):
+    globals()[_name] = _with_out_sharding(
+        globals()[_name], label=_name.replace("dot", "dot_general")
+    )
+full = _with_out_sharding(full, "sharding")
+del _name
 
 __all__ = [n for n in dir() if not n.startswith("_")]

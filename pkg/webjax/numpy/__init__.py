@@ -3,14 +3,17 @@
 import math as _math
 
 from webjax._src.dispatch.basearray import Array as ndarray
+from webjax._src.dtype_queries import issubdtype as _issubdtype
 from webjax._src.dtypes import _SCALAR_TYPES as _ST
 from webjax._src.dtypes import NARROW_SCALAR_TYPES as _NARROW
 from webjax._src.dtypes import dtype
 from webjax._src.numpy import *  # noqa: F403
 from webjax._src.numpy import __all__ as _all
 from webjax._src.numpy.linalg import jnp_cross as cross
+from webjax._src.shard_map import with_out_sharding as _with_out_sharding
 from webjax.numpy import fft, linalg
 
+issubdtype = _issubdtype  # the one that knows key dtypes, as JAX's jnp.issubdtype
 bool_ = _ST["bool"]
 int8, int16, int32, int64 = _ST["int8"], _ST["int16"], _ST["int32"], _ST["int64"]
 uint8, uint16, uint32, uint64 = _ST["uint8"], _ST["uint16"], _ST["uint32"], _ST["uint64"]
@@ -41,6 +44,27 @@ e = _math.e
 inf = _math.inf
 nan = _math.nan
 newaxis = None
+
+# JAX's `out_sharding=` keyword, as with_sharding_constraint on the result
+for _name in (
+    "arange",
+    "array",
+    "asarray",
+    "broadcast_to",
+    "empty",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "percentile",
+    "ravel",
+    "repeat",
+    "reshape",
+    "zeros",
+    "zeros_like",
+):
+    globals()[_name] = _with_out_sharding(globals()[_name], label=f"jnp.{_name}")
+del _name
 
 __all__ = [
     *_all,

@@ -70,6 +70,17 @@ class PRNGKeyArray:
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(*c))
 Array.register(PRNGKeyArray)  # typed keys are jax.Arrays, as in JAX
+
+
+def _key_aval(keys: PRNGKeyArray) -> core.ShapedArray:
+    """`jax.typeof(keys)`: ShapedArray(key<fry>[...]). Key dtypes are no array element types,
+    so the aval is built around ShapedArray's dtype check; it is only ever inspected."""
+    aval = object.__new__(core.ShapedArray)
+    aval.shape, aval.dtype, aval.weak_type = tuple(keys.shape), keys.dtype, False
+    return aval
+
+
+core.pytype_aval_mappings[PRNGKeyArray] = _key_aval
 tree_public.OPAQUE.add(PRNGKeyArray)  # a leaf to users, as JAX's key arrays
 
 
