@@ -1,4 +1,4 @@
-"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t, wofz and bessel_jn against SciPy
+"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t, wofz, hyp1f1, bessel_jn against SciPy
 (float32 tolerances) and real JAX, on every device; derivatives by finite differences; vmap and
 jit."""
 
@@ -106,3 +106,21 @@ def test_wofz(device):
     d = webjax.grad(lambda x: jnp.real(ws.wofz(x)))(jnp.float32(0.7))
     want = np.real(2j / np.sqrt(np.pi) - 2 * 0.7 * ss.wofz(0.7))
     np.testing.assert_allclose(float(d), want, rtol=1e-5)
+
+
+def test_hyp1f1(device):
+    rng = np.random.RandomState(2)
+    a = rng.uniform(0.1, 5, 60).astype(np.float32)
+    b = rng.uniform(0.1, 5, 60).astype(np.float32)
+    x = rng.uniform(-30, 30, 60).astype(np.float32)
+    got = np.asarray(ws.hyp1f1(jnp.asarray(a), jnp.asarray(b), jnp.asarray(x)))
+    ref = ss.hyp1f1(a.astype(np.float64), b.astype(np.float64), x.astype(np.float64))
+    rtol = 2e-5 if device.platform in ("cpu", "wasm") else 2e-4
+    np.testing.assert_allclose(got, ref, rtol=rtol)
+    pos = x > 0  # JAX's plain series loses everything to cancellation for x < 0
+    np.testing.assert_allclose(got[pos], np.asarray(js.hyp1f1(a, b, x))[pos], rtol=10 * rtol)
+    for args in [(0.0, 1.0, 3.0), (2.0, 2.0, 1.0), (-2.0, 1.0, 3.0)]:
+        np.testing.assert_allclose(float(ws.hyp1f1(*args)), ss.hyp1f1(*args), rtol=1e-6)
+    if device.platform == "cpu":
+        d = webjax.grad(ws.hyp1f1, 2)(1.5, 2.5, 1.0)  # d/dx 1F1 = a/b 1F1(a + 1; b + 1; x)
+        np.testing.assert_allclose(float(d), 1.5 / 2.5 * ss.hyp1f1(2.5, 3.5, 1.0), rtol=1e-5)

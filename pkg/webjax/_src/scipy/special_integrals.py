@@ -1,6 +1,6 @@
 """jax.scipy.special functions defined by integrals: Dawson's integral, Spence's function
-(the dilogarithm), Fresnel and sine/cosine integrals, Owen's T, written on jnp so they trace,
-differentiate, vmap and run on every device.
+(the dilogarithm), Fresnel and sine/cosine integrals, Owen's T, the Faddeeva function and
+Kummer's 1F1, written on jnp so they trace, differentiate, vmap and run on every device.
 
 dawsn(x) = exp(-x^2) int_0^x exp(t^2) dt: Gauss-Legendre quadrature of x int_0^1
 exp(x^2 (u^2 - 1)) du for |x| <= 4 (the integrand is smooth there), the asymptotic series
@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from .. import numpy as jnp
-from ..lax import lax
+from ..lax import control_flow, lax
 from ..numpy import util
 
 # 24-point Gauss-Legendre nodes and weights on [0, 1], computed once on the host (Newton on
@@ -263,3 +263,58 @@ def wofz(z: Any) -> Any:
     zu = jnp.where(upper, z, -z)
     w = _wofz_upper(zu)
     return jnp.where(upper, w, 2.0 * jnp.exp(-z * z) - w)
+
+
+# ---- Kummer's confluent hypergeometric function -------------------------------------------------
+_HYP1F1_TERMS = 400  # enough for the series' terms to peak (near k = |x| < 100) and decay
+
+
+def _hyp1f1_series(a: Any, b: Any, x: Any) -> Any:
+    """sum (a)_k / (b)_k x^k / k! for x >= 0 (all terms of one sign for a, b > 0)."""
+
+    def body(k: Any, state: Any) -> Any:
+        total, term = state
+        kf = k.astype(x.dtype)
+        term = term * (a + kf) / (b + kf) * x / (kf + 1.0)
+        return total + term, term
+
+    one = jnp.ones_like(x)
+    return control_flow.fori_loop(0, _HYP1F1_TERMS, body, (one, one))[0]
+
+
+def _hyp1f1_asymptotic(a: Any, b: Any, x: Any) -> Any:
+    """Gamma(b)/Gamma(a) e^x x^(a-b) sum (1-a)_k (b-a)_k / k! x^-k, for large positive x."""
+    total, term = jnp.ones_like(x), jnp.ones_like(x)
+    for k in range(12):
+        term = term * (1.0 - a + k) * (b - a + k) / ((k + 1.0) * x)
+        total = total + term
+    sign = _gamma_sign(b) * _gamma_sign(a)
+    log_mag = lax.lgamma(b) - lax.lgamma(a) + x + (a - b) * jnp.log(x)
+    return sign * jnp.exp(log_mag) * total
+
+
+def _gamma_sign(v: Any) -> Any:
+    """The sign of Gamma(v) for real v (negative between -2k-1 and -2k)."""
+    neg = (v < 0) & (jnp.floor(v) % 2 == 1)
+    return jnp.where(neg, -1.0, 1.0)
+
+
+def hyp1f1(a: Any, b: Any, x: Any) -> Any:
+    """Kummer's function 1F1(a; b; x) for real arguments: the power series (through Kummer's
+    transformation 1F1(a; b; x) = e^x 1F1(b - a; b; -x) for x < 0, which keeps its terms of one
+    sign), the asymptotic expansion for |x| >= 100; 1 for a = 0 and e^x for a = b, as JAX."""
+    util.check_arraylike("hyp1f1", a, b, x)
+    a, b, x = util.promote_dtypes_inexact(*(jnp.asarray(v) for v in (a, b, x)))
+    if x.dtype.kind == "c":
+        raise ValueError("hyp1f1 does not support complex-valued inputs.")
+    a, b, x = jnp.broadcast_arrays(a, b, x)
+    neg = x < 0
+    aa = jnp.where(neg, b - a, a)
+    ax = jnp.abs(x)
+    small = ax < 100.0
+    series = _hyp1f1_series(aa, b, jnp.where(small, ax, 0.0))
+    asym = _hyp1f1_asymptotic(aa, b, jnp.where(small, 100.0, ax))
+    val = jnp.where(small, series, asym)
+    out = jnp.where(neg, jnp.exp(x) * val, val)
+    out = jnp.where(a == b, jnp.exp(x), out)
+    return jnp.where(a == 0, jnp.ones_like(out), out)
