@@ -479,7 +479,7 @@ class Sharding:
 
     def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
         index = _index_all(len(global_shape))
-        return {d: index for d in self._device_assignment}
+        return dict.fromkeys(self._device_assignment, index)
 
     def addressable_devices_indices_map(
         self, global_shape: Sequence[int]

@@ -76,7 +76,8 @@ def _key_aval(keys: PRNGKeyArray) -> core.ShapedArray:
     """`jax.typeof(keys)`: ShapedArray(key<fry>[...]). Key dtypes are no array element types,
     so the aval is built around ShapedArray's dtype check; it is only ever inspected."""
     aval = object.__new__(core.ShapedArray)
-    aval.shape, aval.dtype, aval.weak_type = tuple(keys.shape), keys.dtype, False
+    aval.shape, aval.weak_type = tuple(keys.shape), False
+    aval.dtype = keys.dtype  # type: ignore[assignment]
     return aval
 
 
