@@ -1,6 +1,6 @@
-"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t, wofz, hyp1f1, bessel_jn against SciPy
-(float32 tolerances) and real JAX, on every device; derivatives by finite differences; vmap and
-jit."""
+"""jax.scipy.special.dawsn, spence, fresnel, sici, owens_t, wofz, hyp1f1, hyp2f1 and bessel_jn
+against SciPy (float32 tolerances) and real JAX, on the devices (sampled for the slow loops);
+derivatives by finite differences; vmap and jit."""
 
 from __future__ import annotations
 
@@ -124,3 +124,21 @@ def test_hyp1f1(device):
     if device.platform == "cpu":
         d = webjax.grad(ws.hyp1f1, 2)(1.5, 2.5, 1.0)  # d/dx 1F1 = a/b 1F1(a + 1; b + 1; x)
         np.testing.assert_allclose(float(d), 1.5 / 2.5 * ss.hyp1f1(2.5, 3.5, 1.0), rtol=1e-5)
+
+
+def test_hyp2f1(device):
+    if device.platform in ("webgpu", "webgl"):
+        pytest.skip("sampled: hyp1f1 runs the same series loop on the GPU devices")
+    rng = np.random.RandomState(3)
+    n = 60
+    a, b = (rng.uniform(-2.3, 3, n).astype(np.float32) for _ in range(2))
+    c = rng.uniform(0.3, 5, n).astype(np.float32)
+    x = np.concatenate([rng.uniform(-5, 1, n - 4), [0.95, 0.99, 1.0, -0.5]]).astype(np.float32)
+    got = np.asarray(ws.hyp2f1(*map(jnp.asarray, (a, b, c, x))))
+    ref = ss.hyp2f1(*(v.astype(np.float64) for v in (a, b, c, x)))
+    rtol = 5e-5 if device.platform in ("cpu", "wasm") else 5e-4
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=1e-6)
+    assert np.isnan(float(ws.hyp2f1(1.0, 1.0, 2.0, 1.5)))
+    if device.platform == "cpu":  # d/dx 2F1 = ab/c 2F1(a+1, b+1; c+1; x)
+        d = webjax.grad(ws.hyp2f1, 3)(1.0, 2.0, 3.0, 0.4)
+        np.testing.assert_allclose(float(d), 2 / 3 * ss.hyp2f1(2.0, 3.0, 4.0, 0.4), rtol=1e-5)

@@ -21,7 +21,7 @@ from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
 from .bessel import bessel_jn
-from .special_integrals import dawsn, fresnel, hyp1f1, owens_t, sici, spence, wofz
+from .special_integrals import dawsn, fresnel, hyp1f1, hyp2f1, owens_t, sici, spence, wofz
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -805,6 +805,7 @@ __all__ = [
     "dawsn",
     "fresnel",
     "hyp1f1",
+    "hyp2f1",
     "owens_t",
     "wofz",
     "sici",
