@@ -14,6 +14,7 @@ operation or was not ready when the trace stopped; see hosts/gl_timer.py).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -122,3 +123,61 @@ def kernel_event(platform: str, kernel: Any, exe: Any) -> Iterator[None]:
             },
         }
     )
+
+
+class TraceAnnotation(contextlib.ContextDecorator):
+    """A span in the trace (an "annotation" event, its kwargs as args) around the code it
+    encloses; in the browser also a `performance.measure` on the "annotations" track. Free when
+    no trace is recording."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        self.name, self.kwargs = name, kwargs
+        self._starts: list[tuple[float, float | None]] = []
+
+    def __enter__(self) -> TraceAnnotation:
+        if _events is not None:
+            self._starts.append((time.perf_counter(), _browser_now()))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if _events is None or not self._starts:
+            return
+        t0, browser_t0 = self._starts.pop()
+        t1 = time.perf_counter()
+        if browser_t0 is not None:
+            profiler_browser.measure(
+                self.name, browser_t0, profiler_browser.now_ms(), "annotations", self.kwargs
+            )
+        _events.append(
+            {
+                "name": self.name,
+                "cat": "annotation",
+                "ph": "X",
+                "ts": t0 * 1e6,
+                "dur": (t1 - t0) * 1e6,
+                "pid": 1,
+                "tid": "annotations",
+                "args": {k: str(v) for k, v in self.kwargs.items()},
+            }
+        )
+
+
+class StepTraceAnnotation(TraceAnnotation):
+    """A TraceAnnotation marking one training step (`step_num=` among its kwargs)."""
+
+
+def annotate_function(
+    func: Callable[..., Any] | None = None, name: str | None = None, **kwargs: Any
+) -> Any:
+    """`func` wrapped in a TraceAnnotation named `name` (default: its qualified name); also a
+    decorator factory, `@annotate_function(name=...)`."""
+    if func is None:
+        return lambda f: annotate_function(f, name=name, **kwargs)
+    label: str = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", "fun")
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        with TraceAnnotation(label, **kwargs):
+            return func(*args, **kw)
+
+    return wrapped
