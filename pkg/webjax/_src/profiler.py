@@ -173,7 +173,7 @@ def annotate_function(
     decorator factory, `@annotate_function(name=...)`."""
     if func is None:
         return lambda f: annotate_function(f, name=name, **kwargs)
-    label: str = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", "fun")
+    label = str(name or getattr(func, "__qualname__", None) or getattr(func, "__name__", "fun"))
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kw: Any) -> Any:
