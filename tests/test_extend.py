@@ -332,9 +332,12 @@ def test_jax_src_paths_after_install_as_jax():
     """)
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={"PYTHONPATH": str(root / "pkg"), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 

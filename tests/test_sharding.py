@@ -60,14 +60,30 @@ def test_mesh_and_sharding_reprs_and_fields():
         P = ns.sharding.PartitionSpec
         s = ns.sharding.NamedSharding(m, P("data"))
         return [
-            repr(m), str(m), repr(am), m.axis_names, tuple(m.shape.items()), m.size, m.empty,
-            m.devices.shape, repr(ns.sharding.get_mesh()), repr(ns.sharding.get_abstract_mesh()),
-            repr(P()), repr(P(None)), repr(P(("a", "b"), None)), P("a") == P("a", None),
-            str(s).replace("Cpu", "X").replace("Wasm", "X"), repr(s.spec), s.num_devices,
-            s.is_fully_replicated, s.shard_shape((4, 6)), m == ns.make_mesh((1,), ("data",)),
-            repr(ns.sharding.AbstractMesh((2, 3), ("a", "b"))), repr(m.abstract_mesh)[:40],
+            repr(m),
+            str(m),
+            repr(am),
+            m.axis_names,
+            tuple(m.shape.items()),
+            m.size,
+            m.empty,
+            m.devices.shape,
+            repr(ns.sharding.get_mesh()),
+            repr(ns.sharding.get_abstract_mesh()),
+            repr(P()),
+            repr(P(None)),
+            repr(P(("a", "b"), None)),
+            P("a") == P("a", None),
+            str(s).replace("Cpu", "X").replace("Wasm", "X"),
+            repr(s.spec),
+            s.num_devices,
+            s.is_fully_replicated,
+            s.shard_shape((4, 6)),
+            m == ns.make_mesh((1,), ("data",)),
+            repr(ns.sharding.AbstractMesh((2, 3), ("a", "b"))),
+            repr(m.abstract_mesh)[:40],
             s == ns.sharding.NamedSharding(m, P("data", None)),
-        ]  # fmt: skip
+        ]
 
     got, want = both(prog)
     assert got == want
@@ -109,11 +125,19 @@ def test_device_put_sharding_and_array_shards():
         shards = y.addressable_shards
         x = ns.numpy.asarray(X)
         return [
-            np.asarray(y), y.sharding == s, repr(y.sharding.spec), y.committed,
-            type(x.sharding).__name__, y.is_fully_addressable, len(shards), shards[0].index,
-            np.asarray(shards[0].data), repr(z["a"].sharding.spec), len(y.global_shards),
+            np.asarray(y),
+            y.sharding == s,
+            repr(y.sharding.spec),
+            y.committed,
+            type(x.sharding).__name__,
+            y.is_fully_addressable,
+            len(shards),
+            shards[0].index,
+            np.asarray(shards[0].data),
+            repr(z["a"].sharding.spec),
+            len(y.global_shards),
             repr(ns.sharding.get_mesh()),
-        ]  # fmt: skip
+        ]
 
     got, want = both(prog)
     np.testing.assert_array_equal(got[0], want[0])
@@ -196,9 +220,17 @@ def test_shard_map_grad_vmap_and_experimental_spelling():
 
 @pytest.mark.parametrize(
     "case",
-    ["replication", "bad_axis", "bad_rank", "no_mesh", "tree", "out_specs_type", "explicit",
-     "infer_auto"],
-)  # fmt: skip
+    [
+        "replication",
+        "bad_axis",
+        "bad_rank",
+        "no_mesh",
+        "tree",
+        "out_specs_type",
+        "explicit",
+        "infer_auto",
+    ],
+)
 def test_shard_map_errors(case):
     def prog(ns: Any) -> Any:
         P = ns.sharding.PartitionSpec
@@ -319,12 +351,22 @@ def test_stages():
                 errs.append(type(e).__name__)
         info = lo.out_info["a"]
         return [
-            isinstance(f, ns.stages.Wrapped), isinstance(lo, ns.stages.Lowered),
-            isinstance(co, ns.stages.Compiled), isinstance(tr, ns.stages.Traced),
-            str(lo.in_tree), str(lo.out_tree), info.shape, str(info.dtype),
-            lo.args_info[0][0].donated, np.asarray(out["a"]).tolist(), float(out["b"]), errs,
-            tr.fun_name, isinstance(lo.as_text(), str), "flops" in lo.cost_analysis(),
-        ]  # fmt: skip
+            isinstance(f, ns.stages.Wrapped),
+            isinstance(lo, ns.stages.Lowered),
+            isinstance(co, ns.stages.Compiled),
+            isinstance(tr, ns.stages.Traced),
+            str(lo.in_tree),
+            str(lo.out_tree),
+            info.shape,
+            str(info.dtype),
+            lo.args_info[0][0].donated,
+            np.asarray(out["a"]).tolist(),
+            float(out["b"]),
+            errs,
+            tr.fun_name,
+            isinstance(lo.as_text(), str),
+            "flops" in lo.cost_analysis(),
+        ]
 
     got, want = both(prog)
     assert got == want
@@ -374,9 +416,16 @@ def test_multihost_utils_and_process_queries():
         t = mh.process_allgather(X, tiled=True)
         b = mh.broadcast_one_to_all(X)
         return (
-            g["a"], g["s"], t, b, ns.process_index(), ns.process_count(), ns.process_indices(),
-            ns.local_device_count(), len(ns.local_devices()),
-        )  # fmt: skip
+            g["a"],
+            g["s"],
+            t,
+            b,
+            ns.process_index(),
+            ns.process_count(),
+            ns.process_indices(),
+            ns.local_device_count(),
+            len(ns.local_devices()),
+        )
 
     got, want = both(prog)
     for a, b in zip(got[:4], want[:4], strict=True):

@@ -410,9 +410,12 @@ class JaxNamespace(types.ModuleType):
         version.__version_info__ = info  # type: ignore[attr-defined]
         version._version = JAX_API_VERSION  # type: ignore[attr-defined]
         self.__dict__.update(
-            _webjax=webjax, _src=private, version=version,
-            __version__=JAX_API_VERSION, __version_info__=info,
-        )  # fmt: skip
+            _webjax=webjax,
+            _src=private,
+            version=version,
+            __version__=JAX_API_VERSION,
+            __version_info__=info,
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["_webjax"], name)

@@ -161,9 +161,14 @@ class WrappedFun:
         else:
             outer = functools.partial(gen, inner, out_store, *gen_static_args)
         return WrappedFun(
-            self.f, outer, ((gen, gen_static_args), *self.transforms),
-            (out_store, *self.stores), self.params, None, self.debug_info,
-        )  # fmt: skip
+            self.f,
+            outer,
+            ((gen, gen_static_args), *self.transforms),
+            (out_store, *self.stores),
+            self.params,
+            None,
+            self.debug_info,
+        )
 
     def populate_stores(self, stores: Any) -> None:
         for mine, theirs in zip(self.stores, stores, strict=True):
@@ -175,9 +180,14 @@ class WrappedFun:
 
     def replace_debug_info(self, dbg: DebugInfo) -> WrappedFun:
         return WrappedFun(
-            self.f, self.f_transformed, self.transforms, self.stores, self.params,
-            self.in_type, dbg,
-        )  # fmt: skip
+            self.f,
+            self.f_transformed,
+            self.transforms,
+            self.stores,
+            self.params,
+            self.in_type,
+            dbg,
+        )
 
     def with_unknown_names(self) -> WrappedFun:
         dbg = self.debug_info

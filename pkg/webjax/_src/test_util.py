@@ -85,8 +85,9 @@ def numerical_jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Any, 
 
 def _assert_close(x: Any, y: Any, atol: float, rtol: float, err_msg: str) -> None:
     if tree_structure(x) != tree_structure(y):
-        raise AssertionError(f"{err_msg}: tree structures differ: {tree_structure(x)} vs "
-                             f"{tree_structure(y)}")  # fmt: skip
+        raise AssertionError(
+            f"{err_msg}: tree structures differ: {tree_structure(x)} vs {tree_structure(y)}"
+        )
     for a, b in zip(tree_leaves(x), tree_leaves(y), strict=True):
         a, b = creation.asarray(a), creation.asarray(b)
         if a.shape != b.shape:

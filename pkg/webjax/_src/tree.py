@@ -91,9 +91,12 @@ def tree_map_with_path(
     is_leaf_takes_path: bool = False,
 ) -> Any:
     return _tu.tree_map_with_path(
-        f, tree, *rest, is_leaf=_leaf_with_path(is_leaf, is_leaf_takes_path),
+        f,
+        tree,
+        *rest,
+        is_leaf=_leaf_with_path(is_leaf, is_leaf_takes_path),
         is_leaf_takes_path=True,
-    )  # fmt: skip
+    )
 
 
 def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: IsLeaf = None) -> Any:

@@ -316,8 +316,9 @@ def get_primitive_transpose(p: Primitive) -> Callable[..., Any]:
     try:
         return primitive_transposes[p]
     except KeyError as err:
-        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
-                                  f"'{p}' not implemented") from err  # fmt: skip
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for '{p}' not implemented"
+        ) from err
 
 
 def add_jaxvals(x: Any, y: Any) -> Any:
