@@ -207,6 +207,8 @@ def test_install_as_jax_names() -> None:
         "assert jax.scipy.integrate.trapezoid is webjax.scipy.integrate.trapezoid\n"
         "assert jax.scipy.cluster.vq.vq is webjax.scipy.cluster.vq.vq\n"
         "from jax.scipy.spatial.transform import Rotation, Slerp\n"
+        "import numpy as np\n"
+        "assert np.dtype('bfloat16').name == 'bfloat16'  # as after importing JAX\n"
         "print('ok')\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

@@ -385,6 +385,10 @@ def install_as_jax() -> None:
             sys.modules[alias] = importlib.import_module(real)
         except ImportError:  # a module a later issue adds
             continue
+    # importing JAX imports ml_dtypes, which gives NumPy the names 'bfloat16', 'int4', ...
+    # (optional here: Pyodide has no ml_dtypes)
+    with contextlib.suppress(ImportError):
+        importlib.import_module("ml_dtypes")
     jax = JaxNamespace(sys.modules["webjax"], sys.modules["webjax._jax_src"])
     sys.modules["jax"] = jax
     sys.modules["jax.version"] = jax.version
