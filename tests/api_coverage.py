@@ -1,5 +1,5 @@
 """How much of JAX's public API webjax has: for each `jax` module that `install_as_jax()` maps
-(pkg/webjax/_src/api.py `_JAX_MODULES`; the private `jax._src` paths left out), the public
+(pkg/webjax/_src/api/__init__.py `_JAX_MODULES`; the private `jax._src` paths left out), the public
 names of real JAX's module (the test-only oracle) and how many of them webjax's module has.
 
     .venv/bin/python tests/api_coverage.py [--missing]

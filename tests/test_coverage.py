@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webjax._src import coverage
+from webjax._src.api import coverage
 
 
 def test_no_rule_gaps():
@@ -16,5 +16,5 @@ def test_features_table_is_current():
     start = text.index("<!-- coverage:start -->\n") + len("<!-- coverage:start -->\n")
     end = text.index("<!-- coverage:end -->")
     assert text[start:end] == coverage.markdown(), (
-        "FEATURES.md is stale: regenerate with `python -m webjax._src.coverage`"
+        "FEATURES.md is stale: regenerate with `python -m webjax._src.api.coverage`"
     )

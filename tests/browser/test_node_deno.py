@@ -74,7 +74,7 @@ for platform in ("webgpu", "webgl"):
         out[platform] = program(jax.devices(platform)[0])
     except RuntimeError as e:
         out["unavailable"][platform] = str(e)
-from webjax._src.environment import environment_info
+from webjax._src.api.environment import environment_info
 host = jax.devices("wasm")[0].backend.host
 out["threads"] = host.threads
 out["env"] = environment_info()

@@ -3,7 +3,7 @@
 
 from typing import Any
 
-from webjax._src.clients import backends, get_backend
+from webjax._src.api.clients import backends, get_backend
 from webjax._src.interpreters.mlir import NoXlaError
 
 __all__ = ["backends", "get_backend"]

@@ -1,6 +1,6 @@
 """webjax.extend.backend: the backend clients (`jax.extend.backend`)."""
 
-from webjax._src.clients import (
+from webjax._src.api.clients import (
     backend_xla_version,
     backends,
     clear_backends,

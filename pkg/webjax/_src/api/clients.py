@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import api
-from .runtime import backend as rt
+from .. import api
+from ..runtime import backend as rt
 
 
 class Client:

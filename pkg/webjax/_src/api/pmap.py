@@ -18,16 +18,16 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import core
-from .api import local_device_count
-from .core import ClosedJaxpr, ShapedArray
-from .interpreters import ad, batching
-from .interpreters import partial_eval as pe
-from .interpreters.ad import Zero, is_undefined
-from .jit import _closed_call, jit
-from .lax import lax
-from .tree_util import tree_flatten, tree_leaves, tree_unflatten
-from .vmap import _as_mapped, _broadcast_prefix, _canonical_in_axis
+from .. import core
+from ..api import local_device_count
+from ..core import ClosedJaxpr, ShapedArray
+from ..interpreters import ad, batching
+from ..interpreters import partial_eval as pe
+from ..interpreters.ad import Zero, is_undefined
+from ..jit import _closed_call, jit
+from ..lax import lax
+from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
+from ..vmap import _as_mapped, _broadcast_prefix, _canonical_in_axis
 
 _INTERNAL_NAME = "_internal_pmap_axis_name"  # JAX's name of an unnamed pmap axis (in errors)
 

@@ -10,7 +10,7 @@ import os
 from collections import Counter
 from typing import Any
 
-from .api import live_arrays
+from ..api import live_arrays
 
 
 def _varint(n: int) -> bytes:

@@ -1,11 +1,11 @@
 """The primitive x rule coverage table (FEATURES.md embeds it; tests fail on a gap).
 
-Run `python -m webjax._src.coverage` to print the Markdown table.
+Run `python -m webjax._src.api.coverage` to print the Markdown table.
 """
 
 from __future__ import annotations
 
-from . import (
+from .. import (
     api,  # noqa: F401  (registers every rule)
     callback,
     checkpoint,
@@ -13,14 +13,14 @@ from . import (
     debugging,
     jit,
 )
-from .core import Primitive
-from .dispatch import lowering
-from .interpreters import ad, batching
-from .interpreters import partial_eval as pe
-from .lax import ad_rules, control_flow, linear_solve
-from .lax import lax as lax_mod
-from .lax import linalg as _linalg  # noqa: F401  (registers the linear algebra primitives)
-from .random import bit_generator
+from ..core import Primitive
+from ..dispatch import lowering
+from ..interpreters import ad, batching
+from ..interpreters import partial_eval as pe
+from ..lax import ad_rules, control_flow, linear_solve
+from ..lax import lax as lax_mod
+from ..lax import linalg as _linalg  # noqa: F401  (registers the linear algebra primitives)
+from ..random import bit_generator
 
 # Primitives linear in (some of) their operands: reverse mode needs their transpose.
 LINEAR = frozenset({

@@ -12,10 +12,10 @@ import os
 import platform as _platform
 import sys
 
-from . import config as _config
-from .hosts import cross_origin_isolated, in_browser, js_runtime
-from .runtime import backend as rt
-from .runtime import backends  # noqa: F401  (registers the backends)
+from .. import config as _config
+from ..hosts import cross_origin_isolated, in_browser, js_runtime
+from ..runtime import backend as rt
+from ..runtime import backends  # noqa: F401  (registers the backends)
 
 
 def _version() -> str:

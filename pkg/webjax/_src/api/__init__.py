@@ -10,35 +10,35 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import checkpoint as _checkpoint  # noqa: F401  (remat)
-from . import core
-from . import custom_derivatives as _custom  # noqa: F401  (custom_jvp/custom_vjp rules)
-from . import debugging as _debugging  # noqa: F401  (jax.debug)
-from . import jit as _jit  # noqa: F401  (the jit primitive and its rules)
-from . import shard_map as _shard_map
-from . import sharding as _sharding
-from . import stages as _stages
-from .dispatch import devices as _devices
-from .dispatch import program
-from .dispatch.array import Array
-from .dispatch.devices import default_device as _current_default_device
-from .hosts import in_browser
-from .jit import Jitted
-from .lax import (
-    ad_rules,  # noqa: F401  (registers derivative rules)
-    batching_rules,  # noqa: F401  (registers vmap rules)
-    control_flow,  # noqa: F401  (cond, while, scan)
-    convolution,  # noqa: F401  (conv_general_dilated and its rules)
-    windowed,  # noqa: F401  (reduce_window, select_and_*, cumulative reductions)
+from .. import checkpoint as _checkpoint  # remat
+from .. import core
+from .. import custom_derivatives as _custom  # custom_jvp/custom_vjp rules
+from .. import debugging as _debugging  # jax.debug
+from .. import jit as _jit  # the jit primitive and its rules
+from .. import shard_map as _shard_map
+from .. import sharding as _sharding
+from .. import stages as _stages
+from ..dispatch import devices as _devices
+from ..dispatch import program
+from ..dispatch.array import Array
+from ..dispatch.devices import default_device as _current_default_device
+from ..hosts import in_browser
+from ..jit import Jitted
+from ..lax import (
+    ad_rules,  # registers derivative rules
+    batching_rules,  # registers vmap rules
+    control_flow,  # cond, while, scan
+    convolution,  # conv_general_dilated and its rules
+    windowed,  # reduce_window, select_and_*, cumulative reductions
 )
-from .refs import Ref
-from .runtime import backend as rt
-from .runtime import backends  # noqa: F401  (registers the backends)
-from .runtime.backend import Device
-from .runtime.webgpu import init_webgpu_async as _init_webgpu_async
-from .transformations import ShapeDtypeStruct
-from .tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
-from .vmap import _broadcast_prefix
+from ..refs import Ref
+from ..runtime import backend as rt
+from ..runtime import backends  # registers the backends
+from ..runtime.backend import Device
+from ..runtime.webgpu import init_webgpu_async as _init_webgpu_async
+from ..transformations import ShapeDtypeStruct
+from ..tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from ..vmap import _broadcast_prefix
 
 
 def devices(backend: str | None = None) -> list[Device]:
