@@ -49,6 +49,10 @@ PYODIDE_EXTRA_PACKAGES = ("micropip",)
 # Linux x86-64 binary, fetched like Pyodide (npm pack, cached in .cache/), never installed.
 DENO_PACKAGE = "@deno/linux-x64-glibc"
 DENO_VERSION = "2.9.6"
+# The REPL's editor: web/editor/ holds its entry module and a package.json pinning CodeMirror 6,
+# its dependencies and esbuild; the build npm-installs them into .cache/editor/ and bundles the
+# entry into dist/site/editor.mjs (web/editor/ itself is not copied to the site).
+EDITOR_SOURCES = WEB / "editor"
 # Bump to force the tools venv to be rebuilt even when pyproject.toml did not change.
 VENV_EPOCH = "1"
 SYSTEM_PACKAGES = {  # apt package -> a glob that matches once it is installed
@@ -411,10 +415,40 @@ def fetch_ecosystem_wheels(python: Path) -> list[Path]:
     return found
 
 
+def bundle_editor() -> Path:
+    """npm install web/editor/package.json's pinned packages into .cache/editor/ (again only
+    when package.json changes) and bundle web/editor/index.mjs with esbuild into
+    dist/site/editor.mjs (one ES module, minified)."""
+    work = CACHE / "editor"
+    work.mkdir(parents=True, exist_ok=True)
+    package = (EDITOR_SOURCES / "package.json").read_text()
+    stamp = work / ".webjax-stamp"
+    if not stamp.exists() or stamp.read_text() != package:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError("npm is needed to fetch the REPL's editor (apt-get install npm)")
+        (work / "package.json").write_text(package)
+        run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=work)
+        stamp.write_text(package)
+    shutil.copyfile(EDITOR_SOURCES / "index.mjs", work / "index.mjs")
+    out = SITE / "editor.mjs"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    node = shutil.which("node")
+    if node is None:
+        raise BuildError("node is needed to run esbuild for the REPL's editor")
+    esbuild = work / "node_modules" / "esbuild" / "bin" / "esbuild"
+    flags = ["--bundle", "--format=esm", "--minify", "--log-level=warning", f"--outfile={out}"]
+    run([node, str(esbuild), "index.mjs", *flags], cwd=work)
+    log(f"editor bundled: {out.relative_to(ROOT)} ({out.stat().st_size // 1024} KiB)")
+    return out
+
+
 def layout_site(wheel: Path, extra_packages: dict[str, str], ecosystem: list[Path]) -> None:
     """web/* -> dist/site/, the wheel -> dist/site/wheels/ (the ecosystem's browser wheels in
     wheels/ecosystem/), and manifest.json for the loader."""
     for src in sorted(WEB.rglob("*")):
+        if src.is_relative_to(EDITOR_SOURCES):
+            continue  # bundled into editor.mjs by bundle_editor
         if src.is_file() and "__pycache__" not in src.parts:
             dest = SITE / src.relative_to(WEB)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -447,6 +481,7 @@ def build() -> Path:
     pyodide_dir = fetch_pyodide()
     extra = add_pyodide_packages(python, pyodide_dir)
     layout_site(compile_for_pyodide(wheel, pyodide_dir), extra, fetch_ecosystem_wheels(python))
+    bundle_editor()
     return python
 
 
