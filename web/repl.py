@@ -1,35 +1,52 @@
-"""Python side of the REPL page (web/index.html), imported in Pyodide as `webjax_repl`.
+"""Python side of the REPL page (web/index.html), imported as `webjax_repl` in the REPL's Web
+Worker (web/repl_worker.mjs).
 
 Runs user code with the picked device as the default device, prints the value of a final
-expression like the Python REPL, and shows tracebacks without this module's frames.
+expression like the Python REPL (as HTML where it has `_repr_html_`, as webjax arrays do), and
+shows tracebacks without this module's or Pyodide's frames.
 """
 
 import contextlib
 import sys
 import traceback
 
+import js
 from pyodide.code import eval_code_async
+from pyodide.ffi import to_js
 
 import webjax
 
-PLATFORMS = ("cpu", "wasm", "webgpu", "webgl")
+PLATFORMS = ("wasm", "webgpu", "webgl", "cpu")
 FILENAME = "<repl>"
 namespace: dict = {"__name__": "__main__"}
 
 
-def device_choices() -> list[list[str]]:
-    """[value, label] pairs for the device picker: the default, then every device found."""
+async def device_choices() -> dict:
+    """The device picker's [value, label] pairs (the default, then every device the browser
+    offers), the platforms that are not available with the reason, and whether the page is
+    cross-origin isolated (wasm threads) with the wasm device's thread count."""
+    try:
+        await webjax.init_webgpu_async()  # WebGPU's adapter and device requests are promises
+    except Exception:
+        pass  # webjax.devices("webgpu") below raises, saying why
     try:
         choices = [["default", f"default ({webjax.devices()[0]})"]]
     except Exception as e:
         choices = [["default", f"default ({type(e).__name__})"]]
+    missing = []
+    threads = 1
     for platform in PLATFORMS:
         try:
             devices = webjax.devices(platform)
-        except Exception:  # JAX raises RuntimeError for a platform it cannot initialize
+        except Exception as e:  # JAX raises RuntimeError for a platform it cannot initialize
+            missing.append([platform, str(e).splitlines()[0][:200]])
             continue
         choices += [[f"{platform}:{i}", str(d)] for i, d in enumerate(devices)]
-    return choices
+    isolated = bool(getattr(js, "crossOriginIsolated", False))
+    for line in webjax.print_environment_info(return_string=True).splitlines():
+        if line.strip().startswith("wasm:") and "threads=" in line:
+            threads = int(line.split("threads=")[1].split()[0])
+    return {"choices": choices, "missing": missing, "isolated": isolated, "threads": threads}
 
 
 def _device_context(choice: str):
@@ -43,7 +60,28 @@ def _print_user_traceback(e: BaseException) -> None:
     tb = e.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != FILENAME:
         tb = tb.tb_next  # drop the frames of this module and of Pyodide's eval_code_async
-    traceback.print_exception(type(e), e, tb)
+    if isinstance(e, SyntaxError) or tb is None:
+        traceback.print_exception(type(e), e, None)  # a SyntaxError names its line itself
+    else:
+        traceback.print_exception(type(e), e, tb)
+
+
+def _echo(result) -> None:
+    """Show a final expression's value: HTML where it has one, else its repr."""
+    if getattr(result, "_webjax_shown", False):
+        return  # a display figure that was already drawn
+    html = None
+    repr_html = getattr(result, "_repr_html_", None)
+    if callable(repr_html) and not isinstance(result, type):
+        try:
+            html = repr_html()
+        except Exception:
+            html = None
+    if isinstance(html, str):
+        text = repr(result)
+        js.postMessage(to_js({"type": "html", "html": html, "text": text}))
+    else:
+        print(repr(result))
 
 
 async def run(source: str, choice: str) -> bool:
@@ -52,7 +90,7 @@ async def run(source: str, choice: str) -> bool:
         with _device_context(choice):
             result = await eval_code_async(source, namespace, filename=FILENAME)
             if result is not None:
-                print(repr(result))
+                _echo(result)
     except BaseException as e:
         _print_user_traceback(e)
         return False
