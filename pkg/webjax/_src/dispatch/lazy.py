@@ -205,22 +205,31 @@ def _run(lb: LazyBuffer) -> None:
     if kernel is None:
         raise RuntimeError("Array has been deleted")
     backend = lb.device.backend
-    exe = backend.prepare(kernel)
+    # Allocate before compiling: an array the device cannot hold is a MemoryError naming the
+    # device's limit, not a compiler's complaint about an index past 32 bits.
     donor = _ready_donor(lb) if lb.donor is not None else None
     handle = donor.handle if donor is not None else backend.malloc(lb.nbytes)
-    if lb.size:
-        for i in lb.inputs:
-            if i.handle is None:
-                raise RuntimeError("Array has been deleted")
-        if _config.debug_level():
-            _debug_dispatch(lb.device.platform, kernel, exe)
-        if profiler.open_events() is None:  # not recording: count the dispatch only
-            count = profiler.dispatch_count
-            count[lb.device.platform] = count.get(lb.device.platform, 0) + 1
-            backend.dispatch(exe, [i.handle for i in lb.inputs], handle)
-        else:
-            with profiler.kernel_event(lb.device.platform, kernel, exe):
+    try:
+        exe = backend.prepare(kernel)
+        if lb.size:
+            for i in lb.inputs:
+                if i.handle is None:
+                    raise RuntimeError("Array has been deleted")
+            if _config.debug_level():
+                _debug_dispatch(lb.device.platform, kernel, exe)
+            if profiler.open_events() is None:  # not recording: count the dispatch only
+                count = profiler.dispatch_count
+                count[lb.device.platform] = count.get(lb.device.platform, 0) + 1
                 backend.dispatch(exe, [i.handle for i in lb.inputs], handle)
+            else:
+                with profiler.kernel_event(lb.device.platform, kernel, exe):
+                    backend.dispatch(exe, [i.handle for i in lb.inputs], handle)
+    except BaseException:
+        # a failed compile or launch, or KeyboardInterrupt: nothing leaks, and the buffer stays
+        # pending, so a later read runs it again
+        if donor is None:  # a donor keeps its memory
+            backend.free(handle)
+        raise
     lb.handle = handle
     if donor is not None:
         donor.handle = None  # the memory moved to `lb`, not freed: the live count stays

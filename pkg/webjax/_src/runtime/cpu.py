@@ -51,7 +51,10 @@ class CpuBackend(Backend):
         self._use_numpy = use_numpy  # None: NumPy when importable
 
     def malloc(self, nbytes: int) -> bytearray:
-        return bytearray(nbytes)
+        try:
+            return bytearray(nbytes)
+        except MemoryError:
+            raise MemoryError(f"cpu: cannot allocate {nbytes} bytes") from None
 
     def free(self, handle: Any) -> None:
         pass  # garbage collected

@@ -215,13 +215,20 @@ class WasmBackend(Backend):
         if exe is None:
             mod, cuts = self._generate(kernel)
             run = None
-            if cuts is None:
-                fn = self.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
-            else:
-                kid, lo, stride = self._split_args(kernel, mod.scratch)
-                fn, run = self.host.instantiate_parallel(
-                    mod.wasm, wasm_codegen.EXPORT, kid, cuts, lo, stride
-                )
+            try:
+                if cuts is None:
+                    fn = self.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
+                else:
+                    kid, lo, stride = self._split_args(kernel, mod.scratch)
+                    fn, run = self.host.instantiate_parallel(
+                        mod.wasm, wasm_codegen.EXPORT, kid, cuts, lo, stride
+                    )
+            except MemoryError:
+                raise
+            except Exception as e:
+                raise RuntimeError(
+                    f"wasm: module compilation failed ({len(mod.wasm)} bytes): {e}"
+                ) from e
             exe = WasmExecutable(
                 kernel, fn, mod.wasm, mod.scratch, run, 1 if cuts is None else len(cuts) - 1
             )
@@ -233,15 +240,22 @@ class WasmBackend(Backend):
         if exe is None:
             mod, cuts = self._generate(kernel)
             run = None
-            if cuts is not None:
-                kid, lo, stride = self._split_args(kernel, mod.scratch)
-                fn, run = await self.host.instantiate_parallel_async(
-                    mod.wasm, wasm_codegen.EXPORT, kid, cuts, lo, stride
-                )
-            elif getattr(self.host, "instantiate_async", None) is not None:
-                fn = await self.host.instantiate_async(mod.wasm, wasm_codegen.EXPORT)
-            else:
-                fn = self.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
+            try:
+                if cuts is not None:
+                    kid, lo, stride = self._split_args(kernel, mod.scratch)
+                    fn, run = await self.host.instantiate_parallel_async(
+                        mod.wasm, wasm_codegen.EXPORT, kid, cuts, lo, stride
+                    )
+                elif getattr(self.host, "instantiate_async", None) is not None:
+                    fn = await self.host.instantiate_async(mod.wasm, wasm_codegen.EXPORT)
+                else:
+                    fn = self.host.instantiate(mod.wasm, wasm_codegen.EXPORT)
+            except MemoryError:
+                raise
+            except Exception as e:
+                raise RuntimeError(
+                    f"wasm: module compilation failed ({len(mod.wasm)} bytes): {e}"
+                ) from e
             chunks = 1 if cuts is None else len(cuts) - 1
             exe = WasmExecutable(kernel, fn, mod.wasm, mod.scratch, run, chunks)
             exe = self._cache.setdefault(kernel, exe)
