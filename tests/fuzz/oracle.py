@@ -1,0 +1,256 @@
+"""One case on webjax (on a device, in the case's mode) and on real JAX (on its CPU), and the
+verdict.
+
+A case passes when both raise (the same exception type, or webjax a subclass of the type JAX
+raises) or both return the same structure, shapes, dtypes, weak types and values: integers and
+bools exactly, floats within the device's tolerance for the dtype (NaN where JAX has NaN,
+infinities of the same sign). Anything else is a failure, by category:
+
+- crash: webjax raised where JAX returned;
+- error type: both raised, different types;
+- no error: JAX raised, webjax returned;
+- wrong: both returned, and the outputs differ (structure, shape, dtype, weak type or values).
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.scipy.special
+import ml_dtypes
+import numpy as np
+
+import webjax
+import webjax.scipy.special
+
+from .generators import Case, Key, is_operand
+
+# rtol (and atol, scaled by the output's magnitude) per dtype: the CPU-side backends (cpu, wasm)
+# and the GPU ones (webgpu, webgl: their transcendentals are the driver's, as the op tests allow)
+TOL = {
+    "cpu": {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5, "float64": 1e-12},
+    "gpu": {"float16": 4e-3, "bfloat16": 1.6e-2, "float32": 2e-4, "float64": 1e-12},
+}
+MODE_TOL = {"eager": 1.0, "jit": 1.0, "vmap": 1.0, "grad": 8.0}
+
+
+def tolerance(platform: str, dtype: str) -> float:
+    table = TOL["gpu" if platform in ("webgpu", "webgl") else "cpu"]
+    base = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+    return table.get(base, 0.0)
+
+
+def _module(lib: Any, alias: str) -> Any:
+    return {
+        "jnp": lib.numpy,
+        "lax": lib.lax,
+        "nn": lib.nn,
+        "special": lib.scipy.special,
+        "random": lib.random,
+        "linalg": lib.numpy.linalg,
+    }[alias]
+
+
+def resolve(lib: Any, op: str) -> Callable[..., Any]:
+    alias, name = op.split(".", 1)
+    return getattr(_module(lib, alias), name)
+
+
+@dataclass
+class Outcome:
+    error: BaseException | None = None
+    leaves: list[tuple[str, Any]] | None = None  # (path, leaf) with leaves as host values
+    where: str = ""  # the innermost frame of webjax's traceback, for crashes
+
+    def summary(self) -> str:
+        if self.error is not None:
+            return f"raised {type(self.error).__name__}: {str(self.error)[:300]}" + (
+                f" (at {self.where})" if self.where else ""
+            )
+        assert self.leaves is not None
+        parts = []
+        for path, (arr, dtype, weak) in self.leaves:
+            if isinstance(arr, np.ndarray):
+                vals = _short(arr)
+                parts.append(f"{path}: {dtype}{list(arr.shape)}{' weak' if weak else ''} {vals}")
+            else:
+                parts.append(f"{path}: {arr!r}")
+        return "; ".join(parts)
+
+
+def _short(a: np.ndarray) -> str:
+    flat = a.ravel()
+    if flat.dtype == ml_dtypes.bfloat16:
+        flat = flat.astype(np.float32)
+    s = np.array2string(flat[:16], precision=8, separator=",", threshold=16)
+    return s + ("..." if flat.size > 16 else "")
+
+
+def _flatten(out: Any, path: str = "out") -> list[tuple[str, Any]]:
+    if isinstance(out, (tuple, list)):
+        items: list[tuple[str, Any]] = [(path, (f"{type(out).__name__}[{len(out)}]", None, None))]
+        for i, o in enumerate(out):
+            items += _flatten(o, f"{path}[{i}]")
+        return items
+    if isinstance(out, dict):
+        items = [(path, (f"dict{sorted(out)}", None, None))]
+        for k in sorted(out):
+            items += _flatten(out[k], f"{path}[{k!r}]")
+        return items
+    if hasattr(out, "dtype") and hasattr(out, "shape"):
+        return [(path, (np.asarray(out), str(out.dtype), bool(getattr(out, "weak_type", False))))]
+    return [(path, (out, type(out).__name__, None))]
+
+
+def _to_lib(lib: Any, a: Any, device: Any) -> Any:
+    if isinstance(a, list):
+        return [_to_lib(lib, x, device) for x in a]
+    return lib.device_put(a, device) if device is not None else lib.device_put(a)
+
+
+def _scalarize(lib: Any, out: Any) -> Any:
+    """The sum of the real parts of every inexact output (grad needs a real scalar)."""
+    leaves = lib.tree_util.tree_leaves(out)
+    inexact = [x for x in leaves if lib.numpy.issubdtype(x.dtype, lib.numpy.inexact)]
+    total = 0.0
+    for x in inexact or leaves[:1]:
+        total = total + lib.numpy.sum(lib.numpy.real(x))
+    return total
+
+
+def run_lib(lib: Any, case: Case, device: Any) -> Outcome:
+    """The case on `lib` (webjax on `device`, or JAX), materialized to host values."""
+    positions = [i for i, a in enumerate(case.args) if is_operand(a)]
+    try:
+        fn = resolve(lib, case.spec.op)
+
+        def call(*ops: Any) -> Any:
+            args = list(case.args)
+            for p, o in zip(positions, ops):
+                args[p] = o
+            args = [lib.random.key(a.seed) if isinstance(a, Key) else a for a in args]
+            return fn(*args, **case.kwargs)
+
+        operands = [_to_lib(lib, case.args[p], device) for p in positions]
+        if case.mode == "eager":
+            out = call(*operands)
+        elif case.mode == "jit":
+            out = lib.jit(call)(*operands)
+        elif case.mode == "grad":
+            out = lib.grad(lambda *ops: _scalarize(lib, call(*ops)))(*operands)
+        else:
+            in_axes = tuple(0 if p == case.vmap_arg else None for p in positions)
+            out = lib.vmap(call, in_axes=in_axes)(*operands)
+        return Outcome(leaves=_flatten(out))
+    except Exception as e:  # the exception's type is what is compared
+        return Outcome(error=e, where=_where(e))
+
+
+def _where(e: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if "/webjax/" in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f"{f.filename.split('/webjax/')[-1]}:{f.lineno} in {f.name}"
+
+
+@dataclass
+class Verdict:
+    category: str  # "" (pass), crash, error type, no error, wrong
+    detail: str
+    webjax: Outcome
+    jax: Outcome
+
+    @property
+    def ok(self) -> bool:
+        return not self.category
+
+
+def _raises_like(got: BaseException, want: BaseException) -> bool:
+    names = {c.__name__ for c in type(got).__mro__}
+    return type(want).__name__ in names
+
+
+def compare_leaves(
+    got: list[tuple[str, Any]], want: list[tuple[str, Any]], platform: str, scale: float
+) -> str:
+    """Why the outputs differ ("" when they agree)."""
+    if [p for p, _ in got] != [p for p, _ in want]:
+        return f"structure {[p for p, _ in got]} vs {[p for p, _ in want]}"
+    for (path, (g, gd, gw)), (_, (w, wd, ww)) in zip(got, want):
+        if not isinstance(w, np.ndarray):
+            if gd != wd or (g != w and not (isinstance(w, float) and np.isnan(w))):
+                return f"{path}: {g!r} vs {w!r}"
+            continue
+        if not isinstance(g, np.ndarray):
+            return f"{path}: {type(g).__name__} vs an array"
+        if g.shape != w.shape:
+            return f"{path}: shape {g.shape} vs {w.shape}"
+        if gd != wd:
+            return f"{path}: dtype {gd} vs {wd}"
+        if gw != ww:
+            return f"{path}: weak_type {gw} vs {ww}"
+        if w.dtype.kind in "biu":
+            if not np.array_equal(g, w):
+                bad = np.flatnonzero(g.ravel() != w.ravel())
+                return f"{path}: values differ at {bad[:5].tolist()} ({g.size} elements)"
+            continue
+        why = _close(g, w, tolerance(platform, wd) * scale)
+        if why:
+            return f"{path}: {why}"
+    return ""
+
+
+def _close(g: np.ndarray, w: np.ndarray, tol: float) -> str:
+    wide = np.complex128 if w.dtype.kind == "c" else np.float64
+    g, w = g.astype(wide).ravel(), w.astype(wide).ravel()
+    parts = (g.real, g.imag, w.real, w.imag) if w.dtype.kind == "c" else (g, None, w, None)
+    for a, b in ((parts[0], parts[2]), (parts[1], parts[3])):
+        if b is None:
+            continue
+        nan_a, nan_b = np.isnan(a), np.isnan(b)
+        if (nan_a != nan_b).any():
+            i = int(np.flatnonzero(nan_a != nan_b)[0])
+            return f"NaN mismatch at {i}: {a[i]!r} vs {b[i]!r}"
+        fin = ~nan_b
+        inf_b = np.isinf(b) & fin
+        if (np.isinf(a) != np.isinf(b))[fin].any() or (a[inf_b] != b[inf_b]).any():
+            i = int(np.flatnonzero(fin & ((np.isinf(a) != np.isinf(b)) | (inf_b & (a != b))))[0])
+            return f"inf mismatch at {i}: {a[i]!r} vs {b[i]!r}"
+        ok = fin & ~np.isinf(b)
+        if not ok.any():
+            continue
+        mag = max(1.0, float(np.max(np.abs(b[ok]))))
+        err = np.abs(a[ok] - b[ok])
+        bound = tol * mag + tol * np.abs(b[ok])
+        if (err > bound).any():
+            j = int(np.argmax(err - bound))
+            i = int(np.flatnonzero(ok)[j])
+            return f"value at {i}: {a[i]!r} vs {b[i]!r} (tol {tol:.2g})"
+    return ""
+
+
+def check(case: Case, device: Any) -> Verdict:
+    """Run the case on JAX and on webjax (on `device`) and judge."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = run_lib(jax, case, None)
+        with webjax.default_device(device):
+            got = run_lib(webjax, case, device)
+    if want.error is not None:
+        if got.error is None:
+            return Verdict("no error", f"JAX raised {type(want.error).__name__}", got, want)
+        if not _raises_like(got.error, want.error):
+            return Verdict("error type", "", got, want)
+        return Verdict("", "", got, want)
+    if got.error is not None:
+        return Verdict("crash", "", got, want)
+    assert got.leaves is not None and want.leaves is not None
+    scale = case.spec.tol * MODE_TOL[case.mode]
+    why = compare_leaves(got.leaves, want.leaves, device.platform, scale)
+    return Verdict("wrong" if why else "", why, got, want)

@@ -1,0 +1,209 @@
+"""Run fuzz cases on devices until a count or a time budget is spent, and write the report.
+
+    python3 tests/fuzz/runner.py --budget 600 [--device cpu] [--x64] [--seed 0] [--report r.json]
+
+(`python3 build.py fuzz` runs it on every device, in 32-bit and then, in a second process,
+64-bit mode.) Hypothesis draws the cases (seeded: the same seed and count give the same cases);
+its database is off and nothing shrinks, so a run's time goes to new cases. Every failure is
+recorded with its reproducer: the op, the mode, the arguments (shapes, dtypes and, when small,
+values), the keywords and both outcomes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: the package is tests/fuzz, webjax is in pkg/
+    _tests = Path(__file__).resolve().parents[1]
+    sys.path[:0] = [str(_tests), str(_tests.parent / "pkg")]
+    __package__ = "fuzz"
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from . import generators as gen
+from . import oracle
+
+PLATFORMS = ("cpu", "wasm", "webgpu", "webgl")
+BATCH = 25  # cases per hypothesis run; the budget is checked between cases
+
+
+def set_x64(on: bool) -> None:
+    import jax
+
+    import webjax
+
+    jax.config.update("jax_enable_x64", on)
+    webjax.config.update("jax_enable_x64", on)
+
+
+class Tally:
+    """Cases run per device, mode and op; the failures with their reproducers."""
+
+    def __init__(self) -> None:
+        self.cases: dict[str, collections.Counter[str]] = {}
+        self.failures: list[dict[str, Any]] = []
+        self.seconds: dict[str, float] = {}
+
+    def add(self, platform: str, case: gen.Case, verdict: oracle.Verdict, x64: bool) -> None:
+        c = self.cases.setdefault(platform, collections.Counter())
+        c["total"] += 1
+        c[f"mode:{case.mode}"] += 1
+        c[f"op:{case.spec.op}"] += 1
+        if not verdict.ok:
+            c["failures"] += 1
+            self.failures.append(
+                {
+                    "device": platform,
+                    "x64": x64,
+                    "category": verdict.category,
+                    "detail": verdict.detail,
+                    **case.describe(),
+                    "webjax": verdict.webjax.summary(),
+                    "jax": verdict.jax.summary(),
+                }
+            )
+
+    def report(self, meta: dict[str, Any]) -> dict[str, Any]:
+        groups: collections.Counter[str] = collections.Counter()
+        for f in self.failures:
+            groups[f"{f['op']} {f['mode']} {f['category']}"] += 1
+        per_device = {}
+        for platform, c in self.cases.items():
+            per_device[platform] = {
+                "cases": c["total"],
+                "failures": c["failures"],
+                "seconds": round(self.seconds.get(platform, 0.0), 1),
+                "modes": {k[5:]: v for k, v in sorted(c.items()) if k.startswith("mode:")},
+                "ops": {k[3:]: v for k, v in sorted(c.items()) if k.startswith("op:")},
+            }
+        return {
+            **meta,
+            "devices": per_device,
+            "failure_groups": dict(groups.most_common()),
+            "failures": self.failures,
+        }
+
+
+def run_device(
+    platform: str,
+    tally: Tally,
+    *,
+    max_cases: int | None = None,
+    budget_s: float | None = None,
+    seed_value: int = 0,
+    x64: bool = False,
+    specs: list[gen.Spec] | None = None,
+    modes: tuple[str, ...] = gen.MODES,
+    on_case: Callable[[gen.Case, oracle.Verdict], None] | None = None,
+) -> None:
+    """Cases on one device until `max_cases` have run or `budget_s` seconds have passed."""
+    import webjax
+
+    device = webjax.devices(platform)[0]
+    start = time.monotonic()
+    done = 0
+
+    def spent() -> bool:
+        if max_cases is not None and done >= max_cases:
+            return True
+        return budget_s is not None and time.monotonic() - start >= budget_s
+
+    batch = 0
+    while not spent():
+        n = BATCH if max_cases is None else min(BATCH, max_cases - done)
+
+        @seed(seed_value * 1_000_003 + batch)
+        @settings(
+            max_examples=n,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+            derandomize=False,
+        )
+        @given(gen.cases(specs, x64=x64, modes=modes))
+        def one(case: gen.Case) -> None:
+            nonlocal done
+            if spent():
+                return
+            verdict = oracle.check(case, device)
+            done += 1
+            tally.add(platform, case, verdict, x64)
+            if on_case is not None:
+                on_case(case, verdict)
+
+        one()
+        batch += 1
+    tally.seconds[platform] = tally.seconds.get(platform, 0.0) + time.monotonic() - start
+
+
+def available(platforms: tuple[str, ...] = PLATFORMS) -> list[str]:
+    from webjax._src.runtime import backend as rt
+
+    return [p for p in platforms if rt.unavailable_reason(p) is None]
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--budget", type=float, default=60.0, help="seconds in all, split by device")
+    p.add_argument("--cases", type=int, default=None, help="cases per device (instead)")
+    p.add_argument("--device", action="append", choices=PLATFORMS, help="default: every one")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--x64", action="store_true", help="64-bit mode (jax_enable_x64)")
+    p.add_argument("--op", action="append", help="only these ops (jnp.sum, lax.add, ...)")
+    p.add_argument("--mode", action="append", choices=gen.MODES)
+    p.add_argument("--report", type=Path, default=None, help="write the JSON report here")
+    p.add_argument("--verbose", action="store_true", help="print each failure as it is found")
+    args = p.parse_args(argv)
+    os.environ.setdefault("GALLIVM_PERF", "nopt")  # as the test tier: Mesa compiles faster
+    if args.x64:
+        set_x64(True)
+    platforms = available(tuple(args.device or PLATFORMS))
+    specs = [s for s in gen.SPECS if not args.op or s.op in args.op] or None
+    modes = tuple(args.mode or gen.MODES)
+    tally = Tally()
+
+    def show(case: gen.Case, v: oracle.Verdict) -> None:
+        if args.verbose and not v.ok:
+            print(
+                f"FAIL {v.category}: {case!r}\n  webjax: {v.webjax.summary()}\n"
+                f"  jax: {v.jax.summary()}\n  {v.detail}",
+                flush=True,
+            )
+
+    for platform in platforms:
+        run_device(
+            platform,
+            tally,
+            max_cases=args.cases,
+            budget_s=None if args.cases else args.budget / len(platforms),
+            seed_value=args.seed,
+            x64=args.x64,
+            specs=specs,
+            modes=modes,
+            on_case=show,
+        )
+        c = tally.cases.get(platform, collections.Counter())
+        print(
+            f"fuzz {platform}{' x64' if args.x64 else ''}: {c['total']} cases, "
+            f"{c['failures']} failures",
+            flush=True,
+        )
+    report = tally.report({"seed": args.seed, "x64": args.x64, "budget_s": args.budget})
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    for group, n in list(report["failure_groups"].items())[:40]:
+        print(f"  {n:5d}  {group}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
