@@ -8,6 +8,9 @@
     python build.py test [--no-gates] [pytest args...]
     python build.py bench [--quick] [--out PATH]   build, then the benchmarks (bench/run.py)
                                      system packages, build, gates, pytest over tests/
+    python build.py fuzz --budget SECONDS [--device D] [--report PATH]
+                                     differential fuzzing against JAX (tests/fuzz/), 32- then
+                                     64-bit, until the budget is spent; a JSON report
 
 Everything the build makes lands in git-ignored places: .venv/ (the tools venv), .cache/ (npm
 and pip downloads), dist/ (wheel and site) and pkg/webjax/_src/wasm_kernels/*.wasm.
@@ -663,6 +666,42 @@ def test(pytest_args: list[str], run_gates: bool) -> int:
     return 0 if all(passed for _, passed in results) else 1
 
 
+def fuzz(budget: float, devices: list[str], report: Path | None, seed: int) -> int:
+    """tests/fuzz/runner.py in 32-bit mode (3/4 of the budget) and in 64-bit mode (a second
+    process: jax_enable_x64 holds process-wide), the reports merged into one; fails when any
+    case failed."""
+    python = ensure_venv()
+    assemble_kernels(python)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "pkg")}
+    parts = []
+    for x64, share in ((False, 0.75), (True, 0.25)):
+        out = (report or ROOT / "dist" / "fuzz.json").with_suffix(f".x{64 if x64 else 32}.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            str(python),
+            str(ROOT / "tests" / "fuzz" / "runner.py"),
+            "--budget",
+            str(budget * share),
+        ]
+        cmd += ["--seed", str(seed), "--report", str(out), *["--x64"] * x64]
+        for d in devices:
+            cmd += ["--device", d]
+        log("$ " + " ".join(cmd[1:]))
+        if subprocess.run(cmd, cwd=ROOT, env=env).returncode != 0:
+            return 1
+        parts.append(json.loads(out.read_text()))
+        out.unlink()
+    merged = {"budget_s": budget, "seed": seed, "runs": parts}
+    merged["failures"] = sum(len(p["failures"]) for p in parts)
+    merged["cases"] = {
+        ("x64 " if p["x64"] else "") + d: v["cases"] for p in parts for d, v in p["devices"].items()
+    }
+    target = report or ROOT / "dist" / "fuzz.json"
+    target.write_text(json.dumps(merged, indent=1) + "\n")
+    log(f"fuzz: {merged['cases']}, {merged['failures']} failures; report: {target}")
+    return 1 if merged["failures"] else 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="build.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command")
@@ -685,6 +724,13 @@ def main(argv: list[str]) -> int:
     )
     test_parser.add_argument("--no-gates", action="store_true", help="skip ruff/mypy/lint-imports")
     sub.add_parser("bench", help="build, then bench/run.py (its arguments pass on)", add_help=False)
+    fuzz_parser = sub.add_parser("fuzz", help="differential fuzzing against JAX, a JSON report")
+    fuzz_parser.add_argument("--budget", type=float, default=600.0, help="seconds in all")
+    fuzz_parser.add_argument(
+        "--device", action="append", default=[], help="cpu, wasm, webgpu, webgl (default: all)"
+    )
+    fuzz_parser.add_argument("--report", type=Path, default=None, help="default dist/fuzz.json")
+    fuzz_parser.add_argument("--seed", type=int, default=0)
     args, rest = parser.parse_known_args(argv)
     if rest and args.command not in ("test", "bench"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -701,6 +747,8 @@ def main(argv: list[str]) -> int:
             return subprocess.run(report + ["--write-docs"] * args.write_docs, cwd=ROOT).returncode
         elif args.command == "test":
             return test(rest, run_gates=not args.no_gates)
+        elif args.command == "fuzz":
+            return fuzz(args.budget, args.device, args.report, args.seed)
         elif args.command == "bench":
             build()
             python = ensure_venv()
