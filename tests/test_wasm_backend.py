@@ -511,6 +511,43 @@ def test_reduce_with_epilogue_and_invariants() -> None:
     check(kernel, [pack(dt.float32, a), pack(dt.float32, b), pack(dt.float32, [1.5])], tol_ulps=1)
 
 
+def lane_order_sum(vals: list[float]) -> float:
+    """The wasm backend's float32 sum of vals (codegen/wasm/reduce.py `lane_unroll`): element
+    r into lane r % 4 of accumulator (r // 4) % u (u = 4 from 32 elements, else 2) up to the
+    last whole step of 4u, the accumulators combined pairwise, the lanes in order, then the
+    rest in r order; r order below 8 elements. (An f32 + f32 in float64 rounds once to f32.)"""
+
+    def add(a: float, b: float) -> float:
+        return scalar.normalize(dt.float32, a + b)
+
+    n = len(vals)
+    if n < 8:
+        s = 0.0
+        for v in vals:
+            s = add(s, v)
+        return s
+    u = 4 if n >= 32 else 2
+    main = n - n % (4 * u)
+    accs = [[0.0] * 4 for _ in range(u)]
+    for r in range(main):
+        acc = accs[(r // 4) % u]
+        acc[r % 4] = add(acc[r % 4], vals[r])
+    while len(accs) > 1:
+        nxt = [
+            [add(x, y) for x, y in zip(a, b, strict=True)]
+            for a, b in zip(accs[0::2], accs[1::2], strict=False)
+        ]
+        if len(accs) % 2:
+            nxt.append(accs[-1])
+        accs = nxt
+    s = accs[0][0]
+    for lane in (1, 2, 3):
+        s = add(s, accs[0][lane])
+    for r in range(main, n):
+        s = add(s, vals[r])
+    return s
+
+
 def test_matmul_like() -> None:
     m, kk, n = 5, 33, 7
     i = E.idx(m * n)
@@ -522,7 +559,14 @@ def test_matmul_like() -> None:
     rng = random.Random(5)
     av = [scalar.normalize(dt.float32, rng.uniform(-1, 1)) for _ in range(m * kk)]
     bv = [scalar.normalize(dt.float32, rng.uniform(-1, 1)) for _ in range(kk * n)]
-    check(kernel, [pack(dt.float32, av), pack(dt.float32, bv)])
+    f32 = dt.float32
+    want = [
+        lane_order_sum(
+            [scalar.normalize(f32, av[o // n * kk + t] * bv[t * n + o % n]) for t in range(kk)]
+        )
+        for o in range(m * n)
+    ]  # (too narrow to tile: the scalar loop in the vector path's order)
+    check(kernel, [pack(f32, av), pack(f32, bv)], expect=want)
 
 
 def test_full_reduction_hoisted() -> None:

@@ -179,11 +179,18 @@ class _Gen:
             self.rplan = wasm_reduce.plan_reduce(red, dep_r)
             if id(red) in dep_i:
                 self.mplan = wasm_reduce.plan_matmul(k, red)
+        # a float32 sum outside a tiled matmul (whose tiles sum in k order) sums in the vector
+        # path's lane order, also in the scalar loop, its lane accumulators in the scratch
+        self.lane_u = 0 if red is None or self.mplan is not None else wasm_reduce.lane_unroll(red)
         if self.mplan is not None:
             # one more parameter: scratch memory (scratch_bytes) for packed panels
             self.scratch = len(f.params)
             f.params.append(I32)
             self.scratch_bytes = wasm_reduce.scratch_bytes(self.mplan)
+        elif self.lane_u:
+            self.scratch = len(f.params)
+            f.params.append(I32)
+            self.scratch_bytes = 16 * self.lane_u
         self.i = f.local(I32)
         self.r = f.local(I32)
         self.inner = [n for n in order if id(n) in dep_r]
@@ -319,30 +326,91 @@ class _Gen:
         f.end()
 
     def scalar_reduce(self, node: Exp, acc: int, start: int) -> None:
-        """acc = combine(acc, body(r)) for start <= r < size (acc = identity when start == 0)."""
+        """acc = combine(acc, body(r)) for start <= r < size (acc = identity when start == 0);
+        from 0, a float32 sum sums in the vector path's lane order (`lane_reduce`)."""
         f = self.f
         combine, rsize = node.arg
         d = node.dtype
-        if start == 0:
+        if start == 0 and self.lane_u and node is self.kernel.reduction:
+            start = self.lane_reduce(node, acc)
+            if start == rsize:
+                return
+        elif start == 0:
             self.const(scalar.identity(combine, d), d)
             f.set(acc)
+        self.r_loop(start, rsize, lambda: self.accumulate(combine, d, acc, node.src[0]))
+
+    def accumulate(self, combine: Op, d: DType, acc: int, body: Exp) -> None:
+        self.binary(combine, d, acc, body)
+        self.f.set(acc)
+
+    def r_loop(self, start: int, end: int, step: object) -> None:
+        """for start <= r < end (start < end): the r-dependent nodes, then step()."""
+        f = self.f
         f.i32(start)
         f.set(self.r)
         f.block("loop")
         saved = dict(self.loc)
         for m in self.inner:
             self.emit(m)
-        self.binary(combine, d, acc, node.src[0])
-        f.set(acc)
+        step()  # type: ignore[operator]
         self.loc = saved
         f.get(self.r)
         f.i32(1)
         f.op("i32.add")
         f.tee(self.r)
-        f.i32(rsize)
+        f.i32(end)
         f.op("i32.lt_u")
         f.br_if(0)
         f.end()
+
+    def lane_reduce(self, node: Exp, acc: int) -> int:
+        """acc = the float32 sum of body(r), r < main, in the vector path's order: r into
+        scratch slot r % (4u) (lane r % 4 of accumulator (r // 4) % u), the accumulators
+        combined by `combine_tree`, then the lanes 0..3 in order. Returns main (the last whole
+        step of 4u), where the r-order tail starts."""
+        f, u = self.f, self.lane_u
+        rsize = node.arg[1]
+        slots = 4 * u
+        main = rsize - rsize % slots
+        for s in range(slots):
+            f.get(self.scratch)
+            f.f32(0.0)
+            f.mem("f32.store", offset=4 * s)
+        addr = f.local(I32)
+
+        def step() -> None:
+            f.get(self.scratch)
+            f.get(self.r)
+            f.i32(slots - 1)
+            f.op("i32.and")
+            f.i32(2)
+            f.op("i32.shl", "i32.add")
+            f.tee(addr)
+            f.get(addr)
+            f.mem("f32.load")
+            self.push(node.src[0])
+            f.op("f32.add")
+            f.mem("f32.store")
+
+        self.r_loop(0, main, step)
+        tree = wasm_reduce.combine_tree(u)
+
+        def push_tree(t: object, lane: int) -> None:
+            if isinstance(t, tuple):
+                push_tree(t[0], lane)
+                push_tree(t[1], lane)
+                f.op("f32.add")
+            else:
+                f.get(self.scratch)
+                f.mem("f32.load", offset=4 * (4 * t + lane))  # type: ignore[operator]
+
+        for lane in range(4):
+            push_tree(tree, lane)
+            if lane:
+                f.op("f32.add")  # acc + lane
+        f.set(acc)
+        return main
 
     # -- one node's value onto the stack ---------------------------------------------------------
     def value(self, node: Exp) -> None:

@@ -6,8 +6,10 @@ scalar code (wasm.py) stays the fallback:
 * **Vector reduction** (`RPlan`): a REDUCE whose body reads 4-byte data at indices affine in
   RIDX with unit stride (`sum(x, -1)`, row-wise dots, `x @ w.T`), computed by SIMD lane ops
   (wasm_simd's native set). Four lanes of r per vector, several independent accumulators, a
-  horizontal combine at the end, a scalar tail. Float ADD/MUL change the summation order (JAX's
-  own order differs too); integer ops, MIN/MAX (NaN-propagating, -0 < +0) stay exact.
+  horizontal combine at the end, a scalar tail. A float sum's order is then not r order (JAX's
+  own order differs too), so the scalar loop sums float32 in the same lane order
+  (`lane_unroll`): fused or not, SIMD or not, a sum is bit-identical on one device. Integer
+  ops, MIN/MAX (NaN-propagating, -0 < +0) are exact in any order.
 * **Tiled matmul** (`MPlan`): REDUCE(ADD, MUL(LOAD a, LOAD b)) over float32 where, writing the
   flat output index as i = batch * (M * N) + row * N + col, a's index is affine in (batch, row, r)
   and b's in (batch, r, col) with unit stride in col. MR x 4*NV outputs per tile live in f32x4
@@ -197,8 +199,37 @@ def plan_reduce(node: Exp, dep_r: set[int]) -> RPlan | None:
         return None
     vnodes = [n for n in body.toposort() if id(n) in vset]
     splats = list(splat_set.values())
-    unroll = 4 if rsize >= 32 else 2 if rsize >= 8 else 1
-    return RPlan(node, loads, vnodes, splats, unroll)
+    return RPlan(node, loads, vnodes, splats, _unroll(rsize))
+
+
+def _unroll(rsize: int) -> int:
+    """Vector accumulators of a vector reduction over rsize elements (rsize >= 8)."""
+    return 4 if rsize >= 32 else 2
+
+
+def lane_unroll(node: Exp) -> int:
+    """The vector accumulators whose summation order the scalar loop must follow for this
+    REDUCE (0: it sums in r order). A float32 sum's value depends on its order, and whether the
+    vector path runs depends on fusion (a fused producer the lanes cannot compute sends it down
+    the scalar loop), so both sum in the vector order: element r into lane r % 4 of
+    accumulator (r // 4) % u up to the last whole step of 4 * u, then `combine_tree`, then the
+    rest in r order. Integer sums and MIN/MAX are exact in any order; float MUL never
+    vectorizes."""
+    combine, rsize = node.arg
+    if node.dtype.name != "float32" or combine is not Op.ADD or rsize < 8:
+        return 0
+    return _unroll(rsize)
+
+
+def combine_tree(u: int) -> Any:
+    """The vector path's combine of accumulators 0..u-1, as nested pairs of indices."""
+    accs: list[Any] = list(range(u))
+    while len(accs) > 1:
+        nxt = [(a, b) for a, b in zip(accs[0::2], accs[1::2], strict=False)]
+        if len(accs) % 2:
+            nxt.append(accs[-1])
+        accs = nxt
+    return accs[0]
 
 
 class _RVec(wasm_simd._Vec):
@@ -279,7 +310,8 @@ def emit_reduce(gen: Any, p: RPlan, acc: int, scalar_tail: Any) -> None:
     f.op("i32.lt_u")
     f.br_if(0)
     f.end()
-    # tree-combine the accumulators, then the four lanes
+    # tree-combine the accumulators (combine_tree: the scalar loop's lane order follows it),
+    # then the four lanes
     while len(accs) > 1:
         nxt = []
         for a, b in zip(accs[0::2], accs[1::2], strict=False):
