@@ -18,6 +18,7 @@ const STEPS = 5;
 let pyodide = null;
 let interruptBuffer = null;
 let queue = Promise.resolve();
+globalThis.webjaxDisplay = "postMessage"; // webjax.display posts its pictures to the page
 
 function phase(name, step) {
   postMessage({ type: "phase", name, step, steps: STEPS });
