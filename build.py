@@ -508,8 +508,48 @@ MIME_TYPES = {
 }
 
 
+def parse_byte_range(header: str, size: int) -> tuple[int, int] | str | None:
+    """A `Range:` header's one byte range over a file of `size` bytes, as [start, end); None
+    where the header should be ignored (not bytes, several ranges, malformed: the whole file
+    is served); "unsatisfiable" where it starts at or past the end."""
+    unit, _, spec = header.strip().partition("=")
+    if unit.strip().lower() != "bytes" or "," in spec:
+        return None
+    first, dash, last = (part.strip() for part in spec.partition("-"))
+    if not dash or not (first or last) or not all(p.isdigit() for p in (first, last) if p):
+        return None
+    if not first:  # the last N bytes
+        n = int(last)
+        return (max(0, size - n), size) if n else "unsatisfiable"
+    start = int(first)
+    if last and int(last) < start:
+        return None
+    if start >= size:
+        return "unsatisfiable"
+    return start, min(size, int(last) + 1) if last else size
+
+
+class _FileWindow:
+    """Bytes [start, end) of an open file, read the way `copyfile` reads a whole file."""
+
+    def __init__(self, f: object, start: int, end: int) -> None:
+        self.f, self.left = f, end - start
+        f.seek(start)  # type: ignore[attr-defined]
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n < 0 else min(n, self.left)
+        data = self.f.read(n) if n else b""  # type: ignore[attr-defined]
+        self.left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.f.close()  # type: ignore[attr-defined]
+
+
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files without caching; COOP/COEP/CORP headers when `isolated`.
+    """Static files without caching; COOP/COEP/CORP headers when `isolated`; single byte
+    ranges (`Range: bytes=a-b`, answered 206 with Content-Range), which model loaders use to
+    read one tensor of a file.
 
     Cross-origin isolation (COOP same-origin + COEP require-corp) is what gives a page
     SharedArrayBuffer, which wasm threads need.
@@ -519,7 +559,35 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     quiet = False
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
 
+    def send_head(self):  # type: ignore[no-untyped-def]
+        wanted = self.headers.get("Range")
+        path = self.translate_path(self.path)
+        if wanted is None or self.path.split("?")[0].endswith("/") or not os.path.isfile(path):
+            return super().send_head()
+        f = open(path, "rb")  # noqa: SIM115  (copyfile reads and closes it)
+        size = os.fstat(f.fileno()).st_size
+        span = parse_byte_range(wanted, size)
+        if span is None:
+            f.close()
+            return super().send_head()
+        if span == "unsatisfiable":
+            f.close()
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        assert isinstance(span, tuple)
+        start, end = span
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
+        self.send_header("Content-Length", str(end - start))
+        self.end_headers()
+        return _FileWindow(f, start, end)
+
     def end_headers(self) -> None:
+        self.send_header("Accept-Ranges", "bytes")
         self.send_header("Cache-Control", "no-store")
         if self.isolated:
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
