@@ -1,0 +1,1 @@
+"""The ONNX operators, grouped by what they are; importing a module registers its operators."""
