@@ -132,6 +132,8 @@ class Program:
 def _reads_in_place(kernel: Kernel, slot: int) -> bool:
     """Whether `kernel` reads input `slot` only at the element it writes (and is not a
     reduction, whose codegen may use its output as an accumulator)."""
+    if not isinstance(kernel, Kernel):  # a fused routine (ir/attention.py): never in place
+        return False
     for n in kernel.exp.toposort():
         if n.op is Op.REDUCE:
             return False

@@ -1,5 +1,17 @@
 """`jax.nn.dot_product_attention`: JAX's XLA implementation (grouped-query heads, bias, boolean
-mask, causal, local window and sequence-length masks, softmax in float32).
+mask, causal, local window and sequence-length masks, softmax in float32), and the fused kernel
+behind it on wasm and webgpu.
+
+The composite (`_attention`) is XLA's: logits, masks, softmax, a second product. Where the
+arguments fit (no local window, no residual; float32, float16 or bfloat16), the call binds
+`flash_attention_p` instead: query, key, value, an additive float32 bias that holds the
+boolean mask (masked logits become the composite's -0.7 x float32 max) and the causal and
+key-length masks only when a mask is there (so fully masked rows stay the composite's average),
+the key and query lengths. Its evaluation rule runs one fused kernel (ir/attention.py:
+codegen/wgsl/attention.py, codegen/wasm/attention.py) on wasm and webgpu for the head sizes
+their codegens take, and the composite everywhere else (cpu, webgl); its derivative is the
+composite's (jvp through `_attention`, so `grad` recomputes through it and matches it); its
+batching rule folds the vmapped axis into the batch axis, so vmap stays fused.
 """
 
 from __future__ import annotations
@@ -8,7 +20,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .. import dtypes
+from .. import core, dtypes
+from ..core import Primitive, ShapedArray
+from ..dispatch import array as array_mod
+from ..dispatch import devices, lazy, lowering
+from ..interpreters import ad, batching
+from ..ir.attention import AttentionKernel, fused_on
 from ..jit import eager_jit
 from ..lax import lax
 from ..numpy import util
@@ -183,6 +200,9 @@ def dot_product_attention(
             f"{util.aval(q).shape[-2]} vs {kh}"
         )
     scale_val = (1.0 / math.sqrt(h)) if scale is None else float(scale)
+    if window is None and not return_residual and kdt in _FUSED_DTYPES:
+        out = _fused_call(q, k, v, b4, m4, bool(is_causal), scale_val, ql, kl)
+        return lax.reshape(out, out_shape)
     out = _attention_jit(
         q, k, v, b4, m4, bool(is_causal), scale_val, ql, kl, window, bool(return_residual)
     )
@@ -193,6 +213,157 @@ def dot_product_attention(
 
 
 _attention_jit = eager_jit(_attention, static_argnames=("is_causal", "scale", "window", "residual"))
+
+
+
+# ---- the fused kernel ---------------------------------------------------------------------------
+_FUSED_DTYPES = (dtypes.float32, dtypes.float16, dtypes.bfloat16)
+
+flash_attention_p = Primitive("flash_attention")
+
+
+def _fused_call(
+    q: Any, k: Any, v: Any, bias: Any, mask: Any, causal: bool, scale: float, ql: Any, kl: Any
+) -> Any:
+    """dot_product_attention through flash_attention_p (the module docstring)."""
+    b, t_len, n, _ = util.aval(q).shape
+    s_len = util.aval(k).shape[1]
+    f32 = dtypes.float32
+    kdt = util.aval(k).dtype
+    if bias is not None:
+        bias = lax.convert_element_type(bias, f32)
+    if mask is not None:
+        keep = mask
+        if causal:
+            ti, si = _iota2(t_len, s_len)
+            keep = lax.bitwise_and(
+                util.broadcast_to(keep, _bshape(keep, (1, 1, t_len, s_len))),
+                lax.broadcast_in_dim(lax.ge(ti, si), _bshape(keep, (1, 1, t_len, s_len)), (2, 3)),
+            )
+        if kl is not None:
+            shape = _bshape(keep, (b, 1, 1, s_len))
+            si = lax.broadcasted_iota(dtypes.int32, shape, 3)
+            kk = lax.lt(si, lax.broadcast_in_dim(kl, shape, (0,)))
+            keep = lax.bitwise_and(util.broadcast_to(keep, shape), kk)
+        causal, kl = False, None
+        shape = _bshape(keep, util.aval(bias).shape if bias is not None else (1, 1, 1, 1))
+        big = -0.7 * _finfo_max(f32)
+        base = util.broadcast_to(bias, shape) if bias is not None else lax.full(shape, 0.0, f32)
+        bias = lax.select(util.broadcast_to(keep, shape), base, lax.full(shape, big, f32))
+    ops = [lax.convert_element_type(x, f32) for x in (q, k, v)]
+    ops += [x for x in (bias, kl, ql) if x is not None]
+    out = flash_attention_p.bind(
+        *ops,
+        scale=scale,
+        causal=causal,
+        bias=bias is not None,
+        kv_len=kl is not None,
+        q_len=ql is not None,
+    )
+    return lax.convert_element_type(out, kdt)
+
+
+def _bshape(x: Any, other: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast of x's 4-D shape with `other` (sizes 1 stretch)."""
+    return tuple(max(a, c) for a, c in zip(util.aval(x).shape, other, strict=True))
+
+
+def _split(args: Sequence[Any], bias: bool, kv_len: bool, q_len: bool) -> list[Any]:
+    """[q, k, v, bias, kv_len, q_len] with None for the operands left out."""
+    rest = iter(args[3:])
+    return [*args[:3], *(next(rest) if has else None for has in (bias, kv_len, q_len))]
+
+
+@flash_attention_p.def_abstract_eval
+def _abstract(q: Any, *rest: Any, **params: Any) -> ShapedArray:
+    return ShapedArray(q.shape, dtypes.float32)
+
+
+def _composite(*args: Any, scale: float, causal: bool, bias: bool, kv_len: bool, q_len: bool) -> Any:
+    q, k, v, b4, kl, ql = _split(args, bias, kv_len, q_len)
+    return _attention(q, k, v, b4, None, causal, scale, ql, kl, None, False)
+
+
+def _impl(*args: Any, **params: Any) -> Any:
+    device = devices.pick_device(args)
+    q_aval = core.get_aval(args[0])
+    if not fused_on(device.platform, q_aval.shape[-1]) or q_aval.size == 0:
+        return _attention_jit(
+            *_reorder(_split(args, params["bias"], params["kv_len"], params["q_len"])),
+            params["causal"],
+            params["scale"],
+            *_lengths(_split(args, params["bias"], params["kv_len"], params["q_len"])),
+            None,
+            False,
+        )
+    q, k, v, b4, _, _ = _split(args, params["bias"], params["kv_len"], params["q_len"])
+    bsz, t_len, n, h = q_aval.shape
+    _, s_len, kh, _ = core.get_aval(k).shape
+    strides = None
+    if b4 is not None:
+        shape = core.get_aval(b4).shape
+        full = (shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1)
+        strides = tuple(0 if d == 1 else st for d, st in zip(shape, full, strict=True))
+    kernel = AttentionKernel(
+        bsz, t_len, s_len, n, kh, h, float(params["scale"]), bool(params["causal"]),
+        strides, bool(params["kv_len"]), bool(params["q_len"]),
+    )  # fmt: skip
+    bufs = []
+    for a in args:
+        av = core.get_aval(a)
+        e = lowering._input_exp(a, av, device)
+        bufs.append(lazy.as_buffer(e, av.size, device))
+    lb = lazy.LazyBuffer(device, dtypes.float32, kernel.size)
+    lb.kernel = kernel  # type: ignore[assignment]
+    lb.inputs = bufs
+    out_aval = ShapedArray(q_aval.shape, dtypes.float32)
+    return array_mod.from_exp(lazy.load_all(lb), out_aval, device)
+
+
+def _reorder(ops: list[Any]) -> list[Any]:
+    q, k, v, b4, _, _ = ops
+    return [q, k, v, b4, None]
+
+
+def _lengths(ops: list[Any]) -> list[Any]:
+    return [ops[5], ops[4]]  # q_len, kv_len
+
+
+flash_attention_p.def_impl(_impl)
+
+
+def _jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> Any:
+    outs, touts = ad.jvp_flat(lambda *xs: [_composite(*xs, **params)], primals, tangents)
+    return outs[0], touts[0]
+
+
+ad.primitive_jvps[flash_attention_p] = _jvp
+
+
+def _batch(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, int]:
+    """vmap: the mapped axis joins the batch axis (B -> V * B) of every operand."""
+    size = next(
+        core.get_aval(x).shape[d] for x, d in zip(vals, dims, strict=True) if d is not None
+    )
+    q0 = vals[0] if dims[0] is None else batching.moveaxis(vals[0], dims[0], 0)
+    bsz = core.get_aval(q0).shape[0 if dims[0] is None else 1]
+    ops = []
+    for i, (x, d) in enumerate(zip(vals, dims, strict=True)):
+        if i == 3 and d is None and core.get_aval(x).shape[0] == 1:
+            ops.append(x)  # a bias shared by every batch row stays shared
+            continue
+        x = batching.broadcast(x, size, 0) if d is None else batching.moveaxis(x, d, 0)
+        shape = core.get_aval(x).shape
+        if i == 3 and params["bias"] and shape[1] == 1:
+            x = lax.broadcast_in_dim(x, (size, bsz, *shape[2:]), tuple(range(len(shape))))
+            shape = core.get_aval(x).shape
+        ops.append(lax.reshape(x, (shape[0] * shape[1], *shape[2:])))
+    out = flash_attention_p.bind(*ops, **params)
+    shape = core.get_aval(out).shape
+    return lax.reshape(out, (size, shape[0] // size, *shape[1:])), 0
+
+
+batching.primitive_batchers[flash_attention_p] = _batch
 
 
 __all__ = ["dot_product_attention"]

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..codegen.wasm import attention as wasm_attention
 from ..codegen.wasm import kernel as wasm_codegen
 from ..dtypes import DType
 from ..hosts import in_browser, wasm_browser, wasm_native
+from ..ir.attention import AttentionKernel
 from ..ir.kernel import Kernel
 from .backend import Backend, BackendUnavailable, register_backend
 
@@ -189,6 +191,9 @@ class WasmBackend(Backend):
     # -- kernels ------------------------------------------------------------------------------
     def _generate(self, kernel: Kernel) -> tuple[wasm_codegen.Module, list[int] | None]:
         """The module, and its cut points when the kernel is split over the worker pool."""
+        if isinstance(kernel, AttentionKernel):  # a fused routine: one call, unsplit
+            wasm = wasm_attention.generate(kernel, shared=self.shared_memory)
+            return wasm_codegen.Module(wasm, 0, None), None
         mod = wasm_codegen.generate_module(
             kernel, relaxed=self.relaxed_simd, shared=self.shared_memory
         )

@@ -19,10 +19,12 @@ import time
 from typing import Any
 
 from .. import profiler
+from ..codegen.wgsl import attention as wgsl_attention
 from ..codegen.wgsl import kernel as wgsl
 from ..codegen.wgsl.program import WgslPass, WgslProgram
 from ..dtypes import DType
 from ..hosts import in_browser, webgpu_browser, webgpu_native
+from ..ir.attention import AttentionKernel
 from ..ir.kernel import Kernel
 from .backend import Backend, register_backend
 
@@ -268,7 +270,7 @@ class WebGPUBackend(Backend):
     def prepare(self, kernel: Kernel) -> WebGPUExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            program = wgsl.render(kernel, self.max_args + 1, self.limits)
+            program = self._render(kernel)
             pipelines = [self._compile(p) for p in program.passes]
             exe = self._cache[kernel] = WebGPUExecutable(kernel, program, pipelines)
         return exe
@@ -276,12 +278,17 @@ class WebGPUBackend(Backend):
     async def prepare_async(self, kernel: Kernel) -> WebGPUExecutable:
         exe = self._cache.get(kernel)
         if exe is None:
-            program = wgsl.render(kernel, self.max_args + 1, self.limits)
+            program = self._render(kernel)
             pipelines = [
                 await self.host.create_pipeline_async(p.source, p.nbindings) for p in program.passes
             ]
             exe = self._cache[kernel] = WebGPUExecutable(kernel, program, pipelines)
         return exe
+
+    def _render(self, kernel: Kernel) -> WgslProgram:
+        if isinstance(kernel, AttentionKernel):  # a fused routine (ir/attention.py)
+            return wgsl_attention.render(kernel, self.limits)
+        return wgsl.render(kernel, self.max_args + 1, self.limits)
 
     def _compile(self, p: WgslPass) -> Any:
         try:
