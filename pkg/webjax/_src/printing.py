@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import struct
+from html import escape
 from typing import Any
 
 from . import dtypes
@@ -315,3 +316,29 @@ def array_str(flat: list[Any], shape: tuple[int, ...], dtype: DType) -> str:
     if 0 in shape:
         return "[]"
     return array_to_string(flat, shape, dtype, " ", "")
+
+
+HTML_TABLE_LIMIT = 24  # rows and columns shown as an HTML table; larger arrays show as text
+
+
+def array_html(
+    flat: list[Any], shape: tuple[int, ...], dtype: DType, weak_type: bool, device: str
+) -> str:
+    """An array as HTML (Jupyter's and the REPL's `_repr_html_`): a line naming its type and
+    device, then a table of its values for 1-D and 2-D arrays of at most HTML_TABLE_LIMIT rows
+    and columns (formatted as `str` formats them), else the text `str` prints."""
+    dims = ",".join(str(d) for d in shape)
+    weak = " weak_type" if weak_type else ""
+    meta = f"Array {dtype.name}[{dims}]{weak} on {device}"
+    head = f'<div class="webjax-array"><div class="webjax-array-meta">{escape(meta)}</div>'
+    if 1 <= len(shape) <= 2 and 0 not in shape and max(shape) <= HTML_TABLE_LIMIT:
+        fmt = _formatter(flat, dtype)
+        cols = shape[-1]
+        rows = [flat[i : i + cols] for i in range(0, len(flat), cols)]
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(fmt(v).strip())}</td>" for v in row) + "</tr>"
+            for row in rows
+        )
+        return f'{head}<table class="webjax-array-values"><tbody>{body}</tbody></table></div>'
+    text = scalar_str(flat[0], dtype) if not shape else array_str(flat, shape, dtype)
+    return f"{head}<pre>{escape(text)}</pre></div>"

@@ -270,6 +270,13 @@ class Array:
             return "Array(<deleted>)"
         return printing.array_repr(self._flat_values(), self.shape, self.dtype, self.weak_type)
 
+    def _repr_html_(self) -> str:
+        """The array as HTML (Jupyter, JupyterLite, the REPL): type, device and values."""
+        if self._deleted:
+            return "<pre>Array(&lt;deleted&gt;)</pre>"
+        flat = self._flat_values()
+        return printing.array_html(flat, self.shape, self.dtype, self.weak_type, str(self.device))
+
     def __str__(self) -> str:
         if not self.shape:
             return printing.scalar_str(self._flat_values()[0], self.dtype)
