@@ -254,7 +254,7 @@ def imshow(
                 rgba[4 * i : 4 * i + 4] = bytes((*rgb, 255))
         bar = (table, lo, hi)
     else:
-        integer = all(isinstance(v, int) for v in data.flatten(values)[:64])
+        integer = all(isinstance(v, int) for row in values for px in row for v in px)
         i = 0
         for row in values:
             for px in row:

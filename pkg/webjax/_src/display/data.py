@@ -44,6 +44,9 @@ def real_array(value: Any, what: str, ndims: tuple[int, ...]) -> tuple[Any, tupl
     """(nested lists, shape) of a real array whose rank is one of `ndims`."""
     data = nested(value, what)
     shape = shape_of(data, what)
+    declared = getattr(value, "shape", None)  # an empty array's lists lose its inner dims
+    if isinstance(declared, tuple) and 0 in declared:
+        shape = tuple(int(d) for d in declared)
     if len(shape) not in ndims:
         want = " or ".join(f"{n}-D" for n in ndims)
         raise ValueError(f"{what}: expected a {want} array, got shape {shape}")

@@ -26,9 +26,14 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
         return []
     if hi <= lo:
         return [lo]
-    raw = (hi - lo) / max(count, 1)
-    power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    power = 10.0 ** math.floor(math.log10((hi - lo) / max(count, 1)))
+
+    def ticks_of(step: float) -> int:
+        return math.floor(hi / step + 1e-9) - math.ceil(lo / step - 1e-9) + 1
+
+    # the round step whose tick count is nearest `count` (the larger step on a tie)
+    steps = [m * power for m in (10, 5, 2, 1)]
+    step = min(steps, key=lambda s: abs(ticks_of(s) - count))
     first = math.ceil(lo / step - 1e-9)
     ticks = []
     k = first
