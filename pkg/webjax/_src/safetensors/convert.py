@@ -57,13 +57,14 @@ def _f8_value(byte: int, exp_bits: int, bias: int, kind: str) -> float:
         return math.nan if byte == 0xFF else 2.0 ** (byte - 127)
     man_bits = 7 - exp_bits
     sign = -1.0 if byte & 0x80 else 1.0
+    nan = math.copysign(math.nan, sign)  # NaNs keep their sign bit, as ml_dtypes converts them
     e, m = (byte >> man_bits) & ((1 << exp_bits) - 1), byte & ((1 << man_bits) - 1)
     if kind == "fnuz" and byte == 0x80:
-        return math.nan
+        return nan
     if kind == "fn" and e == (1 << exp_bits) - 1 and m == (1 << man_bits) - 1:
-        return math.nan
+        return nan
     if kind == "ieee" and e == (1 << exp_bits) - 1:
-        return sign * math.inf if m == 0 else math.nan
+        return sign * math.inf if m == 0 else nan
     if e == 0:
         return sign * m * 2.0 ** (1 - bias - man_bits)
     return sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
