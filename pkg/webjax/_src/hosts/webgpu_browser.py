@@ -91,10 +91,14 @@ _HELPER_JS = r"""
         usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST});
     },
     write(device, buf, u8) { device.queue.writeBuffer(buf, 0, u8); },
+    // the pipeline, and a promise of its validation errors ("" when it compiled)
     pipeline(device, code, n) {
+      device.pushErrorScope("validation");
       const module = device.createShaderModule({code});
-      return device.createComputePipeline(
+      const pipeline = device.createComputePipeline(
         {layout: layoutFor(device, n)[1], compute: {module, entryPoint: "main"}});
+      const errors = device.popErrorScope().then((e) => (e ? String(e.message) : ""));
+      return {pipeline, errors};
     },
     async pipelineAsync(device, code, n) {
       const module = device.createShaderModule({code});
@@ -213,6 +217,14 @@ def _wait(promise: Any, what: str) -> Any:
     return run_sync(promise)
 
 
+def _raise_compile_error(error: str) -> None:
+    if error:
+        raise RuntimeError(
+            f"webgpu: shader compilation failed: {error} (reported at this wait: the kernels "
+            "submitted with it did not run)"
+        )
+
+
 class BrowserWebGPU:
     """The browser's GPUDevice behind the host API that runtime/webgpu.py uses."""
 
@@ -229,6 +241,7 @@ class BrowserWebGPU:
         self.shader_f16 = bool(info.shaderF16)  # f16 in shaders and storage
         self.f16: dict[str, int] | None = None  # whether kernels bind float16 as f16 (probe)
         self.timestamps = bool(info.timestamps)  # timestamp queries: GPU times in profiles
+        self._verdicts: list[Any] = []  # compile checks not yet awaited (no JSPI to wait)
 
     @property
     def lost(self) -> str | None:
@@ -271,23 +284,52 @@ class BrowserWebGPU:
     def read_buffer(self, buf: Any, nbytes: int) -> bytes:
         what = "`await x.block_until_ready_async()` or `await webjax.read_async(x)`"
         self._live()
+        self._wait_verdicts(what)
         data = _wait(self.h.read(self.device, buf, nbytes), what)
         self._check()
         return bytes(data.to_bytes())
 
     async def read_buffer_async(self, buf: Any, nbytes: int) -> bytes:
         self._live()
+        await self._await_verdicts()
         data = await self.h.read(self.device, buf, nbytes)
         self._check()
         return bytes(data.to_bytes())
 
     def create_pipeline(self, source: str, nbindings: int) -> Any:
+        """The compute pipeline; raises when the shader does not compile. The browser reports
+        that asynchronously: through JSPI this waits for the verdict, so an invalid pipeline is
+        never cached or dispatched (one would void its whole submit: stale outputs). Without
+        JSPI the verdict is awaited before the next read or wait instead."""
+        from pyodide.ffi import can_run_sync, run_sync
+
         self._live()
-        return self.h.pipeline(self.device, source, nbindings)
+        made = self.h.pipeline(self.device, source, nbindings)
+        if can_run_sync():
+            error = str(run_sync(made.errors))
+            if error:
+                raise RuntimeError(error)
+        else:
+            self._verdicts.append(made.errors)
+        return made.pipeline
 
     async def create_pipeline_async(self, source: str, nbindings: int) -> Any:
         self._live()
-        return await self.h.pipelineAsync(self.device, source, nbindings)
+        try:
+            return await self.h.pipelineAsync(self.device, source, nbindings)
+        except Exception as e:  # createComputePipelineAsync rejects with a GPUPipelineError
+            message = str(getattr(e, "message", e))
+            raise RuntimeError(f"webgpu: shader compilation failed: {message}") from None
+
+    async def _await_verdicts(self) -> None:
+        verdicts, self._verdicts = self._verdicts, []
+        for v in verdicts:
+            _raise_compile_error(str(await v))
+
+    def _wait_verdicts(self, what: str) -> None:
+        verdicts, self._verdicts = self._verdicts, []
+        for v in verdicts:
+            _raise_compile_error(str(_wait(v, what)))
 
     def enqueue(
         self,
@@ -327,11 +369,13 @@ class BrowserWebGPU:
 
     def wait_idle(self) -> None:
         self._live()
+        self._wait_verdicts("`await x.block_until_ready_async()`")
         _wait(self.h.idle(self.device), "`await x.block_until_ready_async()`")
         self._check()
 
     async def wait_idle_async(self) -> None:
         self._live()
+        await self._await_verdicts()
         await self.h.idle(self.device)
         self._check()
 
