@@ -159,6 +159,16 @@ def test_threefry2x32_primitive(device: object) -> None:
         prng.threefry2x32_p.bind(jnp.zeros(2), jnp.zeros(2), jnp.zeros(2), jnp.zeros(2))
 
 
+@pytest.mark.parametrize("shape", [(0,), (3, 1, 0), (0, 6, 4)])
+@pytest.mark.parametrize("name", ["bits", "uniform", "normal", "gumbel", "randint"])
+def test_samplers_of_zero_size(name: str, shape: tuple) -> None:
+    """0-size shapes give empty samples (found by the fuzzer: threefry broadcast a 0 dim as 1)."""
+    args = (0, 5) if name == "randint" else ()
+    got = getattr(wr, name)(wr.key(1), shape, *args)
+    want = getattr(jr, name)(jr.key(1), shape, *args)
+    assert got.shape == want.shape == shape and str(got.dtype) == str(want.dtype)
+
+
 def test_bits_rejects_signed() -> None:
     with pytest.raises(ValueError, match="unsigned"):
         wr.bits(wr.PRNGKey(0), (2,), jnp.int32)

@@ -103,7 +103,8 @@ def threefry2x32(k0: Any, k1: Any, x0: Any, x1: Any) -> tuple[Any, Any]:
     shapes = [core.get_aval(a).shape for a in args]
     nd = max(len(s) for s in shapes)
     padded = [(1,) * (nd - len(s)) + s for s in shapes]
-    shape = tuple(max(dims) for dims in zip(*padded, strict=True))
+    # NumPy broadcasting: a dimension's size is its one size other than 1 (0 included)
+    shape = tuple(next((d for d in dims if d != 1), 1) for dims in zip(*padded, strict=True))
     if any(d not in (1, n) for p in padded for d, n in zip(p, shape, strict=True)):
         raise TypeError(f"threefry2x32: incompatible argument shapes {shapes}")
     args = [_broadcast_to(a, shape) for a in args]
