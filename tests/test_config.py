@@ -308,6 +308,31 @@ def test_strict_dtype_promotion_as_jax(a, b):
     assert run(webjax) == run(jax)
 
 
+def test_integers_compute_in_float32_under_x64_as_jax():
+    """Under x64, bool and integers of up to 32 bits become float32 where a float is needed
+    (JAX's to_inexact_dtype); only 64-bit integers and Python ints take float64 (found by the
+    fuzzer: jnp.tan(int32) gave float64)."""
+
+    def dtypes_of(lib: Any) -> list[str]:
+        np_ = __import__("numpy")
+        jnp_, special = lib.numpy, lib.scipy.special
+        xs = [np_.arange(3).astype(d) for d in ("bool", "int8", "int32", "uint32", "int64")]
+        fns = [jnp_.sin, jnp_.mean, jnp_.var, jnp_.median, special.erf, jnp_.sqrt]
+        out = [str(f(x).dtype) for f in fns for x in xs]
+        out += [str(jnp_.arctan2(x, x).dtype) for x in xs]
+        out += [str(jnp_.true_divide(x, x).dtype) for x in xs]
+        return out + [str(jnp_.linspace(x[0], x[2], 3).dtype) for x in xs]
+
+    import webjax.scipy.special
+
+    with webjax.enable_x64(True):
+        got = dtypes_of(webjax)
+    with jax.enable_x64(True):
+        want = dtypes_of(jax)
+    assert got == want
+    assert "float32" in got and "float64" in got
+
+
 def test_rank_promotion_warn_and_raise_as_jax():
     def run(lib: Any, mode: str, shapes: tuple[tuple[int, ...], ...]) -> tuple[str, str]:
         xs = [lib.numpy.ones(s) for s in shapes]

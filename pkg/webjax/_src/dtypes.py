@@ -340,6 +340,14 @@ def to_complex(dt: DType) -> DType:
     return complex128 if dt is float64 else complex64
 
 
+def to_inexact(dt: DType) -> DType:
+    """The float type integers and bools compute in (JAX's to_inexact_dtype): float32 for bool
+    and integers of up to 32 bits, float64 for 64-bit ones (float32 without x64)."""
+    if dt.kind in "fc":
+        return dt
+    return canonicalize(float64) if dt.itemsize == 8 else float32
+
+
 def is_float(dt: DType) -> bool:
     return dt.kind == "f"
 

@@ -267,10 +267,10 @@ def _linspace_dtypes(name: str, start: Any, stop: Any, dtype: Any) -> tuple[DTyp
     """(result dtype, computation dtype): the inexact type of the bounds unless given."""
     if dtype is None:
         dt, _ = util.result_type(start, stop)
-        dt = dt if dt.kind in "fc" else dtypes.default_float()
+        dt = dtypes.to_inexact(dt)
     else:
         dt = dtypes.canonicalize_user(dtype, name)
-    return dt, (dt if dt.kind in "fc" else dtypes.default_float())
+    return dt, dtypes.to_inexact(dt)
 
 
 def _real_part_dtype(dt: DType) -> DType:

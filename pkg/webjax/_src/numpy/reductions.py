@@ -205,7 +205,7 @@ def _count(
 def _inexact_dtype(av_dtype: DType, dtype: Any, name: str | None = None) -> DType:
     if dtype is not None:
         return dtypes.canonicalize_user(dtype, name)
-    return av_dtype if av_dtype.kind in "fc" else dtypes.default_float()
+    return dtypes.to_inexact(av_dtype)
 
 
 def mean(

@@ -117,7 +117,7 @@ def _linspace(start: Any, stop: Any, num: int, dt: Any) -> Any:
 
 
 def _inexact(dt: Any) -> Any:
-    return dt if dt.kind in "fc" else dtypes.default_float()
+    return dtypes.to_inexact(dt)
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:

@@ -27,7 +27,7 @@ def _unary(name: str, fn: Any, float_only: bool = False) -> Any:
         util.check_arraylike(name, x)
         x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
         if float_only and util.aval(x).dtype.kind not in "fc":
-            x = util.convert(x, dtypes.default_float(), util.aval(x).weak_type)
+            x = util.convert(x, dtypes.to_inexact(util.aval(x).dtype), util.aval(x).weak_type)
         return fn(x)
 
     op.__name__ = name
@@ -69,16 +69,26 @@ bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
 left_shift = _binary("left_shift", lax.shift_left)
-arctan2 = _binary("arctan2", lax.atan2)
-atan2 = _binary("atan2", lax.atan2)
+
+
+def _binary_inexact(name: str, fn: Any) -> Any:
+    def op(x: Any, y: Any, /) -> Any:
+        return fn(*_promote_inexact(name, x, y))
+
+    op.__name__ = name
+    return op
+
+
+arctan2 = _binary_inexact("arctan2", lax.atan2)
+atan2 = _binary_inexact("atan2", lax.atan2)
 
 
 def true_divide(x: Any, y: Any, /) -> Any:
     x, y = util.promote_args("true_divide", x, y)
     av = util.aval(x)
     if av.dtype.kind not in "fc":
-        x = util.convert(x, dtypes.default_float(), av.weak_type)
-        y = util.convert(y, dtypes.default_float(), util.aval(y).weak_type)
+        x = util.convert(x, dtypes.to_inexact(av.dtype), av.weak_type)
+        y = util.convert(y, dtypes.to_inexact(av.dtype), util.aval(y).weak_type)
     return lax.div(x, y)
 
 
@@ -302,7 +312,7 @@ def _promote_inexact(name: str, *args: Any) -> list[Any]:
     promoted = _promote_full(name, *args)
     av = util.aval(promoted[0])
     if av.dtype.kind not in "fc":
-        promoted = [util.convert(a, dtypes.default_float(), av.weak_type) for a in promoted]
+        promoted = [util.convert(a, dtypes.to_inexact(av.dtype), av.weak_type) for a in promoted]
     return promoted
 
 

@@ -233,10 +233,10 @@ def with_weak_type_of(out: Any, x: Any) -> Any:
 
 
 def promote_dtypes_inexact(*args: Any) -> list[Any]:
-    """promote_dtypes, then integer/bool results become the default float (weakness kept)."""
+    """promote_dtypes, then integer/bool results become a float (dtypes.to_inexact; weakness
+    kept)."""
     dt, weak = result_type(*args)
-    if dt.kind not in "fc":
-        dt = dtypes.default_float()
+    dt = dtypes.to_inexact(dt)
     return [convert(a, dt, weak) for a in args]
 
 

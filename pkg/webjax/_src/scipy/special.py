@@ -29,7 +29,7 @@ def _float(x: Any) -> Any:
     x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
     a = util.aval(x)
     if a.dtype.kind != "f":
-        x = util.convert(x, dtypes.default_float(), a.weak_type)
+        x = util.convert(x, dtypes.to_inexact(a.dtype), a.weak_type)
     return x
 
 
