@@ -215,7 +215,6 @@ def dot_product_attention(
 _attention_jit = eager_jit(_attention, static_argnames=("is_causal", "scale", "window", "residual"))
 
 
-
 # ---- the fused kernel ---------------------------------------------------------------------------
 _FUSED_DTYPES = (dtypes.float32, dtypes.float16, dtypes.bfloat16)
 
@@ -226,7 +225,7 @@ def _fused_call(
     q: Any, k: Any, v: Any, bias: Any, mask: Any, causal: bool, scale: float, ql: Any, kl: Any
 ) -> Any:
     """dot_product_attention through flash_attention_p (the module docstring)."""
-    b, t_len, n, _ = util.aval(q).shape
+    b, t_len, _, _ = util.aval(q).shape
     s_len = util.aval(k).shape[1]
     f32 = dtypes.float32
     kdt = util.aval(k).dtype
@@ -279,24 +278,20 @@ def _abstract(q: Any, *rest: Any, **params: Any) -> ShapedArray:
     return ShapedArray(q.shape, dtypes.float32)
 
 
-def _composite(*args: Any, scale: float, causal: bool, bias: bool, kv_len: bool, q_len: bool) -> Any:
+def _composite(
+    *args: Any, scale: float, causal: bool, bias: bool, kv_len: bool, q_len: bool
+) -> Any:
     q, k, v, b4, kl, ql = _split(args, bias, kv_len, q_len)
-    return _attention(q, k, v, b4, None, causal, scale, ql, kl, None, False)
+    return _attention_jit(q, k, v, b4, None, causal, scale, ql, kl, None, False)
 
 
 def _impl(*args: Any, **params: Any) -> Any:
     device = devices.pick_device(args)
     q_aval = core.get_aval(args[0])
-    if not fused_on(device.platform, q_aval.shape[-1]) or q_aval.size == 0:
-        return _attention_jit(
-            *_reorder(_split(args, params["bias"], params["kv_len"], params["q_len"])),
-            params["causal"],
-            params["scale"],
-            *_lengths(_split(args, params["bias"], params["kv_len"], params["q_len"])),
-            None,
-            False,
-        )
-    q, k, v, b4, _, _ = _split(args, params["bias"], params["kv_len"], params["q_len"])
+    empty = q_aval.size == 0 or core.get_aval(args[1]).size == 0
+    if empty or not fused_on(device.platform, q_aval.shape[-1]):
+        return _composite(*args, **params)
+    _, k, _, b4, _, _ = _split(args, params["bias"], params["kv_len"], params["q_len"])
     bsz, t_len, n, h = q_aval.shape
     _, s_len, kh, _ = core.get_aval(k).shape
     strides = None
@@ -305,28 +300,27 @@ def _impl(*args: Any, **params: Any) -> Any:
         full = (shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1)
         strides = tuple(0 if d == 1 else st for d, st in zip(shape, full, strict=True))
     kernel = AttentionKernel(
-        bsz, t_len, s_len, n, kh, h, float(params["scale"]), bool(params["causal"]),
-        strides, bool(params["kv_len"]), bool(params["q_len"]),
-    )  # fmt: skip
+        bsz,
+        t_len,
+        s_len,
+        n,
+        kh,
+        h,
+        float(params["scale"]),
+        bool(params["causal"]),
+        strides,  # type: ignore[arg-type]
+        bool(params["kv_len"]),
+        bool(params["q_len"]),
+    )
     bufs = []
     for a in args:
         av = core.get_aval(a)
-        e = lowering._input_exp(a, av, device)
-        bufs.append(lazy.as_buffer(e, av.size, device))
+        bufs.append(lazy.as_buffer(lowering._input_exp(a, av, device), av.size, device))
     lb = lazy.LazyBuffer(device, dtypes.float32, kernel.size)
     lb.kernel = kernel  # type: ignore[assignment]
     lb.inputs = bufs
     out_aval = ShapedArray(q_aval.shape, dtypes.float32)
     return array_mod.from_exp(lazy.load_all(lb), out_aval, device)
-
-
-def _reorder(ops: list[Any]) -> list[Any]:
-    q, k, v, b4, _, _ = ops
-    return [q, k, v, b4, None]
-
-
-def _lengths(ops: list[Any]) -> list[Any]:
-    return [ops[5], ops[4]]  # q_len, kv_len
 
 
 flash_attention_p.def_impl(_impl)
@@ -342,9 +336,7 @@ ad.primitive_jvps[flash_attention_p] = _jvp
 
 def _batch(vals: list[Any], dims: list[Any], **params: Any) -> tuple[Any, int]:
     """vmap: the mapped axis joins the batch axis (B -> V * B) of every operand."""
-    size = next(
-        core.get_aval(x).shape[d] for x, d in zip(vals, dims, strict=True) if d is not None
-    )
+    size = next(core.get_aval(x).shape[d] for x, d in zip(vals, dims, strict=True) if d is not None)
     q0 = vals[0] if dims[0] is None else batching.moveaxis(vals[0], dims[0], 0)
     bsz = core.get_aval(q0).shape[0 if dims[0] is None else 1]
     ops = []

@@ -62,7 +62,9 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
         lines.append(f"@group(0) @binding({slots['bias']}) var<storage, read> bias: array<f32>;")
     for name in ("kv_len", "q_len"):
         if name in slots:
-            lines.append(f"@group(0) @binding({slots[name]}) var<storage, read> {name}: array<i32>;")
+            lines.append(
+                f"@group(0) @binding({slots[name]}) var<storage, read> {name}: array<i32>;"
+            )
     lines.append(f"@group(0) @binding({k.nargs}) var<storage, read_write> out: array<{ty}>;")
     dot = "dot(a, b)" if w == 4 else "a * b"
     lines += ["", f"fn d(a: {ty}, b: {ty}) -> f32 {{ return {dot}; }}", ""]
@@ -106,7 +108,10 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
         lines.append("  e = kl;")
     if k.causal:
         lines.append("  e = min(e, t + 1);")
-    lines += ["  let uni = e <= 0;  // no key left: every logit equal", f"  if (uni) {{ e = {k.s}; }}"]
+    lines += [
+        "  let uni = e <= 0;  // no key left: every logit equal",
+        f"  if (uni) {{ e = {k.s}; }}",
+    ]
     if gpu:
         # the keys the workgroup's rows need: up to the last row's end (rows end in order)
         we = f"{k.s}"
@@ -127,8 +132,8 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
             "    workgroupBarrier();",
             "    if (live) {",
         ]
-        kread = lambda i: f"ks[jc + {i}]"  # noqa: E731
-        vread = lambda i: f"vs[jc + {i}]"  # noqa: E731
+        kread = lambda i: f"ks[jc + {i}]"
+        vread = lambda i: f"vs[jc + {i}]"
         jc = f"j * {c}"
         ind = "      "
     else:
@@ -136,8 +141,8 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
             f"  for (var j0 = 0; j0 < e; j0 = j0 + {bk}) {{",
             "    {",
         ]
-        kread = lambda i: f"in1[jc + {i}]"  # noqa: E731
-        vread = lambda i: f"in2[jc + {i}]"  # noqa: E731
+        kread = lambda i: f"in1[jc + {i}]"
+        vread = lambda i: f"in2[jc + {i}]"
         jc = f"kb + min(j0 + j, {k.s - 1}) * {k.k * c}"
         ind = "      "
     body = [
@@ -150,9 +155,7 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     ]
     if k.bias is not None:
         sb, sn, st, ss = k.bias
-        body.append(
-            f"  x = x + bias[b * {sb} + n * {sn} + tq * {st} + min(s, {k.s - 1}) * {ss}];"
-        )
+        body.append(f"  x = x + bias[b * {sb} + n * {sn} + tq * {st} + min(s, {k.s - 1}) * {ss}];")
     body += [
         "  if (uni) { x = 0.0; }",
         f"  x = select({NEG}, x, s < e);",
@@ -182,9 +185,9 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     lines.append(tail)
     if k.q_len:
         lines.append("  if (t >= q_len[b]) { inv = 0.0; }")
-        fix = lambda i: f"select(a{i} * inv, {ty}(0.0), inv == 0.0)"  # noqa: E731
+        fix = lambda i: f"select(a{i} * inv, {ty}(0.0), inv == 0.0)"
     else:
-        fix = lambda i: f"a{i} * inv"  # noqa: E731
+        fix = lambda i: f"a{i} * inv"
     if gpu:
         lines.append("  if (!live) { return; }")
     lines += [f"  out[qb + {i}] = {fix(i)};" for i in range(c)]
