@@ -32,8 +32,6 @@ async function start({ interruptBuffer: buffer, devicePixelRatio }) {
   await import(new URL("pyodide.mjs", indexURL).href);
   phase("starting Python", 1);
   pyodide = await loadPyodideRuntime({ indexURL });
-  pyodide.setStdout({ batched: (text) => postMessage({ type: "stdout", text }) });
-  pyodide.setStderr({ batched: (text) => postMessage({ type: "stderr", text }) });
   if (buffer) {
     interruptBuffer = new Int32Array(buffer);
     pyodide.setInterruptBuffer(interruptBuffer);
@@ -47,6 +45,9 @@ async function start({ interruptBuffer: buffer, devicePixelRatio }) {
   await pyodide.runPythonAsync(
     "import sys\nsys.path.insert(0, '/home/pyodide/.webjax')\nimport webjax, webjax_repl",
   );
+  // From here on Python's output goes to the page (loadPackage's "Loading webjax" did not).
+  pyodide.setStdout({ batched: (text) => postMessage({ type: "stdout", text }) });
+  pyodide.setStderr({ batched: (text) => postMessage({ type: "stderr", text }) });
   phase("finding devices", 4);
   const devices = await pyodide.runPythonAsync("await webjax_repl.device_choices()");
   postMessage({

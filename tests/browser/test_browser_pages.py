@@ -1,4 +1,5 @@
-"""The pages a user opens: the script-tag example and the REPL, driven like a user would."""
+"""The pages a user opens: the script-tag example and the loader, driven like a user would (the
+REPL has tests/browser/test_repl.py)."""
 
 from __future__ import annotations
 
@@ -73,67 +74,6 @@ def test_script_tag_page(new_page, server_url):
     assert page.evaluate("document.documentElement.dataset.webjax") == "done"
     assert page.text_content("#result") == "30"
     page.wait_for_function("() => document.getElementById('devices').textContent !== ''")
-
-
-def _open_repl(new_page, server_url):
-    page = new_page()
-    page.goto(server_url + "index.html")
-    page.wait_for_function(
-        "() => ['ready', 'error'].includes(document.getElementById('status').textContent)",
-        timeout=LOAD_TIMEOUT_MS,
-    )
-    assert page.text_content("#status") == "ready", page.text_content("#output")
-    return page
-
-
-def _run_in_repl(page, code=None):
-    runs = int(page.evaluate("document.body.dataset.runs ?? '0'"))
-    if code is not None:
-        page.fill("#code", code)
-    page.click("#run")
-    page.wait_for_function(
-        f"() => document.body.dataset.runs === '{runs + 1}'", timeout=RUN_TIMEOUT_MS
-    )
-    return page.text_content("#output")
-
-
-def test_repl_default_code_prints_30(new_page, server_url):
-    page = _open_repl(new_page, server_url)
-    assert _run_in_repl(page).strip() == "30"
-
-
-def test_repl_shows_traceback(new_page, server_url):
-    page = _open_repl(new_page, server_url)
-    output = _run_in_repl(page, "def f(x):\n    return x / 0\n\nf(1)\n")
-    assert output.startswith("Traceback (most recent call last):")
-    assert 'File "<repl>", line 2, in f' in output
-    assert output.strip().endswith("ZeroDivisionError: division by zero")
-    assert "webjax_repl" not in output and "_pyodide" not in output
-    # A final expression is echoed, and state persists between runs.
-    assert _run_in_repl(page, "y = 6\ny * 7").strip() == "42"
-    assert _run_in_repl(page, "print(y)").strip() == "6"
-
-
-def test_repl_syntax_error(new_page, server_url):
-    page = _open_repl(new_page, server_url)
-    assert "SyntaxError" in _run_in_repl(page, "def broken(:\n")
-
-
-def test_repl_runs_on_every_device(new_page, server_url):
-    page = _open_repl(new_page, server_url)
-    options = page.eval_on_selector_all(
-        "#device option", "els => els.map((e) => [e.value, e.textContent])"
-    )
-    assert options[0][0] == "default"
-    assert len(options) >= 2, f"no devices listed besides the default: {options}"
-    code = (
-        "import webjax.numpy as jnp\n"
-        "x = (jnp.arange(6).reshape(2, 3) * 2).sum()\n"
-        "print(x, x.device)\n"
-    )
-    for value, label in options[1:]:
-        page.select_option("#device", value)
-        assert _run_in_repl(page, code).strip() == f"30 {label}", value
 
 
 INSTALL_AS_JAX_PAGE = """<!doctype html>
