@@ -321,3 +321,47 @@ def test_new_split_kernel_warms_up_on_the_calling_thread(page):
     warm, counts, worked, distinct = out
     assert warm >= 1 and counts == [0] * warm
     assert worked > 0 and distinct == 1
+
+
+def test_a_worker_lost_mid_call_raises_and_later_calls_run_on_one_thread(page):
+    # A worker dies holding a chunk (fault injection: as the browser killing it would): that
+    # call raises after the stall deadline, naming the loss, never hangs; later calls run on
+    # the calling thread and are right; a fresh pool works again.
+    out = page.run_py(
+        "L = WasmBackend(BrowserWasmHost(threads=2))\n"
+        "assert await L.host.wait_ready(60)\n"
+        "n = 1 << 21\n"
+        "exe = L.prepare(Kernel(E.cast(E.idx(n), F32), n, ()))\n"
+        "L.host.fail_next_chunk()\n"
+        "err, deadline = None, time.monotonic() + 60\n"
+        "while err is None and time.monotonic() < deadline:\n"
+        "    o = L.malloc(4 * n)\n"
+        "    try:\n"
+        "        L.dispatch(exe, [], o)\n"
+        "    except RuntimeError as e:\n"
+        "        err = str(e)\n"
+        "    L.free(o)\n"
+        "    await asyncio.sleep(0.01)\n"
+        "o = L.malloc(4 * n)\n"
+        "w0 = L.host.worker_chunks()\n"
+        "L.dispatch(exe, [], o)\n"
+        "v = unpack(L.read(o, 4 * n))\n"
+        "ok = all(v[j] == float(j) for j in range(0, n, 1021)) and v[n - 1] == n - 1\n"
+        "F = WasmBackend(BrowserWasmHost(threads=2))\n"
+        "assert await F.host.wait_ready(60)\n"
+        "fexe = F.prepare(Kernel(E.cast(E.idx(n), F32), n, ()))\n"
+        "fworked, deadline = 0, time.monotonic() + 30\n"
+        "while not fworked and time.monotonic() < deadline:\n"
+        "    f0 = F.host.worker_chunks()\n"
+        "    fo = F.malloc(4 * n)\n"
+        "    F.dispatch(fexe, [], fo)\n"
+        "    fworked = F.host.worker_chunks() - f0\n"
+        "    fv = unpack(F.read(fo, 4 * n))\n"
+        "    F.free(fo)\n"
+        "[err, L.host.lost_worker(), ok, L.host.worker_chunks() - w0, fworked, fv[n - 1]]"
+    )
+    err, lost, ok, worked_after, fresh_worked, last = out
+    assert err is not None and "wasm" in err and "never finished" in err, out
+    assert "clear_backends" in err and lost, out
+    assert ok is True and worked_after == 0, out
+    assert fresh_worked > 0 and last == float((1 << 21) - 1), out

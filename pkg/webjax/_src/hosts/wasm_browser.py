@@ -34,7 +34,6 @@ thread; then `instantiate` compiles asynchronously through JSPI (`run_sync`) whe
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,6 +54,10 @@ BACKOFF = 4
 # V8 compiles a new module's optimized code on a background thread, two busy threads on two
 # cores made those calls slower than one (matmul 512: 5-16 ms per call, 4.5 ms on one thread).
 WARM_CALLS = 3
+# A split call whose workers have not finished their chunks this long after the calling thread
+# finished its own has lost a worker (terminated, crashed): it raises, and the pool runs every
+# later call on the calling thread (webjax.clear_backends() starts a fresh pool).
+STALL_MS = 5000
 
 # Control block (i32 words). SEQ: job number, the futex word workers wait on. CLAIM: the job's
 # number << 8 | chunks left (workers and caller take chunk `left - 1` by compare-exchange).
@@ -63,11 +66,12 @@ WARM_CALLS = 3
 # run by workers (introspection). ERROR: a worker's kernel threw. SLEEPING: workers in (or
 # about to enter) Atomics.wait; the caller skips Atomics.notify when there are none (checked
 # after SEQ is stored, while a worker counts itself before waiting: seq-cst, so no lost wake).
-# RECEIVED + w: messages worker w has handled (a call made before every worker has its module
-# says nothing about their CPU time). ARGS: the call's arguments.
+# FAULT: fault injection for tests (the next worker to claim a chunk stops there, as a worker
+# the browser killed would). RECEIVED + w: messages worker w has handled (a call made before
+# every worker has its module says nothing about their CPU time). ARGS: the call's arguments.
 _LAYOUT = {
     "SEQ": 0, "CLAIM": 1, "DONE": 2, "POSTED": 3, "READY": 4, "WORKED": 5, "ERROR": 6,
-    "SLEEPING": 7, "KID": 8, "NARGS": 9, "RECEIVED": 16, "ARGS": 16 + MAX_THREADS,
+    "SLEEPING": 7, "KID": 8, "NARGS": 9, "FAULT": 10, "RECEIVED": 16, "ARGS": 16 + MAX_THREADS,
 }  # fmt: skip
 
 _WORKER_JS = r"""
@@ -85,6 +89,10 @@ function take(s) {
     if (Atomics.compareExchange(ctl, CLAIM, c, c - 1) !== c) continue;
     // job s holds until this chunk is done: its fields (and KID read above) are current
     const j = (c & 255) - 1;
+    if (Atomics.exchange(ctl, FAULT, 0) === 1) {  // fault injection: die holding chunk j
+      self.close();
+      throw new Error("webjax wasm worker: stopped by fault injection");
+    }
     if (args === null) {
       const n = Atomics.load(ctl, NARGS);
       args = new Array(n);
@@ -144,9 +152,9 @@ self.onmessage = (e) => {
 """
 
 _HELPER_JS = r"""
-((workerSource, layout, BACKOFF, WARM_CALLS) => {
+((workerSource, layout, BACKOFF, WARM_CALLS, STALL_MS) => {
   const {SEQ, CLAIM, DONE, POSTED, WORKED, ERROR, SLEEPING, KID, NARGS, RECEIVED, ARGS} = layout;
-  const {READY} = layout;
+  const {READY, FAULT} = layout;
   const header = '"use strict";\n'
     + Object.entries(layout).map(([k, v]) => `const ${k} = ${v};\n`).join("");
   let url = null;
@@ -210,12 +218,14 @@ _HELPER_JS = r"""
       }
       broadcast({ctl: ctl.buffer, memory, spinMs});
       const plans = new Map();
-      let seq = 0, backoff = 0, backoffs = 0, streak = 0, strikes = 0;
+      let seq = 0, backoff = 0, backoffs = 0, streak = 0, strikes = 0, lost = "";
       return {
         threads: workers + 1,
         ready() { return Atomics.load(ctl, READY); },
         worked() { return Atomics.load(ctl, WORKED); },
         backoffs() { return backoffs; },
+        lost() { return lost; },  // why the pool stopped splitting calls ("" while it works)
+        failNextChunk() { Atomics.store(ctl, FAULT, 1); },
         add(kid, module, fn, cuts, lo, stride) {
           const c = Int32Array.from(cuts);
           plans.set(kid, [fn, c, lo, stride, {calls: 0, last: 0, single: 0, warm: true}]);
@@ -239,8 +249,9 @@ _HELPER_JS = r"""
             state.last = state.single = dt;
             return;
           }
-          if (backoff > 0) {  // workers starved of CPU lately: the whole range on this thread
-            backoff--;
+          if (backoff > 0 || lost) {  // workers starved of CPU lately, or a worker lost:
+            // the whole range on this thread
+            if (backoff > 0) backoff--;
             args[lo] = cuts[0];
             args[lo + 1] = cuts[n];
             const t = performance.now();
@@ -281,7 +292,15 @@ _HELPER_JS = r"""
             mine++;
           }
           const t1 = performance.now();
-          while (Atomics.load(ctl, DONE) < n) {}  // chunks that workers took
+          for (let spins = 1; Atomics.load(ctl, DONE) < n; spins++) {  // chunks workers took
+            if ((spins & 4095) === 0 && performance.now() - t1 > STALL_MS) {
+              const left = n - Atomics.load(ctl, DONE);
+              lost = `${left} of ${n} chunks of a kernel call were never finished by the ` +
+                `worker threads that took them (a worker was terminated or crashed)`;
+              throw new Error(`webjax: wasm: ${lost}; this call's output is lost, and later ` +
+                "calls run on one thread (webjax.clear_backends() starts a fresh pool)");
+            }
+          }
           // The split should beat this thread alone: its last measured time for the kernel
           // (warm-up and back-off calls measure it; else this call's time per chunk times the
           // chunks, which overestimates it when the threads share memory bandwidth). When two
@@ -323,7 +342,7 @@ def _helper() -> Any:
     if _HELPER is None:
         from pyodide.code import run_js
 
-        _HELPER = run_js(_HELPER_JS)(_WORKER_JS, _obj(**_LAYOUT), BACKOFF, WARM_CALLS)
+        _HELPER = run_js(_HELPER_JS)(_WORKER_JS, _obj(**_LAYOUT), BACKOFF, WARM_CALLS, STALL_MS)
     return _HELPER
 
 
@@ -418,6 +437,16 @@ class BrowserWasmHost:
         """Chunks of kernel calls that workers have run so far."""
         return 0 if self._pool is None else int(self._pool.worked())
 
+    def lost_worker(self) -> str | None:
+        """Why the pool stopped splitting calls (a worker never finished its chunk), or None."""
+        return None if self._pool is None else (str(self._pool.lost()) or None)
+
+    def fail_next_chunk(self) -> None:
+        """Fault injection for tests: the next worker to claim a chunk dies holding it."""
+        if self._pool is None:
+            raise RuntimeError("this wasm host has no worker pool (threads == 1)")
+        self._pool.failNextChunk()
+
     def backoffs(self) -> int:
         """How often a split call was no faster than the calling thread alone (the next
         BACKOFF split calls then ran on the calling thread alone)."""
@@ -483,8 +512,17 @@ class BrowserWasmHost:
         from pyodide.ffi import to_js
 
         fn = self._export(module, export)
-        self._pool.add(kid, module, fn, to_js(list(cuts)), lo, stride)
-        return fn, functools.partial(self._pool.run, kid)
+        pool = self._pool
+        pool.add(kid, module, fn, to_js(list(cuts)), lo, stride)
+
+        def run(*args: Any) -> None:
+            try:
+                pool.run(kid, *args)
+            except Exception as e:  # a JS Error: a trapping chunk, or a lost worker
+                message = str(getattr(e, "message", e))
+                raise RuntimeError(message if "wasm" in message else f"wasm: {message}") from None
+
+        return fn, run
 
     def instantiate_parallel(
         self, wasm: bytes, export: str, kid: int, cuts: Sequence[int], lo: int, stride: int
