@@ -8,18 +8,20 @@ computing the output rows that [lo, hi) covers (whole rows: the backend runs it 
 row, online softmax over the row's keys, one key at a time: the logit is a SIMD dot product
 (f32x4 multiply-adds over H, then the lanes summed), the accumulator is the output row itself
 (zeroed, rescaled only when a new maximum arrives, so one exp per key), and each value row is
-added with its weight in f32x4. At the end the row is divided by the sum. exp is the codegen's
-float64 helper (codegen/wasm/math.py), correctly rounded to float32 for these arguments.
+added with its weight in f32x4. At the end the row is divided by the sum. exp (of arguments
+<= 0 only) is inline: exponent bits times a polynomial, within float32 tolerance.
 """
 
 from __future__ import annotations
 
 from ...ir.attention import AttentionKernel, fused_on
-from . import math as wasm_math
 from .asm import F32, I32, MAX_PAGES, V128, Func, module
 
 EXPORT = "kernel"
 NEG = -3.4028234663852886e38  # float32's lowest: the running maximum before any key
+# 2^f = sum c_i f^i on |f| <= 1/2: Taylor coefficients of exp(f ln 2)
+_EXP2 = [1.0, 0.6931471805599453, 0.2402265069591007, 0.05550410866482158,
+         0.009618129107628477, 0.0013333558146428443, 0.00015403530393381606]  # fmt: skip
 
 
 def generate(kernel: AttentionKernel, *, shared: bool = False) -> bytes:
@@ -34,17 +36,43 @@ def generate(kernel: AttentionKernel, *, shared: bool = False) -> bytes:
     row_bytes = k.h * 4
     key_stride = k.k * k.h * 4  # bytes from one key row to the next of the same head
     g = k.n // k.k
-    exp_index = 1  # the helper function after the kernel
 
     r, rend, b, t, n, qp, op, kp, vp, s, e, uni = (f.local(I32) for _ in range(12))
     m, l_, x, p, corr = (f.local(F32) for _ in range(5))
     acc = f.local(V128)
+    accs = [f.local(V128) for _ in range(4)]
     bp = f.local(I32) if "bias" in slots else None
 
-    def exp_of() -> None:  # f32 on the stack -> exp(f32)
-        f.op("f64.promote_f32")
-        f.call(exp_index)
-        f.op("f32.demote_f64")
+    ey, en = f.local(F32), f.local(F32)
+
+    def exp_of() -> None:  # x <= 0 on the stack -> exp(x), inline
+        # 2^y, y = x log2(e) >= -127: 2^round(y) from its exponent bits (0 at -127) times a
+        # degree-6 polynomial of 2^f, |f| <= 1/2 (relative error below 2e-7)
+        f.f32(1.4426950408889634)
+        f.op("f32.mul")
+        f.f32(-127.0)
+        f.op("f32.max")
+        f.tee(ey)
+        f.op("f32.nearest")
+        f.set(en)
+        f.get(ey)
+        f.get(en)
+        f.op("f32.sub")
+        f.set(ey)
+        f.f32(_EXP2[-1])
+        for c in reversed(_EXP2[:-1]):
+            f.get(ey)
+            f.op("f32.mul")
+            f.f32(c)
+            f.op("f32.add")
+        f.get(en)
+        f.op("i32.trunc_f32_s")
+        f.i32(127)
+        f.op("i32.add")
+        f.i32(23)
+        f.op("i32.shl")
+        f.op("f32.reinterpret_i32")
+        f.op("f32.mul")
 
     f.get(lo)
     f.i32(k.h)
@@ -179,17 +207,24 @@ def generate(kernel: AttentionKernel, *, shared: bool = False) -> bytes:
     f.get(e)
     f.op("i32.ge_s")
     f.br_if(1)
-    f.f32(0.0)
-    f.op("f32x4.splat")
-    f.set(acc)
+    # the dot product in up to 4 independent f32x4 chains, then summed
+    chains = min(4, c4)
     for i in range(c4):
-        f.get(acc)
+        if i >= chains:
+            f.get(accs[i % chains])
         f.get(qp)
         f.simd_mem("v128.load", 16 * i)
         f.get(kp)
         f.simd_mem("v128.load", 16 * i)
-        f.op("f32x4.mul", "f32x4.add")
-        f.set(acc)
+        f.op("f32x4.mul")
+        if i >= chains:
+            f.op("f32x4.add")
+        f.set(accs[i % chains])
+    f.get(accs[0])
+    for j in range(1, chains):
+        f.get(accs[j])
+        f.op("f32x4.add")
+    f.set(acc)
     f.get(acc)
     f.lane("f32x4.extract_lane", 0)
     f.get(acc)
@@ -311,6 +346,4 @@ def generate(kernel: AttentionKernel, *, shared: bool = False) -> bytes:
     f.br(0)
     f.end()
     f.end()
-    helper = wasm_math.build_helper("exp", lambda name: 1 + ["exp"].index(name))
-    assert not wasm_math.deps("exp"), "the exp helper calls no other helper"
-    return module([f, helper], {EXPORT: 0}, shared_max=MAX_PAGES if shared else None)
+    return module([f], {EXPORT: 0}, shared_max=MAX_PAGES if shared else None)
