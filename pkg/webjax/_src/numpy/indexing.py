@@ -632,9 +632,9 @@ def _gather_mode(x: Any, idx: Any, axis: int, mode: Any, fill_value: Any, name: 
     if mode == "wrap":
         nn = lax.full((), max(n, 1), dtypes.int32)
         return _one_hot_gather(x, _normalize(lax.rem(idx, nn), n), axis)
-    idx = _normalize(idx, n)
-    if mode == "clip":
+    if mode == "clip":  # JAX clamps the indices as given: a negative one takes element 0
         return _one_hot_gather(x, _clip_index(idx, n), axis)
+    idx = _normalize(idx, n)
     if mode not in ("fill", "drop", "promise_in_bounds"):
         raise ValueError(f"Invalid mode value: {mode!r}")
     out = _one_hot_gather(x, idx, axis)

@@ -240,8 +240,22 @@ def logical_not(x: Any, /) -> Any:
 
 
 sign = _unary("sign", lax.sign)
-floor = _unary("floor", lax.floor, True)
-ceil = _unary("ceil", lax.ceil, True)
+
+
+def _rounding(name: str, fn: Any) -> Any:
+    """floor/ceil: integers and bools are their own floor (dtype kept, as in JAX)."""
+
+    def op(x: Any, /) -> Any:
+        util.check_arraylike(name, x)
+        x = util.ensure_array(x) if not util.is_scalar(x) else util.convert(x, *util.result_type(x))
+        return x if util.aval(x).dtype.kind in "biu" else fn(x)
+
+    op.__name__ = name
+    return op
+
+
+floor = _rounding("floor", lax.floor)
+ceil = _rounding("ceil", lax.ceil)
 exp = _unary("exp", lax.exp, True)
 exp2 = _unary("exp2", lax.exp2, True)
 log = _unary("log", lax.log, True)
@@ -652,6 +666,8 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     dt = util.aval(a).dtype
     if dt.kind == "c":  # each part
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
+    if dt.kind == "b":
+        raise ValueError("data type <class 'numpy.bool'> not inexact")
     if dt.kind != "f":
         if decimals < 0:
             raise NotImplementedError("jnp.round of integers with negative decimals")
@@ -666,6 +682,9 @@ around = round
 
 
 def rint(x: Any, /) -> Any:
+    util.check_arraylike("rint", x)
+    if util.aval(_as_array(x)).dtype.kind in "biu":  # JAX: the default float, strongly typed
+        return lax.convert_element_type(_as_array(x), dtypes.default_float())
     (x,) = _promote_inexact("rint", x)
     if _is_complex(x):
         return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))

@@ -1,0 +1,51 @@
+"""Inputs at the edges, against real JAX: the cases the differential fuzzer (tests/fuzz/) found
+webjax getting wrong, one line each: integer and bool inputs to float functions, out-of-range
+indices and axes, 0-size operands, degenerate keyword values. Each runs on every device and
+compares structure, dtype, weak type and values (or the exception type)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import webjax
+from jax_compare import assert_same, run
+
+jax = pytest.importorskip("jax")
+
+I8 = np.array([10, -6, -1], np.int8)
+U32 = np.array([[10], [9]], np.uint32)
+B = np.array([True, False])
+
+CASES: dict[str, Any] = {
+    # floor/ceil of integers and bools are the identity (dtype kept); rint gives the float
+    "floor_int8": lambda jnp, lax: jnp.floor(I8),
+    "ceil_int8": lambda jnp, lax: jnp.ceil(I8),
+    "floor_uint32": lambda jnp, lax: jnp.floor(U32),
+    "ceil_bool": lambda jnp, lax: jnp.ceil(B),
+    "rint_python_int": lambda jnp, lax: jnp.rint(3),
+    "round_bool_raises": lambda jnp, lax: jnp.round(B),
+    # take's clip mode clamps the indices as given (negative ones take element 0)
+    "take_clip_negative": lambda jnp, lax: jnp.take(
+        np.array([[1], [65535], [65534]], np.uint16),
+        np.array([[-1, 2, -3, 0, -2]], np.int32),
+        axis=-2,
+        mode="clip",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_edge_case_as_jax(name: str, device: Any) -> None:
+    fn = CASES[name]
+    want, _ = run(fn, (jax.numpy, jax.lax))
+    got, _ = run(fn, (webjax.numpy, webjax.lax))
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception), (name, "JAX raised", want, "webjax gave", got)
+        assert type(got).__name__ == type(want).__name__, (name, got, want)
+        return
+    if isinstance(got, Exception):
+        raise got
+    assert_same(got, want, rtol=1e-6, atol=1e-6)
