@@ -38,6 +38,18 @@ def best(fn: Any, min_reps: int = 3, min_time: float = 0.5) -> float:
     return min(times)
 
 
+def measure(q: Any, k: Any, v: Any, causal: bool, scale: float) -> tuple[float, float, float]:
+    """(fused seconds, composite seconds, max |difference|) of one case."""
+    fused = webjax.jit(lambda q, k, v: nn.dot_product_attention(q, k, v, is_causal=causal))
+    comp = webjax.jit(
+        lambda q, k, v: attn._attention(q, k, v, None, None, causal, scale, None, None, None, False)
+    )
+    err = float(np.abs(np.asarray(fused(q, k, v)) - np.asarray(comp(q, k, v))).max())
+    tf = best(lambda: fused(q, k, v).block_until_ready())
+    tc = best(lambda: comp(q, k, v).block_until_ready())
+    return tf, tc, err
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", default="wasm,webgpu")
@@ -57,15 +69,7 @@ def main() -> None:
                 for _ in range(3)
             )
             causal = bool(args.causal)
-            fused = webjax.jit(lambda q, k, v: nn.dot_product_attention(q, k, v, is_causal=causal))
-            comp = webjax.jit(
-                lambda q, k, v: attn._attention(
-                    q, k, v, None, None, causal, scale, None, None, None, False
-                )
-            )
-            err = float(np.abs(np.asarray(fused(q, k, v)) - np.asarray(comp(q, k, v))).max())
-            tf = best(lambda: fused(q, k, v).block_until_ready())
-            tc = best(lambda: comp(q, k, v).block_until_ready())
+            tf, tc, err = measure(q, k, v, causal, scale)
             flops = 4.0 * b * n * t * t * h
             row = {
                 "device": platform,
