@@ -14,8 +14,10 @@ from webjax._src.onnx import registry
 
 # importing the operator modules fills registry.OPS
 from webjax._src.onnx.ops import (  # noqa: F401
+    attention,
     control_flow,
     elementwise,
+    loss,
     nn,
     quantization,
     reduction,
@@ -82,7 +84,7 @@ class GraphEvaluator:
                 )
             node = registry.Node(proto, opset, self, attributes)
             result = impl(node, *inputs)
-            outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+            outputs = list(result) if isinstance(result, tuple) else [result]
         for name, value in zip(proto.outputs, outputs):
             if name:
                 self.env[name] = value

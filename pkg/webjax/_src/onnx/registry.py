@@ -1,6 +1,7 @@
 """The operator table of webjax.onnx and what an operator implementation is handed.
 
-An operator is a function `impl(node, *inputs)` returning one value or a tuple of values; `node`
+An operator is a function `impl(node, *inputs)` returning one value or a tuple of values (a
+list is one value, an ONNX sequence); `node`
 is a `Node` (its attributes, the opset it is read at, subgraph evaluation). Values are NumPy
 arrays while they are known at trace time (initializers, constants, shapes and what is computed
 from them only) and webjax arrays otherwise, so shape arithmetic stays concrete under jit.

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from webjax._src import numpy as jnp
+from webjax._src.dtypes import canonicalize_dtype
 from webjax._src.onnx import protobuf as pb
 from webjax._src.onnx.registry import Node, is_host, static
 
@@ -32,7 +33,7 @@ def onnx_dtype(node: Node, t: int) -> np.dtype:
 def cast(x: Any, dtype: Any) -> Any:
     if is_host(x):
         return np.asarray(x).astype(dtype)
-    return jnp.asarray(x).astype(dtype)
+    return jnp.asarray(x).astype(canonicalize_dtype(dtype))
 
 
 def axis_list(node: Node, value: Any, what: str = "axes") -> list[int] | None:

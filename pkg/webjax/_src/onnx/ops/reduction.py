@@ -44,7 +44,7 @@ def _empty_guard(m: Any, x: Any, ax: tuple, keepdims: bool, fn: str, identity: A
 
 def _extreme_identity(x: Any, largest: bool) -> Any:
     d = np.dtype(x.dtype)
-    if np.issubdtype(d, np.floating):
+    if issubdtype(d, np.floating):
         return -np.inf if largest else np.inf
     if d == np.bool_:
         return not largest

@@ -14,12 +14,12 @@ from webjax._src.onnx.registry import op
 
 @op("SequenceConstruct")
 def sequence_construct(node: Node, *xs: Any) -> Any:
-    return [list(xs)]
+    return list(xs)
 
 
 @op("SequenceEmpty")
 def sequence_empty(node: Node) -> Any:
-    return [[]]
+    return []
 
 
 @op("SequenceLength")
@@ -40,14 +40,14 @@ def sequence_insert(node: Node, seq: list, x: Any, pos: Any = None) -> Any:
     else:
         p = scalar_int(node, pos, "position")
         out.insert(p if p >= 0 else p + len(seq), x)
-    return [out]
+    return out
 
 
 @op("SequenceErase")
 def sequence_erase(node: Node, seq: list, pos: Any = None) -> Any:
     out = list(seq)
     del out[-1 if pos is None else scalar_int(node, pos, "position")]
-    return [out]
+    return out
 
 
 @op("ConcatFromSequence")
@@ -68,7 +68,7 @@ def split_to_sequence(node: Node, x: Any, split: Any = None) -> Any:
         parts = [jnp.take(x, jnp.arange(i, i + 1), axis=axis) for i in range(dim)]
         if not node.attr("keepdims", 1):
             parts = [jnp.squeeze(p, axis) for p in parts]
-        return [parts]
+        return parts
     s = np.asarray(split)
     if s.ndim == 0:
         n = int(s)
@@ -76,7 +76,7 @@ def split_to_sequence(node: Node, x: Any, split: Any = None) -> Any:
     else:
         sizes = [int(v) for v in s]
     bounds = np.cumsum([0, *sizes])
-    return [[jnp.take(x, jnp.arange(lo, hi), axis=axis) for lo, hi in itertools.pairwise(bounds)]]
+    return [jnp.take(x, jnp.arange(lo, hi), axis=axis) for lo, hi in itertools.pairwise(bounds)]
 
 
 @op("SequenceMap")
@@ -92,16 +92,16 @@ def sequence_map(node: Node, seq: list, *extra: Any) -> Any:
 
 @op("Optional")
 def optional(node: Node, x: Any = None) -> Any:
-    return [x]
+    return x
 
 
 @op("OptionalHasElement")
 def optional_has_element(node: Node, x: Any = None) -> Any:
-    return np.array(x is not None and not (isinstance(x, list) and x == [None]))
+    return np.array(x is not None)
 
 
 @op("OptionalGetElement")
 def optional_get_element(node: Node, x: Any) -> Any:
     if x is None:
         raise ValueError("webjax.onnx: OptionalGetElement of an empty optional")
-    return [x]
+    return x

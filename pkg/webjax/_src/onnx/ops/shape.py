@@ -11,6 +11,7 @@ import numpy as np
 
 from webjax._src import numpy as jnp
 from webjax._src.dtype_queries import issubdtype
+from webjax._src.dtypes import canonicalize_dtype
 from webjax._src.onnx.ops.common import (
     Node,
     axis_list,
@@ -309,7 +310,7 @@ def range_op(node: Node, start: Any, limit: Any, delta: Any) -> Any:
 def eye_like(node: Node, x: Any) -> Any:
     dtype = onnx_dtype(node, node.attr("dtype")) if node.has("dtype") else x.dtype
     n, mcols = np.shape(x)
-    return jnp.eye(n, mcols, k=node.attr("k", 0), dtype=dtype)
+    return jnp.eye(n, mcols, k=node.attr("k", 0), dtype=canonicalize_dtype(dtype))
 
 
 @op("OneHot")
@@ -355,7 +356,11 @@ def depth_to_space(node: Node, x: Any) -> Any:
 def space_to_depth(node: Node, x: Any) -> Any:
     b = node.attr("blocksize")
     n, c, h, w = np.shape(x)
-    t = jnp.reshape(x, (n, c, h // b, b, w // b, b)).transpose(0, 3, 5, 1, 2, 4)
+    t = jnp.reshape(x, (n, c, h // b, b, w // b, b))
+    if node.attr("mode", "DCR") == "DCR":
+        t = t.transpose(0, 3, 5, 1, 2, 4)
+    else:
+        t = t.transpose(0, 1, 3, 5, 2, 4)
     return jnp.reshape(t, (n, c * b * b, h // b, w // b))
 
 
@@ -449,8 +454,9 @@ def _source_coords(node: Node, out_len: int, in_len: int, scale: float, coord: s
         return (o + 0.5) / scale - 0.5
     if coord == "pytorch_half_pixel":
         return (o + 0.5) / scale - 0.5 if out_len > 1 else np.zeros(out_len)
-    if coord == "align_corners":
-        return o * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros(out_len)
+    if coord == "align_corners":  # over the unrounded resized length, in_len * scale
+        span = in_len * scale - 1
+        return o * (in_len - 1) / span if span > 0 else np.zeros(out_len)
     if coord == "asymmetric":
         return o / scale
     if coord == "half_pixel_symmetric":
