@@ -1,4 +1,5 @@
-"""webjax's WGSL float32 matmul on a real GPU (natively through wgpu-py) against cuBLAS SGEMM.
+"""webjax's WGSL float32 matmul and fused attention on a real GPU (natively through wgpu-py)
+against cuBLAS SGEMM and PyTorch's scaled_dot_product_attention.
 
 Run on the device machine (see the device README for the Vulkan loader and carried wheels):
 
@@ -10,6 +11,12 @@ It is timed at the backend level (dispatches queued back to back, one submit, wa
 the queue is idle) after a few tiles are swept at the first size; the tile the backend picks
 by itself from the adapter limits is always measured too. PyTorch runs float32 matmul with TF32
 off (cuBLAS SGEMM), timed with CUDA events, in the same process.
+
+Attention (`--attention`, e.g. "1x12x512x64,8x16x2048x64" as BxNxTxH, T = S; `--causal` adds
+causal runs) is the fused kernel `jax.nn.dot_product_attention` runs on webgpu
+(ir/attention.py, codegen/wgsl/attention.py), timed the same way, against
+`torch.nn.functional.scaled_dot_product_attention` on float32 (B, N, T, H) tensors (PyTorch
+picks its kernel), checked against it; GFLOP/s count 4 B N T S H (causal: the same count).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 from webjax._src import dtypes as dt
 from webjax._src.codegen.wgsl import matmul as wgsl_matmul
 from webjax._src.ir import exp as E
+from webjax._src.ir.attention import AttentionKernel
 from webjax._src.ir.kernel import make_kernel
 from webjax._src.ir.ops import Op
 from webjax._src.runtime.webgpu import WebGPUBackend
@@ -81,9 +89,82 @@ def time_torch(torch: Any, a: Any, b: Any, reps: int) -> float:
     return start.elapsed_time(end) / 1e3 / reps
 
 
+def time_torch_sdpa(torch: Any, q: Any, k: Any, v: Any, causal: bool, reps: int) -> float:
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for _ in range(3):
+        sdpa(q, k, v, is_causal=causal)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        sdpa(q, k, v, is_causal=causal)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / reps
+
+
+def attention_rows(gpu: WebGPUBackend, torch: Any, shapes: str, causal_too: bool) -> list[Any]:
+    rng = np.random.default_rng(1)
+    rows: list[dict[str, Any]] = []
+    for shape in shapes.split(","):
+        b, n, t, h = (int(x) for x in shape.split("x"))
+        q, k, v = (rng.standard_normal((b, t, n, h), dtype=np.float32) for _ in range(3))
+        hs = [gpu.malloc(x.nbytes) for x in (q, k, v)]
+        for hb, x in zip(hs, (q, k, v), strict=True):
+            gpu.write(hb, x.tobytes())
+        out = gpu.malloc(q.nbytes)
+        flops = 4.0 * b * n * t * t * h
+        reps = max(3, min(50, int(2e12 / flops)))
+        for causal in [False, True] if causal_too else [False]:
+            kernel = AttentionKernel(b, t, t, n, n, h, 1.0 / h**0.5, causal, None, False, False)
+            t0 = time.perf_counter()
+            exe = gpu.prepare(kernel)
+            compile_s = time.perf_counter() - t0
+            tw = time_webjax(gpu, exe, hs, out, reps)
+            g = flops / tw / 1e9
+            tref = err = None
+            if torch is not None:
+                tq, tk, tv = (
+                    torch.from_numpy(x).to("cuda").transpose(1, 2).contiguous() for x in (q, k, v)
+                )
+                tt = time_torch_sdpa(torch, tq, tk, tv, causal, reps)
+                tref = flops / tt / 1e9
+                want = torch.nn.functional.scaled_dot_product_attention(
+                    tq, tk, tv, is_causal=causal
+                )
+                want = want.transpose(1, 2).cpu().numpy()
+                got = np.frombuffer(gpu.read(out, q.nbytes), np.float32).reshape(q.shape)
+                err = float(np.max(np.abs(got - want)))
+            row = {
+                "shape": shape,
+                "causal": causal,
+                "note": exe.program.note,
+                "webjax_ms": tw * 1e3,
+                "webjax_gflops": g,
+                "torch_gflops": tref,
+                "ratio": g / tref if tref else None,
+                "max_abs_err": err,
+                "compile_s": compile_s,
+            }
+            rows.append(row)
+            ratio = f"{g / tref:.3f}" if tref else "-"
+            print(
+                f"[attention {shape} causal={causal}] webjax {exe.program.note}: {tw * 1e3:.3f} ms "
+                f"{g:.0f} GFLOP/s; torch sdpa {tref or 0:.0f} GFLOP/s; ratio {ratio}; "
+                f"max|err| {err}",
+                flush=True,
+            )
+        for hb in (*hs, out):
+            gpu.free(hb)
+        gpu.trim()
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--attention", default="")
+    ap.add_argument("--causal", action="store_true")
     ap.add_argument("--out", default="")
     ap.add_argument("--no-sweep", action="store_true")
     args = ap.parse_args()
@@ -101,10 +182,11 @@ def main() -> None:
     except Exception as e:
         torch = None
         print("no torch:", e)
+    att_rows = attention_rows(gpu, torch, args.attention, args.causal) if args.attention else []
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
     best_tile = None
-    for si, size in enumerate(int(s) for s in args.sizes.split(",")):
+    for si, size in enumerate(int(s) for s in args.sizes.split(",") if s):
         m = k = n = size
         flops = 2.0 * m * n * k
         a = rng.standard_normal((m, k), dtype=np.float32)
@@ -179,9 +261,24 @@ def main() -> None:
         tref = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
         auto = " (auto)" if r["auto"] else ""
         print(f"| {r['size']} | {r['tile']}{auto} | {r['webjax_gflops']:.0f} | {tref} | {ratio} |")
+    if att_rows:
+        print("\n| attention BxNxTxH | causal | webjax GFLOP/s | torch SDPA GFLOP/s | ratio |")
+        print("| --- | --- | --- | --- | --- |")
+        for r in att_rows:
+            ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
+            tref = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
+            print(f"| {r['shape']} | {r['causal']} | {r['webjax_gflops']:.0f} | {tref} | {ratio} |")
     if args.out:
         Path(args.out).write_text(
-            json.dumps({"adapter": gpu.description, "limits": gpu.limits, "rows": rows}, indent=1)
+            json.dumps(
+                {
+                    "adapter": gpu.description,
+                    "limits": gpu.limits,
+                    "rows": rows,
+                    "attention": att_rows,
+                },
+                indent=1,
+            )
         )
 
 
