@@ -49,10 +49,10 @@ _HELPER_JS = r"""
       return [x.status, total(x.getResponseHeader("Content-Range")), body];
     },
     async cached(cacheName, url) {
-      if (typeof caches === "undefined") return null;
+      if (typeof caches === "undefined") return undefined;
       const cache = await caches.open(cacheName);
       const r = await cache.match(url);
-      return r ? await r.blob() : null;
+      return r ? await r.blob() : undefined;  // undefined is None in Python (null is not)
     },
     async slice(blob, start, end) {
       return new Uint8Array(await blob.slice(start, end).arrayBuffer());
@@ -163,9 +163,7 @@ class CachedFile:
         return bytes((await _helper().slice(self.blob, start, end)).to_bytes())
 
     def close(self) -> None:
-        blob, self.blob = self.blob, None
-        if blob is not None:
-            blob.destroy()
+        self.blob = None  # a JsProxy: the Blob goes when the last reference does
 
 
 def cache_lookup(cache: str, url: str) -> CachedFile | None:
