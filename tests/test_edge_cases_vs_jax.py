@@ -34,7 +34,30 @@ CASES: dict[str, Any] = {
         axis=-2,
         mode="clip",
     ),
+    # 0-size batches and operands: gathers whose batch or other dimensions are empty
+    "vmap_inv_empty_batch": lambda jnp, lax: _vmap(jnp, jnp.linalg.inv)(np.zeros((1, 0, 2, 2))),
+    "vmap_solve_empty_batch": lambda jnp, lax: _vmap(jnp, lambda a: jnp.linalg.solve(a, a))(
+        np.zeros((0, 3, 3), np.float32)
+    ),
+    "median_empty_elsewhere": lambda jnp, lax: _jit(jnp, lambda a: jnp.median(a, axis=-2))(
+        np.zeros((0, 1, 3), np.float32)
+    ),
+    "take_along_axis_empty": lambda jnp, lax: jnp.take_along_axis(
+        np.zeros((2, 0, 3), np.float32), np.zeros((2, 0, 3), np.int32), axis=-1
+    ),
 }
+
+
+def _lib(jnp: Any) -> Any:
+    return webjax if jnp is webjax.numpy else jax
+
+
+def _vmap(jnp: Any, f: Any) -> Any:
+    return _lib(jnp).vmap(f)
+
+
+def _jit(jnp: Any, f: Any) -> Any:
+    return _lib(jnp).jit(f)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

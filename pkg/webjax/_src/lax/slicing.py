@@ -1077,8 +1077,13 @@ def _gather_batch(
             operand_batching_dims=(0, *sh(dn.operand_batching_dims)),
             start_indices_batching_dims=(0, *sh(dn.start_indices_batching_dims)),
         )
+        batch_slice = min(1, size)  # 0 in an empty batch, as the shape rule wants
         out = gather_p.bind(
-            operand, indices, dimension_numbers=ndn, slice_sizes=(1, *slice_sizes), **params
+            operand,
+            indices,
+            dimension_numbers=ndn,
+            slice_sizes=(batch_slice, *slice_sizes),
+            **params,
         )
         return out, 0
     if od is not None:  # the batch axis is a full-size offset dim at the front of the output

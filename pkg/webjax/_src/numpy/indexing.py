@@ -705,7 +705,7 @@ def take_along_axis(
     if mode == "clip":
         norm = _clip_index(norm, n)
     dt = util.aval(arr).dtype
-    if n == 0:
+    if n == 0 or 0 in out_shape:  # (an empty output needs no gather, nor fits one)
         out = lax.full(out_shape, False if dt.kind == "b" else 0, dt)
     else:
         iota = functools.partial(lax.broadcasted_iota, dtypes.int32, out_shape)
