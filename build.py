@@ -469,6 +469,7 @@ def layout_site(wheel: Path, extra_packages: dict[str, str], ecosystem: list[Pat
         "name": meta["name"],
         "version": meta["version"],
         "wheel": f"wheels/{wheel.name}",
+        "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),  # the loader checks it
         "pyodide": {"version": PYODIDE_VERSION, "indexURL": "pyodide/"},
         "packages": extra_packages,
         "ecosystem": [f"wheels/ecosystem/{lib.name}" for lib in ecosystem],

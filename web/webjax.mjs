@@ -20,30 +20,83 @@ const siteURL = new URL("./", import.meta.url);
 let manifestPromise = null;
 let webjaxPromise = null;
 
-/** The build manifest (wheel file name, Pyodide version, extra packages). */
+const REBUILD = "build the site with `python build.py` and serve dist/site/ (`python build.py serve`)";
+
+/** The build manifest (wheel file name and SHA-256, Pyodide version, extra packages). */
 export function loadManifest() {
-  manifestPromise ??= fetch(new URL("manifest.json", siteURL)).then((response) => {
-    if (!response.ok) throw new Error(`webjax: manifest.json: HTTP ${response.status}`);
+  const url = new URL("manifest.json", siteURL);
+  manifestPromise ??= fetch(url).then((response) => {
+    if (!response.ok) {
+      throw new Error(`webjax: ${url} answered HTTP ${response.status}: ${REBUILD}, and load ` +
+        "webjax.mjs from that site");
+    }
     return response.json();
+  });
+  manifestPromise.catch(() => {
+    manifestPromise = null;
   });
   return manifestPromise;
 }
 
+/** Why this JavaScript engine cannot run webjax, or null. */
+function missingEngineFeature() {
+  if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
+    return "webjax: this browser has no WebAssembly (it may be turned off: a policy, a " +
+      "hardened or lockdown mode, or a JIT-less setting); Pyodide needs it: turn it on or use " +
+      "another browser";
+  }
+  return null;
+}
+
 /** A fresh Pyodide instance (nothing installed), loaded from this site. */
 export async function loadPyodideRuntime({ indexURL, ...options } = {}) {
+  const missing = missingEngineFeature();
+  if (missing) throw new Error(missing);
   if (indexURL === undefined) {
     const manifest = await loadManifest();
     indexURL = new URL(manifest.pyodide.indexURL, siteURL).href;
   }
   if (!indexURL.endsWith("/")) indexURL += "/";
-  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
+  let loadPyodide;
+  try {
+    ({ loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href));
+  } catch (error) {
+    throw new Error(`webjax: Pyodide was not found at ${indexURL} (${error.message ?? error}): ` +
+      "indexURL must be the folder holding pyodide.mjs (leave it out to use the site's own: " +
+      `${REBUILD})`);
+  }
   return loadPyodide({ indexURL, ...options });
 }
 
-/** Install the webjax wheel into `pyodide` with loadPackage (no micropip needed). */
+async function sha256(bytes) {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Install the webjax wheel into `pyodide` (loadPackage; no micropip needed). The wheel's SHA-256
+ * must match the manifest's: a stale or altered wheel is refused, never installed.
+ */
 export async function installWebjax(pyodide) {
   const manifest = await loadManifest();
-  await pyodide.loadPackage(new URL(manifest.wheel, siteURL).href);
+  const url = new URL(manifest.wheel, siteURL);
+  const response = await fetch(url);
+  if (!response.ok) {
+    throw new Error(`webjax: the wheel ${url} answered HTTP ${response.status}: ${REBUILD}`);
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (globalThis.crypto && crypto.subtle) {
+    const got = await sha256(bytes);
+    if (got !== manifest.wheel_sha256) {
+      throw new Error(`webjax: refusing ${url}: its SHA-256 is ${got}, the manifest says ` +
+        `${manifest.wheel_sha256} (a stale or altered file): ${REBUILD}`);
+    }
+  } else {  // no Web Crypto outside secure contexts (http to a host other than localhost)
+    console.warn("webjax: no crypto.subtle on this (insecure) page: the wheel's hash is not " +
+      "checked; serve the site over https or from localhost");
+  }
+  // the bytes just checked (not a second fetch) into site-packages, with their .dist-info
+  pyodide.unpackArchive(bytes.buffer, "wheel");
 }
 
 // Applies loadWebjax's `config` as `jax.config.update` calls (JAX's errors for unknown names and
@@ -158,6 +211,16 @@ async function autoRun() {
     pre.textContent = `webjax failed to load: ${error.message ?? error}`;
     document.body.prepend(pre);
     errors = [error];
+  }
+  if (!errors.length && typeof SharedArrayBuffer === "undefined") {
+    // not an error: webjax runs, on one thread; say how to get the worker pool
+    const note = document.createElement("p");
+    note.className = "webjax-note";
+    note.textContent = "webjax runs single-threaded here: this page is not cross-origin " +
+      "isolated, so there is no SharedArrayBuffer for wasm threads. Serve it with the headers " +
+      "Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp " +
+      "(`python build.py serve` sends them).";
+    document.body.prepend(note);
   }
   root.dataset.webjax = errors.length ? "error" : "done";
   document.dispatchEvent(new CustomEvent("webjax:done", { detail: { errors } }));
