@@ -7,6 +7,8 @@ shows tracebacks without this module's or Pyodide's frames.
 """
 
 import contextlib
+import linecache
+import os
 import sys
 import traceback
 
@@ -25,10 +27,8 @@ async def device_choices() -> dict:
     """The device picker's [value, label] pairs (the default, then every device the browser
     offers), the platforms that are not available with the reason, and whether the page is
     cross-origin isolated (wasm threads) with the wasm device's thread count."""
-    try:
+    with contextlib.suppress(Exception):  # webjax.devices("webgpu") below raises, saying why
         await webjax.init_webgpu_async()  # WebGPU's adapter and device requests are promises
-    except Exception:
-        pass  # webjax.devices("webgpu") below raises, saying why
     try:
         choices = [["default", f"default ({webjax.devices()[0]})"]]
     except Exception as e:
@@ -56,14 +56,39 @@ def _device_context(choice: str):
     return webjax.default_device(webjax.devices(platform)[int(index)])
 
 
+def _webjax_internal(filename: str) -> bool:
+    return f"{os.sep}webjax{os.sep}" in filename and FILENAME not in filename
+
+
+def _filter(te: traceback.TracebackException, seen: set[int]) -> None:
+    """Drop webjax's own frames (JAX's traceback filtering), noting how many were hidden."""
+    if id(te) in seen:
+        return
+    seen.add(id(te))
+    kept = [f for f in te.stack if not _webjax_internal(f.filename)]
+    hidden = len(te.stack) - len(kept)
+    if hidden and kept:
+        te.stack = traceback.StackSummary.from_list(kept)
+        te.__notes__ = [
+            *(te.__notes__ or []),
+            f"({hidden} frames inside webjax hidden; "
+            "webjax.config.update('jax_traceback_filtering', 'off') shows them)",
+        ]
+    for chained in (te.__cause__, te.__context__):
+        if chained is not None:
+            _filter(chained, seen)
+
+
 def _print_user_traceback(e: BaseException) -> None:
     tb = e.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != FILENAME:
         tb = tb.tb_next  # drop the frames of this module and of Pyodide's eval_code_async
     if isinstance(e, SyntaxError) or tb is None:
-        traceback.print_exception(type(e), e, None)  # a SyntaxError names its line itself
-    else:
-        traceback.print_exception(type(e), e, tb)
+        tb = None  # a SyntaxError names its line itself
+    te = traceback.TracebackException(type(e), e, tb, compact=True)
+    if webjax.config.jax_traceback_filtering != "off":
+        _filter(te, set())
+    print("".join(te.format()), end="", file=sys.stderr)
 
 
 def _echo(result) -> None:
@@ -86,6 +111,8 @@ def _echo(result) -> None:
 
 async def run(source: str, choice: str) -> bool:
     """Run `source` in the REPL namespace; True if it raised nothing."""
+    # Tracebacks quote the lines of the code that ran (this run's code: one file, "<repl>").
+    linecache.cache[FILENAME] = (len(source), None, source.splitlines(True), FILENAME)
     try:
         with _device_context(choice):
             result = await eval_code_async(source, namespace, filename=FILENAME)

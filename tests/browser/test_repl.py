@@ -121,10 +121,21 @@ def test_streamed_output_and_stop(repl):
 def test_tracebacks_show_user_frames(repl):
     output = _run(repl, "def f(x):\n    return x / 0\n\nf(1)\n")
     assert output.startswith("Traceback (most recent call last):")
-    assert 'File "<repl>", line 2, in f' in output
+    assert 'File "<repl>", line 2, in f\n    return x / 0\n' in output
     assert output.strip().endswith("ZeroDivisionError: division by zero")
     assert "webjax_repl" not in output and "pyodide" not in output
     assert "SyntaxError" in _run(repl, "def broken(:\n")
+    # Errors raised inside webjax show the user's frames only, saying how many were hidden.
+    output = _run(
+        repl, "import webjax.numpy as jnp\ndef g(a):\n    return a @ jnp.ones(4)\ng(jnp.ones(3))"
+    )
+    lines = output.splitlines()
+    assert '  File "<repl>", line 3, in g' in lines and "    return a @ jnp.ones(4)" in lines
+    assert lines[-2] == (
+        "TypeError: dot_general requires contracting dimensions to have the same shape, "
+        "got (3,) and (4,)."
+    )
+    assert "frames inside webjax hidden" in output and "site-packages" not in output
     assert "webjax_repl" not in repl.text_content("#output")
 
 
@@ -208,3 +219,46 @@ def test_array_html_repr(repl):
         "#output .html-repr td", "els => els.map((e) => e.textContent)"
     )
     assert cells == ["0", "2", "4", "6", "8", "10"]
+
+
+def test_not_isolated_page_stop_restarts_python(new_page, plain_server_url):
+    # Without COOP/COEP there is no SharedArrayBuffer to interrupt through: the badge says so,
+    # and Stop replaces the worker (a fresh Python, which then runs code again).
+    page = new_page()
+    page.goto(plain_server_url + "index.html")
+    page.wait_for_function("() => document.body.dataset.state === 'ready'", timeout=LOAD_TIMEOUT_MS)
+    assert page.text_content("#isolation") == "not cross-origin isolated: 1 wasm thread"
+    page.evaluate(
+        "code => webjaxRepl.editor.setText(code)",
+        "x = 1\nprint('looping')\nwhile True:\n    pass\n",
+    )
+    before = _runs(page)
+    page.click("#run")
+    page.wait_for_function(
+        "() => document.getElementById('output').textContent.includes('looping')",
+        timeout=RUN_TIMEOUT_MS,
+    )
+    page.click("#stop")
+    assert "Python was restarted" in _wait_run(page, before)
+    page.wait_for_function("() => document.body.dataset.state === 'ready'", timeout=LOAD_TIMEOUT_MS)
+    assert "NameError: name 'x' is not defined" in _run(page, "print(x)")
+
+
+def test_display_on_a_page_running_pyodide(fresh_page):
+    # On a page (no worker) the host draws into #webjax-display, or the body.
+    fresh_page.run_py_sync(
+        "import js\n"
+        "target = js.document.createElement('div')\n"
+        "target.id = 'webjax-display'\n"
+        "js.document.body.append(target)\n"
+        "from webjax import display\n"
+        "import webjax.numpy as jnp\n"
+        "fig = display.imshow(jnp.arange(64.0).reshape(8, 8), cmap='gray')\n"
+        "t = display.table([[1, 2]], columns=['a', 'b'], title='T')\n"
+        "assert fig.shown and t.shown\n"
+    )
+    page = fresh_page.page
+    canvas = page.query_selector("#webjax-display figure.webjax-display canvas")
+    inked, colors, _ = canvas.evaluate(_CANVAS_COLORS)
+    assert colors >= 60 and inked > 1000  # 64 gray levels, scaled up
+    assert page.text_content("#webjax-display figure:nth-of-type(2) figcaption") == "T"
