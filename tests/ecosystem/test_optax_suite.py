@@ -16,10 +16,6 @@ KNOWN_FAILURES: dict[str, str] = {
         f"_src.numerics_test.NumericsTest::test_abs_sqr_hlo_equivalence{i}": _NO_HLO
         for i in range(18)
     },
-    "transforms._accumulation_test.AccumulationTest::test_multi_steps": (
-        "asserts bit-equal losses from equal parameters, one still a lazy expression from init "
-        "and one computed: the fused kernel sums the squares in another order (1 ulp)"
-    ),
 }
 
 
