@@ -51,6 +51,13 @@ function keepInAddress(text) {
   }, 250);
 }
 
+function keepDeviceInAddress() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (device.value === "default") params.delete("device");
+  else params.set("device", device.value);
+  history.replaceState(null, "", "#" + params.toString());
+}
+
 // --- output --------------------------------------------------------------------------------
 
 let textBlock = null; // the <pre> that consecutive text lines go into
@@ -141,6 +148,7 @@ function showDisplay(message) {
 let worker = null;
 let interrupt = null; // Int32Array over a SharedArrayBuffer, where the page is isolated
 let state = "loading";
+const phases = []; // [phase, ms since navigation when it began], for the console and tests
 
 function setState(next, text) {
   state = next;
@@ -157,7 +165,7 @@ function finishRun() {
 }
 
 function showDevices({ devices, interruptible }) {
-  const chosen = device.value;
+  const chosen = new URLSearchParams(location.hash.slice(1)).get("device") ?? device.value;
   device.replaceChildren(...devices.choices.map(([value, label]) => new Option(label, value)));
   if ([...device.options].some((o) => o.value === chosen)) device.value = chosen;
   for (const [platform, why] of devices.missing) {
@@ -177,6 +185,7 @@ function showDevices({ devices, interruptible }) {
 function onMessage({ data: message }) {
   switch (message.type) {
     case "phase":
+      phases.push([message.name, Math.round(performance.now())]);
       $("progress").max = message.steps;
       $("progress").value = message.step;
       $("phase").textContent = message.name + "…";
@@ -187,7 +196,8 @@ function onMessage({ data: message }) {
       $("loading").hidden = true;
       showDevices(message);
       setState("ready");
-      console.log(`webjax REPL ready in ${Math.round(performance.now())} ms`);
+      phases.push(["ready", Math.round(performance.now())]);
+      console.log(`webjax REPL ready: ${phases.map(([name, ms]) => `${name} at ${ms} ms`).join(", ")}`);
       break;
     case "stdout":
       appendText(message.text);
@@ -264,7 +274,7 @@ const editor = createEditor($("editor"), {
   onRun: run,
   onChange: keepInAddress,
 });
-globalThis.webjaxRepl = { editor }; // for the browser tests and the console
+globalThis.webjaxRepl = { editor, phases }; // for the browser tests and the console
 
 for (const [i, example] of EXAMPLES.entries()) examples.append(new Option(example.name, String(i)));
 examples.addEventListener("change", () => {
@@ -273,6 +283,7 @@ examples.addEventListener("change", () => {
   examples.value = "";
   editor.focus();
 });
+device.addEventListener("change", keepDeviceInAddress);
 runButton.addEventListener("click", run);
 stopButton.addEventListener("click", stop);
 startWorker();

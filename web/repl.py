@@ -39,11 +39,12 @@ async def device_choices() -> dict:
         try:
             devices = webjax.devices(platform)
         except Exception as e:  # JAX raises RuntimeError for a platform it cannot initialize
-            missing.append([platform, str(e).splitlines()[0][:200]])
+            missing.append([platform, (str(e).splitlines() or [type(e).__name__])[0][:200]])
             continue
         choices += [[f"{platform}:{i}", str(d)] for i, d in enumerate(devices)]
     isolated = bool(getattr(js, "crossOriginIsolated", False))
-    for line in webjax.print_environment_info(return_string=True).splitlines():
+    info = webjax.print_environment_info(return_string=True) or ""
+    for line in info.splitlines():
         if line.strip().startswith("wasm:") and "threads=" in line:
             threads = int(line.split("threads=")[1].split()[0])
     return {"choices": choices, "missing": missing, "isolated": isolated, "threads": threads}

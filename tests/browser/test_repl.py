@@ -64,7 +64,15 @@ def test_link_code_waits_for_run(repl):
     # The code from the address is in the editor, but nothing ran: the phases finished, the
     # output is empty and no run was counted.
     assert repl.evaluate("webjaxRepl.editor.getText()") == LINK_CODE
-    assert repl.evaluate("document.body.dataset.phase") == "finding devices"
+    names = [name for name, _ in repl.evaluate("webjaxRepl.phases")]
+    assert names == [
+        "downloading Pyodide",
+        "starting Python",
+        "installing webjax",
+        "importing webjax",
+        "finding devices",
+        "ready",
+    ]
     assert repl.text_content("#output") == ""
     assert _runs(repl) == 0
     before = _runs(repl)
@@ -154,7 +162,9 @@ def test_device_picker_lists_the_browsers_devices(repl):
     code += "print(x, x.device)\n"
     for value, label in options[1:]:
         assert _run(repl, code, device=value).strip() == f"30 {label}", value
+        assert f"device={value.replace(':', '%3A')}" in repl.evaluate("location.hash")
     repl.select_option("#device", "default")
+    assert "device=" not in repl.evaluate("location.hash")
 
 
 _CANVAS_COLORS = """canvas => {
