@@ -34,6 +34,26 @@ CASES: dict[str, Any] = {
         axis=-2,
         mode="clip",
     ),
+    # no degrees of freedom left: NaN
+    "var_ddof_past_n": lambda jnp, lax: jnp.var(np.float32([[1, 2, 3], [4, 5, 7]]), 1, ddof=3),
+    "vmap_var_ddof": lambda jnp, lax: _vmap(jnp, lambda v: jnp.var(v, axis=(), ddof=2))(I8),
+    "nanvar_ddof_past_n": lambda jnp, lax: jnp.nanvar(np.float32([[1, 2, 3]]), 0, ddof=1),
+    # weak types and bools
+    "logaddexp2_weak": lambda jnp, lax: jnp.logaddexp2(np.bool_(False), 2),
+    "left_shift_bool": lambda jnp, lax: jnp.left_shift(B, True),
+    "right_shift_bool": lambda jnp, lax: jnp.right_shift(B, B),
+    "one_hot_bool_raises": lambda jnp, lax: _lib(jnp).nn.one_hot(B, 3),
+    # the exception types JAX gives for shapes that do not broadcast
+    "lcm_shapes": lambda jnp, lax: jnp.lcm(np.ones((2, 1), "uint8"), np.ones((3, 1), "uint8")),
+    "copysign_shapes": lambda jnp, lax: jnp.copysign(np.ones((2, 1)), np.ones((3, 1))),
+    "ldexp_shapes": lambda jnp, lax: jnp.ldexp(np.ones((2, 1)), np.ones((3, 1), "int32")),
+    # lax reductions take non-negative, distinct, in-range axes, and numbers for sums/products
+    "reduce_sum_negative_axis": lambda jnp, lax: lax.reduce_sum(jnp.ones((2, 3), "int8"), (-1,)),
+    "reduce_max_axis_past_rank": lambda jnp, lax: lax.reduce_max(jnp.ones((2, 3)), (2,)),
+    "reduce_sum_repeated_axis": lambda jnp, lax: lax.reduce_sum(jnp.ones((2, 3)), (0, 0)),
+    "reduce_prod_bool": lambda jnp, lax: lax.reduce_prod(jnp.asarray(B), (0,)),
+    "reduce_sum_bool": lambda jnp, lax: lax.reduce_sum(jnp.asarray(B), (0,)),
+    "cummax_bool": lambda jnp, lax: lax.cummax(jnp.asarray(B), 0),
     # 0-size batches and operands: gathers whose batch or other dimensions are empty
     "vmap_inv_empty_batch": lambda jnp, lax: _vmap(jnp, jnp.linalg.inv)(np.zeros((1, 0, 2, 2))),
     "vmap_solve_empty_batch": lambda jnp, lax: _vmap(jnp, lambda a: jnp.linalg.solve(a, a))(

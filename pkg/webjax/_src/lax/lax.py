@@ -199,6 +199,11 @@ iota_p = _prim("iota")
 
 @iota_p.def_abstract_eval
 def _iota_abstract(*, dtype: DType, shape: tuple[int, ...], dimension: int, sharding: Any = None):
+    if dtype.kind == "b":
+        raise TypeError(
+            "iota does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, "
+            "complexfloating."
+        )
     return ShapedArray(shape, dtype)
 
 
@@ -505,9 +510,20 @@ def _reducer(name: str) -> Any:
     p = prims[name]
 
     def fn(x: Any, axes: Sequence[int]) -> Any:
-        nd = _aval(x).ndim
-        ax = tuple(sorted({int(a) % nd if nd else int(a) for a in axes}))
-        return p.bind(x, axes=ax, out_sharding=None)
+        av = _aval(x)
+        given = tuple(int(a) for a in axes)
+        if len(set(given)) != len(given):
+            raise ValueError(f"duplicate value in 'axes' of reduction: {given}")
+        if not all(0 <= a < av.ndim for a in given):  # lax takes no negative axes, as JAX
+            raise ValueError(
+                f"reduction axes {given} contains out-of-bounds indices for "
+                f"{av.dtype.name}[{','.join(map(str, av.shape))}]."
+            )
+        if name in ("reduce_sum", "reduce_prod") and av.dtype.kind == "b":
+            raise TypeError(
+                f"{name} does not accept dtype bool. Accepted dtypes are subtypes of number."
+            )
+        return p.bind(x, axes=tuple(sorted(given)), out_sharding=None)
 
     fn.__name__ = name
     return fn

@@ -862,6 +862,10 @@ def _cumulative(prim: Primitive) -> Callable[..., Any]:
         ax = int(axis)
         if not -nd <= ax < nd:
             raise ValueError(f"{prim.name}: axis {axis} is out of bounds for array of rank {nd}")
+        if prim.name != "cumlogsumexp" and core.get_aval(operand).dtype.kind == "b":
+            raise TypeError(
+                f"{prim.name} does not accept dtype bool. Accepted dtypes are subtypes of number."
+            )
         return prim.bind(operand, axis=ax % nd, reverse=bool(reverse))
 
     fn.__name__ = prim.name

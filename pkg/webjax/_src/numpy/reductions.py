@@ -255,8 +255,15 @@ def var(
     sq = _abs2(centered)
     sq = sum(sq, axis=axes, out=out, keepdims=keepdims, where=where)
     n = _count(av.shape, axes, where, keepdims, rt)
-    res = lax.div(sq, lax.sub(n, lax.full((), ddof, rt)))
+    res = _over_dof(sq, lax.sub(n, lax.full((), ddof, rt)))
     return util.convert(res, out_dt)
+
+
+def _over_dof(sq: Any, dof: Any) -> Any:
+    """sq / dof, NaN where there are no degrees of freedom left (ddof >= n), as JAX."""
+    dof = util.broadcast_to(dof, util.aval(sq).shape)
+    nan = lax.full(util.aval(sq).shape, math.nan, util.aval(sq).dtype)
+    return lax.select(lax.gt(dof, util.lax_const(0, dof)), lax.div(sq, dof), nan)
 
 
 def _abs2(x: Any) -> Any:
@@ -425,7 +432,7 @@ def nanvar(
     rt = dtypes.component(dt)
     sq = sum(_nan_replaced(_abs2(centered), 0), axes, keepdims=keepdims, where=valid)
     n = sum(valid, axes, keepdims=keepdims, dtype=rt)
-    return lax.div(sq, lax.sub(n, lax.full((), ddof, rt)))
+    return _over_dof(sq, lax.sub(n, lax.full((), ddof, rt)))
 
 
 def nanstd(

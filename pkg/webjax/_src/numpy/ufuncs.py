@@ -68,7 +68,18 @@ greater_equal = _ordered("greater_equal", lax.ge)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
-left_shift = _binary("left_shift", lax.shift_left)
+
+
+def _shift_operands(name: str, x: Any, y: Any) -> list[Any]:
+    """promote_args, then bools shift as int32 (JAX's shifts take numbers only)."""
+    args = util.promote_args(name, x, y)
+    if util.aval(args[0]).dtype.kind == "b":
+        args = [util.convert(a, dtypes.int32, False) for a in args]
+    return args
+
+
+def left_shift(x: Any, y: Any, /) -> Any:
+    return lax.shift_left(*_shift_operands("left_shift", x, y))
 
 
 def _binary_inexact(name: str, fn: Any) -> Any:
@@ -510,13 +521,16 @@ def clip(
 
 # ---- arithmetic --------------------------------------------------------------------------------
 def right_shift(x: Any, y: Any, /) -> Any:
-    x, y = util.promote_args("right_shift", x, y)
+    x, y = _shift_operands("right_shift", x, y)
     if util.aval(x).dtype.kind == "u":
         return lax.shift_right_logical(x, y)
     return lax.shift_right_arithmetic(x, y)
 
 
-bitwise_left_shift = _binary("bitwise_left_shift", lax.shift_left)
+def bitwise_left_shift(x: Any, y: Any, /) -> Any:
+    return lax.shift_left(*_shift_operands("bitwise_left_shift", x, y))
+
+
 bitwise_right_shift = right_shift
 
 
@@ -617,7 +631,8 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     delta = lax.sub(x1, x2)
     ln2 = lax.full((), math.log(2), util.aval(x1).dtype)
     tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)
-    return lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
+    out = lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
+    return util.with_weak_type_of(out, x1)
 
 
 def _logaddexp_complex(x1: Any, x2: Any, exp: Any, log1p: Any) -> Any:
@@ -832,7 +847,13 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     (a,) = _promote_inexact("ldexp", a)
     dt = util.aval(a).dtype
     nmant, bias, _ = _float_layout(dt)
-    shape = util.broadcast_shapes(util.aval(a).shape, util.aval(b).shape)
+    try:
+        shape = util.broadcast_shapes(util.aval(a).shape, util.aval(b).shape)
+    except ValueError:  # JAX's error: the lax add inside its ldexp
+        raise TypeError(
+            f"add got incompatible shapes for broadcasting: {util.aval(a).shape}, "
+            f"{util.aval(b).shape}."
+        ) from None
     a, b = util.broadcast_to(a, shape), util.broadcast_to(b, shape)
     m, e = frexp(a)
     # target exponent, clamped to where the result is 0 or inf anyway

@@ -144,6 +144,9 @@ _LAX_NAMES = {
 }  # fmt: skip
 
 
+_BROADCAST_FIRST = frozenset({"copysign", "heaviside", "gcd", "lcm"})
+
+
 def promote_args(name: str, *args: Any) -> list[Any]:
     """Promote dtypes then broadcast shapes, as every jnp binary function does."""
     check_arraylike(name, *args)
@@ -158,6 +161,10 @@ def promote_args(name: str, *args: Any) -> list[Any]:
     try:
         shape = broadcast_shapes(*shapes)
     except ValueError:
+        if name in _BROADCAST_FIRST:  # JAX broadcasts these before any lax call
+            raise ValueError(
+                f"Incompatible shapes for broadcasting: shapes={list(shapes)}"
+            ) from None
         prim = _LAX_NAMES.get(name, name)  # JAX reports the lax primitive that failed
         raise TypeError(
             f"{prim} got incompatible shapes for broadcasting: " + ", ".join(map(str, shapes)) + "."
