@@ -72,7 +72,7 @@ def _specs(kind: str, names: str, prefix: str = "jnp", **kw: Any) -> list[Spec]:
 
 _bool = st.booleans()
 JNP_UNARY = (
-    "abs absolute negative positive sign floor ceil trunc rint fix exp exp2 expm1 log log2 log10 "
+    "abs absolute negative positive sign floor ceil trunc rint exp exp2 expm1 log log2 log10 "
     "log1p sqrt cbrt square reciprocal sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh "
     "arccosh arctanh deg2rad rad2deg isnan isinf isfinite signbit logical_not conj real imag "
     "angle sinc isreal iscomplex isneginf isposinf fabs spacing i0 frexp modf"
