@@ -214,11 +214,13 @@ def test_example_menu_mandelbrot_and_table(repl):
     assert len(canvases) == 1, repl.text_content("#output")
     inked, colors, _ = canvases[0].evaluate(_CANVAS_COLORS)
     assert colors > 20 and inked > 10_000  # the set's levels through the colormap
+    assert repl.query_selector("#output .html-repr") is None  # a drawn figure is not echoed
     _run(repl, "from webjax import display\ndisplay.table({'a': [1, 2], 'b': ['x', '<y>']})")
     cells = repl.eval_on_selector_all(
         "#output figure.webjax-display td", "els => els.map((e) => e.textContent)"
     )
     assert cells == ["1", "x", "2", "<y>"]
+    assert repl.query_selector("#output .html-repr") is None
 
 
 def test_array_html_repr(repl):
@@ -272,3 +274,19 @@ def test_display_on_a_page_running_pyodide(fresh_page):
     inked, colors, _ = canvas.evaluate(_CANVAS_COLORS)
     assert colors >= 60 and inked > 1000  # 64 gray levels, scaled up
     assert page.text_content("#webjax-display figure:nth-of-type(2) figcaption") == "T"
+
+
+def test_html_reprs_are_sanitized(repl):
+    code = (
+        "class Shown:\n"
+        "    def _repr_html_(self):\n"
+        "        return ('<img src=x onerror=\"document.body.dataset.pwned=1\">'\n"
+        '                \'<b class="k" onclick="document.body.dataset.pwned=1">bold</b>\'\n'
+        "                '<script>document.body.dataset.pwned = 1</script>')\n"
+        "Shown()\n"
+    )
+    _run(repl, code)
+    block = repl.query_selector("#output .html-repr")
+    assert block.evaluate("b => b.querySelectorAll('img, script, [onclick]').length") == 0
+    assert block.evaluate("b => b.querySelector('b.k').textContent") == "bold"
+    assert repl.evaluate("document.body.dataset.pwned") is None
