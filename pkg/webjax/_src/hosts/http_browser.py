@@ -107,7 +107,9 @@ def _can_wait() -> bool:
     return bool(can_run_sync())
 
 
-def _wait(promise: Any, what: str) -> Any:
+def _wait(start: Callable[[], Any], what: str) -> Any:
+    """The value of the promise that `start()` makes, waited for through JSPI. Without JSPI
+    SyncReadError, before anything starts (a started download would go on unseen)."""
     from pyodide.ffi import run_sync
 
     if not _can_wait():
@@ -116,7 +118,7 @@ def _wait(promise: Any, what: str) -> Any:
             "pyodide.runPython, without JSPI): run it through pyodide.runPythonAsync, or use "
             f"the async call (`await webjax.safetensors.{what}_async(...)`)"
         )
-    return run_sync(promise)
+    return run_sync(start())
 
 
 def _js_error(e: Exception) -> OSError:
@@ -134,7 +136,7 @@ def range_read(url: str, start: int, end: int) -> tuple[int, int | None, bytes]:
 
     try:
         if _can_wait():
-            return _answer(_wait(_helper().range(url, start, end), "open"))
+            return _answer(_wait(lambda: _helper().range(url, start, end), "open"))
         return _answer(_helper().rangeSync(url, start, end))
     except JsException as e:
         raise _js_error(e) from None
@@ -157,7 +159,7 @@ class CachedFile:
         self.size = int(blob.size)
 
     def read(self, start: int, end: int) -> bytes:
-        return bytes(_wait(_helper().slice(self.blob, start, end), "open").to_bytes())
+        return bytes(_wait(lambda: _helper().slice(self.blob, start, end), "open").to_bytes())
 
     async def read_async(self, start: int, end: int) -> bytes:
         return bytes((await _helper().slice(self.blob, start, end)).to_bytes())
@@ -170,7 +172,7 @@ def cache_lookup(cache: str, url: str) -> CachedFile | None:
     """The cached file of `url`, or None (also where the Cache API cannot be waited for)."""
     if not _can_wait():
         return None
-    blob = _wait(_helper().cached(cache, url), "open")
+    blob = _wait(lambda: _helper().cached(cache, url), "open")
     return None if blob is None else CachedFile(blob)
 
 
@@ -194,7 +196,7 @@ def download(cache: str, url: str, progress: Callable[[int, int | None], None] |
 
     proxy = _progress_proxy(progress)
     try:
-        return int(_wait(_helper().download(cache, url, proxy), "download"))
+        return int(_wait(lambda: _helper().download(cache, url, proxy), "download"))
     except JsException as e:
         raise _js_error(e) from None
     finally:
@@ -218,7 +220,7 @@ async def download_async(
 
 
 def evict(cache: str, url: str) -> bool:
-    return bool(_wait(_helper().evict(cache, url), "evict"))
+    return bool(_wait(lambda: _helper().evict(cache, url), "evict"))
 
 
 async def evict_async(cache: str, url: str) -> bool:
