@@ -12,6 +12,7 @@ from ..custom_derivatives import custom_jvp
 from ..jit import eager_jit
 from ..lax import lax
 from ..lax import linalg as lax_linalg
+from ..lax import schur as lax_schur
 from ..numpy import contractions, creation, ufuncs, util
 from ..numpy import linalg as np_linalg
 from ..numpy.shape import atleast_2d as _atleast_2d
@@ -551,6 +552,235 @@ def eigh_tridiagonal(
     return w[lo : hi + 1], v[:, lo : hi + 1]
 
 
+# ---- Schur-based: schur, rsf2csf, sqrtm, funm; hessenberg; qr_multiply -------------------------
+def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
+    """(T, Z) with a = Z T Z^H, Z unitary, T upper triangular (output 'complex') or quasi
+    upper triangular with standardized 2x2 blocks for complex eigenvalue pairs ('real'). A
+    host computation (lax.linalg.schur), as JAX's is CPU-only."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got {output=}.")
+    a = util.ensure_array(a)
+    if output == "complex":
+        a = a.astype(dtypes.to_complex(util.aval(a).dtype))
+    t, z = lax_schur.schur(a)
+    return t, z
+
+
+def _jnp() -> Any:
+    from .. import numpy as jnp
+
+    return jnp
+
+
+def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:
+    """The complex Schur form (and its Schur vectors) from a real one: each 2x2 block is
+    split by a Givens rotation built from one of its eigenvalues (bottom block first)."""
+    jnp = _jnp()
+    T, Z = jnp.asarray(T), jnp.asarray(Z)
+    if T.ndim < 2 or T.shape[-1] != T.shape[-2]:
+        raise ValueError("Input 'T' must be square.")
+    if Z.ndim < 2 or Z.shape[-1] != Z.shape[-2]:
+        raise ValueError("Input 'Z' must be square.")
+    if T.shape[-1] != Z.shape[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {Z.shape} vs. T: {T.shape}")
+    return _rsf2csf(*util.promote_dtypes_inexact(T, Z))
+
+
+@eager_jit
+def _rsf2csf(T: Any, Z: Any) -> tuple[Any, Any]:
+    jnp = _jnp()
+    cdt = dtypes.to_complex(util.aval(T).dtype)
+    T, Z = T.astype(cdt), Z.astype(cdt)
+    batch = jnp.broadcast_shapes(T.shape[:-2], Z.shape[:-2])
+    n = T.shape[-1]
+    T = jnp.broadcast_to(T, (*batch, n, n))
+    Z = jnp.broadcast_to(Z, (*batch, n, n))
+    eps = float(jnp.finfo(cdt).eps)
+    cols = jnp.arange(n)
+    for m in range(n - 1, 0, -1):
+        a, b = T[..., m - 1, m - 1], T[..., m - 1, m]
+        c, d = T[..., m, m - 1], T[..., m, m]
+        split = jnp.abs(c) > eps * (jnp.abs(a) + jnp.abs(d))
+        half = (a - d) / 2
+        mu = half + jnp.sqrt(half * half + b * c)  # an eigenvalue of the block, minus d
+        r = jnp.sqrt(jnp.abs(mu) ** 2 + jnp.abs(c) ** 2).astype(cdt)
+        r = jnp.where(split, r, 1)
+        cs, sn = mu / r, c / r
+        # G = [[conj(cs), sn], [-sn, cs]]: rows m-1, m from column m-1 on; then columns
+        # m-1, m of T's first m+1 rows and of Z by G^H
+        g = jnp.stack([jnp.stack([jnp.conj(cs), sn], -1), jnp.stack([-sn, cs], -1)], -2)
+        gh = jnp.conj(jnp.swapaxes(g, -1, -2))
+        rows = T[..., m - 1 : m + 1, :]
+        new_rows = jnp.where(cols >= m - 1, g @ rows, rows)
+        sel = split[..., None, None]
+        T = jnp.concatenate(
+            [T[..., : m - 1, :], jnp.where(sel, new_rows, rows), T[..., m + 1 :, :]], -2
+        )
+        tc = T[..., :, m - 1 : m + 1]
+        new_tc = jnp.where((cols < m + 1)[:, None], tc @ gh, tc)
+        T = jnp.concatenate(
+            [T[..., :, : m - 1], jnp.where(sel, new_tc, tc), T[..., :, m + 1 :]], -1
+        )
+        zc = Z[..., :, m - 1 : m + 1]
+        Z = jnp.concatenate(
+            [Z[..., :, : m - 1], jnp.where(sel, zc @ gh, zc), Z[..., :, m + 1 :]], -1
+        )
+        T = jnp.where((cols[:, None] == m) & (cols == m - 1), 0, T)
+    return T, Z
+
+
+def _offset_mask(n: int, p: int) -> Any:
+    jnp = _jnp()
+    i = jnp.arange(n)
+    return i[None, :] - i[:, None] == p
+
+
+def sqrtm(A: Any, blocksize: int = 1) -> Any:
+    """The principal square root of a square matrix, by the complex Schur method: Z U Z^H with
+    U the upper triangular root of the Schur form T (U_ii = sqrt(T_ii), then one
+    superdiagonal at a time). Complex-valued, as JAX's. Its Schur form is a host computation
+    without derivatives, as in JAX."""
+    if blocksize > 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    jnp = _jnp()
+    A = jnp.asarray(A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"sqrtm expects a square 2-D array, got shape {A.shape}")
+    T, Z = schur(A, output="complex")
+    return _sqrtm_from_schur(T, Z)
+
+
+@eager_jit
+def _sqrtm_from_schur(T: Any, Z: Any) -> Any:
+    jnp = _jnp()
+    n = T.shape[-1]
+    d = jnp.sqrt(jnp.diagonal(T))
+    U = jnp.diag(d)
+    den = d[:, None] + d[None, :]
+    for p in range(1, n):
+        s = U @ U  # at offset p: the sum over i < k < j of U_ik U_kj (offsets below p only)
+        val = jnp.where(s == T, 0, (T - s) / jnp.where(den == 0, 1, den))
+        U = jnp.where(_offset_mask(n, p), val, U)
+    hi = lax.Precision.HIGHEST
+    return jnp.matmul(jnp.matmul(Z, U, precision=hi), jnp.conj(Z.T), precision=hi)
+
+
+def funm(A: Any, func: Any, disp: bool = True) -> Any:
+    """func of a square matrix through its complex Schur form and the Parlett recurrence
+    (Golub and Van Loan, algorithm 11.1.1), one superdiagonal at a time; with disp=False also
+    JAX's error estimate."""
+    jnp = _jnp()
+    A = jnp.asarray(A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError("expected square array_like input")
+    T, Z = schur(A)
+    T, Z = rsf2csf(T, Z)
+    n = T.shape[0]
+    F = jnp.diag(func(jnp.diagonal(T))).astype(T.dtype)
+    F, den = _parlett(T, F)
+    F = Z @ F @ jnp.conj(Z.T)
+    if disp:
+        return F
+    upper = jnp.triu(jnp.ones((n, n), bool), 1)
+    minden = jnp.minimum(jnp.abs(T[0, 0]), jnp.min(jnp.where(upper, jnp.abs(den), math.inf)))
+    tol = 2.0**-23 if util.aval(F).dtype.itemsize == 8 else 2.0**-52  # (JAX: by dtype.char)
+    minden = jnp.where(minden == 0.0, tol, minden)
+    err = jnp.where(
+        jnp.any(jnp.isinf(F)),
+        math.inf,
+        jnp.minimum(1, jnp.maximum(tol, (tol / minden) * np_linalg.norm(jnp.triu(T, 1), 1))),
+    )
+    return F, err
+
+
+@eager_jit
+def _parlett(T: Any, F: Any) -> tuple[Any, Any]:
+    """F = func(T) above the diagonal from its diagonal, one superdiagonal p at a time:
+    F_ij = (T_ij (F_jj - F_ii) + sum_{i<k<j} T_ik F_kj - F_ik T_kj) / (T_jj - T_ii), which is
+    entry (i, j) of T F - F T while F is zero from offset p on; and T_jj - T_ii."""
+    jnp = _jnp()
+    n = T.shape[0]
+    diag = jnp.diagonal(T)
+    den = diag[None, :] - diag[:, None]
+    for p in range(1, n):
+        s = T @ F - F @ T
+        step = jnp.where(den != 0, s / jnp.where(den == 0, 1, den), s)
+        F = jnp.where(_offset_mask(n, p), step, F)
+    return F, den
+
+
+def hessenberg(
+    a: Any, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Any:
+    """H (and with calc_q the unitary Q) with a = Q H Q^H, H zero below the first subdiagonal:
+    Householder reflectors with LAPACK's conventions (lax.linalg.hessenberg, a host
+    computation as JAX's is CPU-only)."""
+    jnp = _jnp()
+    a = jnp.asarray(a)
+    n = a.shape[-1]
+    if n == 0:
+        return (jnp.zeros_like(a), jnp.zeros_like(a)) if calc_q else jnp.zeros_like(a)
+    packed, taus = lax_schur.hessenberg(a)
+    h = jnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    q = lax_schur.householder_product(packed[..., 1:, :-1], taus)
+    batch = packed.shape[:-2]
+    zeros = [(0, 0)] * len(batch)
+    q = jnp.pad(q, [*zeros, (1, 0), (1, 0)])
+    corner = jnp.zeros((n, n), packed.dtype).at[0, 0].set(1)
+    return h, q + corner
+
+
+def qr_multiply(
+    a: Any,
+    c: Any,
+    mode: str = "right",
+    pivoting: bool = False,
+    conjugate: bool = False,
+    overwrite_a: bool = False,
+    overwrite_c: bool = False,
+) -> Any:
+    """(Q @ c, R) for mode 'left' (c: (..., K, P), K = min(M, N)) or (c @ Q, R) for 'right'
+    (c: (..., P, M)), Q the economic QR factor of a (conj(Q) with `conjugate`); a 1-d c is a
+    column (left) or a row (right) and the product comes back 1-d."""
+    jnp = _jnp()
+    a, c = util.promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(c))
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    if pivoting:
+        raise NotImplementedError(
+            "scipy.linalg.qr_multiply with pivoting=True is not supported by webjax"
+        )
+    onedim = c.ndim == 1
+    if onedim:
+        c = c[:, None] if mode == "left" else c[None, :]
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "left" and c.shape[-2] != k:
+        raise ValueError(
+            f"Array shapes are not compatible for Q @ c operation: a has shape "
+            f"{tuple(a.shape)} so Q has {k} columns, but c has {c.shape[-2]} rows "
+            f"(expected {k})."
+        )
+    if mode == "right" and c.shape[-1] != m:
+        raise ValueError(
+            f"Array shapes are not compatible for c @ Q operation: a has shape "
+            f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} columns "
+            f"(expected {m})."
+        )
+    batch = jnp.broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    c = jnp.broadcast_to(c, batch + c.shape[-2:])
+    q, r = lax_linalg.qr(a, full_matrices=False)
+    if conjugate:
+        q = jnp.conj(q)
+    out = q @ c if mode == "left" else c @ q
+    if onedim:
+        out = out.ravel()
+    return out, jnp.triu(r)
+
+
 __all__ = [
     "block_diag",
     "cho_factor",
@@ -560,6 +790,12 @@ __all__ = [
     "eigh",
     "expm",
     "expm_frechet",
+    "funm",
+    "hessenberg",
+    "qr_multiply",
+    "rsf2csf",
+    "schur",
+    "sqrtm",
     "eigh_tridiagonal",
     "polar",
     "solve_sylvester",
