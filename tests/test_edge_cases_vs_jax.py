@@ -34,6 +34,15 @@ CASES: dict[str, Any] = {
         axis=-2,
         mode="clip",
     ),
+    "fmod_int_by_zero": lambda jnp, lax: jnp.fmod(jnp.asarray(I8), jnp.asarray(np.int8([0, 4, 0]))),
+    "square_bool": lambda jnp, lax: jnp.square(B),
+    "reciprocal_bool": lambda jnp, lax: jnp.reciprocal(B),
+    "reciprocal_int8": lambda jnp, lax: jnp.reciprocal(I8),
+    "lax_abs_unsigned_raises": lambda jnp, lax: lax.abs(jnp.asarray(U32)),
+    "categorical_int_logits_raises": lambda jnp, lax: _lib(jnp).random.categorical(
+        _lib(jnp).random.key(0), jnp.asarray(I8)
+    ),
+    "inv_empty_matrices": lambda jnp, lax: jnp.linalg.inv(np.zeros((1, 0, 0), np.float32)),
     # no degrees of freedom left: NaN
     "var_ddof_past_n": lambda jnp, lax: jnp.var(np.float32([[1, 2, 3], [4, 5, 7]]), 1, ddof=3),
     "vmap_var_ddof": lambda jnp, lax: _vmap(jnp, lambda v: jnp.var(v, axis=(), ddof=2))(I8),

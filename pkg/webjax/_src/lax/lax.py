@@ -29,7 +29,7 @@ UNARY_PRIMS: dict[str, str] = {
     "is_finite": "f", "exp": "fc", "exp2": "fc", "log": "fc", "log1p": "fc", "expm1": "fc",
     "tanh": "fc", "logistic": "fc", "sin": "fc", "cos": "fc", "tan": "fc", "asin": "fc",
     "acos": "fc", "atan": "fc", "sinh": "fc", "cosh": "fc", "asinh": "fc", "acosh": "fc",
-    "atanh": "fc", "sqrt": "fc", "rsqrt": "fc", "cbrt": "f", "abs": _NUM + "c", "not": _INT,
+    "atanh": "fc", "sqrt": "fc", "rsqrt": "fc", "cbrt": "f", "abs": "fic", "not": _INT,
     "erf": "f", "erfc": "f", "erf_inv": "f", "lgamma": "f", "digamma": "f",
     "population_count": "iu", "clz": "iu",
 }  # fmt: skip

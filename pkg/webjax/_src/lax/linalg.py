@@ -187,8 +187,9 @@ def _batched_take_last(x: Any, idx: Any) -> Any:
         operand_batching_dims=batch,
         start_indices_batching_dims=batch,
     )
-    # a batch dimension's slice is 1 wide (0 in an empty batch)
-    out = gather(x, ind, dn, (*(min(1, d) for d in s[:nb]), s[-2], 1), mode="clip")  # (..., n, k)
+    # a batch dimension's slice is 1 wide (0 in an empty batch; likewise the taken axis)
+    sizes = (*(min(1, d) for d in s[:nb]), s[-2], min(1, s[-1]))
+    out = gather(x, ind, dn, sizes, mode="clip")  # (..., n, k)
     return out
 
 

@@ -309,12 +309,15 @@ isfinite = _unary("isfinite", _isfinite)
 
 def square(x: Any, /) -> Any:
     util.check_arraylike("square", x)
-    return lax.integer_pow(_as_array(x), 2)
+    x = _as_array(x)
+    if util.aval(x).dtype.kind == "b":  # squares are numbers: bools as int32, as in JAX
+        x = util.convert(x, dtypes.int32, False)
+    return lax.integer_pow(x, 2)
 
 
 def reciprocal(x: Any, /) -> Any:
     util.check_arraylike("reciprocal", x)
-    x = _as_array(x)
+    (x,) = _promote_inexact("reciprocal", _as_array(x))
     return lax.integer_pow(x, -1)
 
 
@@ -547,6 +550,8 @@ def fabs(x: Any, /) -> Any:
 
 def fmod(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_full("fmod", x1, x2)
+    if util.aval(x2).dtype.kind in "iu":  # x fmod 0 is 0 for integers, as in JAX
+        x2 = lax.select(lax.eq(x2, _zero(x2)), _full(x2, 1), x2)
     return lax.rem(x1, x2)
 
 

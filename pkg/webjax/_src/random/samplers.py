@@ -465,9 +465,8 @@ def categorical(
         raise NotImplementedError(f"categorical mode={mode!r} (webjax has mode='low')")
     logits = _asarray(logits)
     la = core.get_aval(logits)
-    if la.dtype.kind != "f":
-        logits = lax.convert_element_type(logits, dtypes.default_float())
-        la = core.get_aval(logits)
+    if la.dtype.kind != "f":  # JAX draws the Gumbel noise in the logits' dtype
+        raise ValueError(f"dtype argument to `gumbel` must be a float dtype, got {la.dtype.name}")
     if not -la.ndim <= axis < la.ndim:
         raise ValueError(f"axis {axis} is out of bounds for logits of rank {la.ndim}")
     axis %= la.ndim
