@@ -232,3 +232,74 @@ def test_array_repr_html():
     assert "<pre>3</pre>" in jnp.int32(3)._repr_html_()
     ET.fromstring(html)  # well-formed
     assert webjax.numpy.array([True, False])._repr_html_().count("<td>") == 2
+
+
+# --- the profiler's timeline -----------------------------------------------------------------
+
+
+def _bars(figure: display.Figure) -> dict[str, list[tuple[float, float, float]]]:
+    """Lane color -> (x, y, width) of the timeline's bars."""
+    from webjax._src.display.timeline import LANE_COLORS
+
+    out: dict[str, list[tuple[float, float, float]]] = {}
+    for r in _svg(figure).iter(SVG + "rect"):
+        if r.get("fill") in LANE_COLORS.values():
+            x, y, w = (float(r.get(k)) for k in ("x", "y", "width"))
+            out.setdefault(r.get("fill"), []).append((x, y, w))
+    return out
+
+
+def test_timeline_lanes_and_bars():
+    from webjax._src.display.timeline import LANE_COLORS
+
+    events = [
+        {"name": "k", "ph": "X", "ts": 1000.0, "dur": 500.0, "tid": "wasm", "cat": "kernel"},
+        {"name": "k", "ph": "X", "ts": 2000.0, "dur": 1000.0, "tid": "wasm", "cat": "kernel"},
+        {"name": "g", "ph": "X", "ts": 1500.0, "dur": 250.0, "tid": "webgl", "cat": "kernel"},
+        {"name": "step", "ph": "X", "ts": 1000.0, "dur": 2000.0, "tid": "annotations"},
+        {"name": "meta", "ph": "M", "tid": "wasm"},  # not a span: ignored
+    ]
+    fig = display.timeline(events, title="t")
+    assert fig.kind == "timeline"
+    assert fig.summary == "annotations: 1 (2 ms); wasm: 2 (1.5 ms); webgl: 1 (0.25 ms)"
+    bars = _bars(fig)
+    (ann,), wasm, (gl,) = (bars[LANE_COLORS[k]] for k in ("annotations", "wasm", "webgl"))
+    assert ann[1] < wasm[0][1] < gl[1]  # lanes top to bottom in a fixed order
+    # x is linear in time: the annotation spans [0, 2] ms, the second wasm kernel [1, 2] ms.
+    assert wasm[1][0] + wasm[1][2] == pytest.approx(ann[0] + ann[2], abs=0.02)
+    assert wasm[1][2] == pytest.approx(ann[2] / 2, abs=0.02)
+    assert gl[0] == pytest.approx(ann[0] + ann[2] / 4, abs=0.02)
+    labels = [t.text for t in _svg(fig).iter(SVG + "text")]
+    assert "wasm (2)" in labels and "ms" in labels
+    # A trace file's object works too, and no events says so.
+    assert display.timeline({"traceEvents": events}).summary == fig.summary
+    assert "no kernels ran" in display.timeline([]).to_svg()
+
+
+def test_timeline_of_a_real_trace(device):
+    webjax.profiler.start_trace()
+    try:
+        x = jnp.ones((16, 16))
+        (x @ x + 1.0).block_until_ready()
+        jnp.sin(x).sum().block_until_ready()
+    finally:
+        events = webjax.profiler.stop_trace()
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    fig = display.timeline(events)
+    assert len(kernels) >= 2
+    assert fig.summary.startswith(f"{device.platform}: {len(kernels)} (")
+    assert sum(len(v) for v in _bars(fig).values()) == len(kernels)
+
+
+@pytest.mark.parametrize(
+    "events, error, match",
+    [
+        ("trace", TypeError, "expected the list of events"),
+        ([1], TypeError, "event 0 is a int"),
+        ([{"ph": "X", "ts": 0.0}], ValueError, "finite numbers ts and dur"),
+        ([{"ph": "X", "ts": 0.0, "dur": -1.0}], ValueError, "negative duration"),
+    ],
+)
+def test_timeline_bad_events(events, error, match):
+    with pytest.raises(error, match=match):
+        display.timeline(events)

@@ -249,7 +249,12 @@ function run() {
   output.replaceChildren();
   textBlock = null;
   setState("running", "running…");
-  worker.postMessage({ type: "run", code: editor.getText(), device: device.value || "default" });
+  worker.postMessage({
+    type: "run",
+    code: editor.getText(),
+    device: device.value || "default",
+    profile: $("profile").checked,
+  });
 }
 
 function stop() {

@@ -17,6 +17,7 @@ from pyodide.code import eval_code_async
 from pyodide.ffi import to_js
 
 import webjax
+from webjax import display
 
 PLATFORMS = ("wasm", "webgpu", "webgl", "cpu")
 FILENAME = "<repl>"
@@ -110,8 +111,22 @@ def _echo(result) -> None:
         print(repr(result))
 
 
-async def run(source: str, choice: str) -> bool:
-    """Run `source` in the REPL namespace; True if it raised nothing."""
+async def run(source: str, choice: str, profile: bool = False) -> bool:
+    """Run `source` in the REPL namespace; True if it raised nothing. With `profile`, the run
+    is traced and its kernels are drawn on a timeline per device afterwards."""
+    if profile:
+        webjax.profiler.start_trace()
+    try:
+        return await _run(source, choice)
+    finally:
+        if profile:
+            events = webjax.profiler.stop_trace()
+            kernels = [e for e in events if e.get("cat") == "kernel"]
+            print(f"profile: {len(kernels)} kernels", flush=True)
+            display.timeline(events, title="this run's kernels, per device")
+
+
+async def _run(source: str, choice: str) -> bool:
     # Tracebacks quote the lines of the code that ran (this run's code: one file, "<repl>").
     linecache.cache[FILENAME] = (len(source), None, source.splitlines(True), FILENAME)
     try:

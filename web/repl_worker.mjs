@@ -1,7 +1,8 @@
 // The REPL's Web Worker: Pyodide and webjax run here, so a long computation never freezes the
 // page. Messages from the page:
 //   {type: "start", interruptBuffer, devicePixelRatio}   load everything, then post "ready"
-//   {type: "run", code, device}                          run code, then post "done"
+//   {type: "run", code, device, profile}                 run code (traced, its kernels drawn
+//                                                        on a timeline, with profile), "done"
 // Messages to the page:
 //   {type: "phase", name, step, steps}   loading progress (the phase's name, for the bar)
 //   {type: "ready", devices: {choices, missing, isolated, threads}, interruptible}
@@ -58,12 +59,12 @@ async function start({ interruptBuffer: buffer, devicePixelRatio }) {
   devices.destroy();
 }
 
-async function runCode({ code, device }) {
+async function runCode({ code, device, profile }) {
   if (interruptBuffer) interruptBuffer[0] = 0; // a Stop pressed between runs is forgotten
-  const globals = pyodide.toPy({ source: code, choice: device });
+  const globals = pyodide.toPy({ source: code, choice: device, profile: Boolean(profile) });
   try {
     const ok = await pyodide.runPythonAsync(
-      "import webjax_repl\nawait webjax_repl.run(source, choice)",
+      "import webjax_repl\nawait webjax_repl.run(source, choice, profile)",
       { globals },
     );
     postMessage({ type: "done", ok });

@@ -290,3 +290,25 @@ def test_html_reprs_are_sanitized(repl):
     assert block.evaluate("b => b.querySelectorAll('img, script, [onclick]').length") == 0
     assert block.evaluate("b => b.querySelector('b.k').textContent") == "bold"
     assert repl.evaluate("document.body.dataset.pwned") is None
+
+
+def test_profile_draws_the_kernels_on_a_timeline(repl):
+    repl.check("#profile")
+    try:
+        code = (
+            "import webjax\nimport webjax.numpy as jnp\nx = jnp.ones((32, 32))\n"
+            "print((x @ x).sum())\n"
+            "with webjax.default_device(webjax.devices('webgl')[0]):\n"
+            "    print(jnp.sin(jnp.ones(8)).sum())\n"
+        )
+        output = _run(repl, code)
+    finally:
+        repl.uncheck("#profile")
+    lines = output.splitlines()
+    assert lines[:2] == ["32768.0", "6.7317667"], output
+    assert lines[2].startswith("profile: ") and int(lines[2].split()[1]) >= 2
+    canvas = repl.query_selector("#output figure.webjax-display canvas")
+    label = canvas.get_attribute("aria-label")
+    assert label.startswith("timeline, ") and "wasm: " in label and "webgl: " in label
+    inked, colors, _ = canvas.evaluate(_CANVAS_COLORS)
+    assert inked > 200 and colors > 5

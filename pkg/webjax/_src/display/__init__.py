@@ -19,8 +19,9 @@ from typing import Any
 from ..hosts import display_browser, in_browser
 from . import colormaps, data, scene
 from .svg import to_svg
+from .timeline import layout as timeline_layout
 
-__all__ = ["Figure", "Table", "imshow", "plot", "scatter", "table"]
+__all__ = ["Figure", "Table", "imshow", "plot", "scatter", "table", "timeline"]
 
 MAX_TABLE_ROWS = 200
 
@@ -314,6 +315,16 @@ def imshow(
         else f"{h}x{w} {'RGBA' if shape[2] == 4 else 'RGB'}"
     )
     return _show(Figure("imshow", _scene(total_w, total_h, title, f"image, {kind}", items), kind))
+
+
+def timeline(events: Any, *, title: str | None = None, width: int = 640) -> Figure:
+    """The profiler's kernels on a timeline, one lane per device (annotations in their own):
+    `events` is what `webjax.profiler.stop_trace()` returns (or a trace file's JSON object)."""
+    width, _ = _size(width, 40)
+    items, height, summary = timeline_layout(events, width, title)
+    return _show(
+        Figure("timeline", _scene(width, height, title, f"timeline, {summary}", items), summary)
+    )
 
 
 def _cell(v: Any) -> str:
