@@ -517,7 +517,7 @@ def save(
         datas.append(data)
     head, order = write_header(entries, meta)
     if path is None:
-        return head + b"".join(datas[i] for i in order)
+        return b"".join([head, *(datas[i] for i in order)])  # one copy
     with builtins.open(path, "wb") as f:
         f.write(head)
         for i in order:
