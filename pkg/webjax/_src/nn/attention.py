@@ -289,7 +289,8 @@ def _impl(*args: Any, **params: Any) -> Any:
     device = devices.pick_device(args)
     q_aval = core.get_aval(args[0])
     empty = q_aval.size == 0 or core.get_aval(args[1]).size == 0
-    if empty or not fused_on(device.platform, q_aval.shape[-1]):
+    limits = getattr(device.backend, "limits", None)
+    if empty or not fused_on(device.platform, q_aval.shape[-1], limits):
         return _composite(*args, **params)
     _, k, _, b4, _, _ = _split(args, params["bias"], params["kv_len"], params["q_len"])
     bsz, t_len, n, h = q_aval.shape

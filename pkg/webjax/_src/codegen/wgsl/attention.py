@@ -2,20 +2,17 @@
 
 One invocation owns one query row: its query (pre-multiplied by the scale) and its output
 accumulator live in registers (H / 4 vec4 variables each, the code unrolled over H), and the
-keys are visited in blocks of BK. Per block the row's BK logits are kept in a private array,
-their maximum taken, the running sum and accumulator rescaled once (online softmax), and the
+keys are visited in blocks of BK. Per block the row's BK logits are kept in registers (the
+block is unrolled too), their maximum taken, the running sum and accumulator rescaled once (online softmax), and the
 block's values added with the weights exp(logit - max). Masked keys (past the row's end) get
 the float32 minimum, whose weight is 0; a block with no key left for the row is skipped.
 
-Two schedules, by the adapter's class (as the other WGSL kernels choose): on GPUs a workgroup
-takes BQ consecutive query rows of one (batch, head), loads each block of K and V once into
-workgroup memory (BK x H each, BK sized to the device's workgroup storage) and every
-invocation reads it from there (the same address at a time: a broadcast); the blocks run up
-to the last key any row of the workgroup needs (causal rows end early). On CPU
-implementations (lavapipe, SwiftShader), where a workgroup barrier costs every invocation a
-fiber switch, there is no shared memory and no barrier: each invocation reads K and V from
-storage, neighbouring invocations being neighbouring query rows of the same head (the same
-keys, so the same cache lines).
+A workgroup takes BQ consecutive query rows of one (batch, head), loads each block of K and V
+once into workgroup memory (BK x H each, BK sized to the device's workgroup storage) and every
+invocation reads it from there (the same address at a time: a broadcast; constant offsets,
+the block being unrolled); the blocks run up to the last key any row of the workgroup needs
+(causal rows end early). CPU implementations of WebGPU run the composite instead
+(ir/attention.fused_on says why).
 """
 
 from __future__ import annotations
@@ -25,12 +22,18 @@ from .program import WgslPass, WgslProgram
 
 NEG = "-3.4028234663852886e38"  # float32's lowest: a masked logit (its weight underflows to 0)
 BQ = 64  # query rows per workgroup (GPUs)
-CPU_BK = 16  # keys per block without shared memory
 
 
 def _lit(x: float) -> str:
     r = repr(float(x))
     return r if ("e" in r or "." in r) else r + ".0"
+
+
+def _max_tree(xs: list[str]) -> str:
+    while len(xs) > 1:
+        pairs = [f"max({xs[i]}, {xs[i + 1]})" for i in range(0, len(xs) - 1, 2)]
+        xs = pairs + xs[len(xs) - len(xs) % 2 :]
+    return xs[0]
 
 
 def _block_size(h: int, storage: int) -> int:
@@ -43,14 +46,13 @@ def _block_size(h: int, storage: int) -> int:
 def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> WgslProgram:
     lim = limits or {}
     k = kernel
-    assert fused_on("webgpu", k.h), k.h
+    assert fused_on("webgpu", k.h, lim), (k.h, lim)
     w = 4 if k.h % 4 == 0 else 1
     c = k.h // w
     ty = "vec4<f32>" if w == 4 else "f32"
     g = k.n // k.k
-    gpu = not lim.get("cpu")
     storage = int(lim.get("max_workgroup_storage", 16384))
-    bk = _block_size(k.h, storage) if gpu else CPU_BK
+    bk = _block_size(k.h, storage)
     slots = k.slots
     rows = k.b * k.t * k.n
     lines = [
@@ -68,32 +70,26 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     lines.append(f"@group(0) @binding({k.nargs}) var<storage, read_write> out: array<{ty}>;")
     dot = "dot(a, b)" if w == 4 else "a * b"
     lines += ["", f"fn d(a: {ty}, b: {ty}) -> f32 {{ return {dot}; }}", ""]
-    if gpu:
-        bq = BQ if k.b * k.n * -(-k.t // BQ) >= 128 else 32
-        groups_x, groups_y = -(-k.t // bq), k.b * k.n
-        lines += [
-            f"var<workgroup> ks: array<{ty}, {bk * c}>;",
-            f"var<workgroup> vs: array<{ty}, {bk * c}>;",
-            "",
-            f"@compute @workgroup_size({bq})",
-            "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
-            "        @builtin(local_invocation_index) li: u32) {",
-            f"  let bn = i32(wid.y); let b = bn / {k.n}; let n = bn % {k.n};",
-            f"  let t = i32(wid.x) * {bq} + i32(li);",
-            f"  let live = t < {k.t};",
-        ]
-    else:
-        groups = -(-rows // 64)
-        groups_x = min(groups, 65535)
-        groups_y = -(-groups // groups_x)
-        lines += [
-            "@compute @workgroup_size(64)",
-            "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-            f"  let row = i32(gid.x + gid.y * {groups_x * 64}u);",
-            f"  if (row >= {rows}) {{ return; }}",
-            f"  let t = row % {k.t}; let bn = row / {k.t};",
-            f"  let b = bn / {k.n}; let n = bn % {k.n};",
-        ]
+    bq = BQ if k.b * k.n * -(-k.t // BQ) >= 128 else 32
+    nt = -(-k.t // bq)  # query blocks per (batch, head)
+    per = max(1, min(k.b * k.n, 65535 // nt))  # (batch, head)s along x
+    groups_x, groups_y = nt * per, -(-(k.b * k.n) // per)
+    lines += [
+        f"var<workgroup> ks: array<{ty}, {bk * c}>;",
+        f"var<workgroup> vs: array<{ty}, {bk * c}>;",
+        "",
+    ]
+    lines += [
+        f"@compute @workgroup_size({bq})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
+        "        @builtin(local_invocation_index) li: u32) {",
+        f"  let bn = i32(wid.y) * {per} + i32(wid.x) / {nt};",
+        f"  if (bn >= {k.b * k.n}) {{ return; }}  // (the whole workgroup)",
+        f"  let b = bn / {k.n}; let n = bn % {k.n};",
+        f"  let t0 = (i32(wid.x) % {nt}) * {bq};",
+        "  let t = t0 + i32(li);",
+        f"  let live = t < {k.t};",
+    ]
     lines += [
         f"  let kh = n / {g};",
         f"  let tq = min(t, {k.t - 1});",
@@ -112,74 +108,54 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
         "  let uni = e <= 0;  // no key left: every logit equal",
         f"  if (uni) {{ e = {k.s}; }}",
     ]
-    if gpu:
-        # the keys the workgroup's rows need: up to the last row's end (rows end in order)
-        we = f"{k.s}"
-        if k.kv_len:
-            we = "kl"
-        lines.append(f"  var we = {we};")
-        if k.causal:
-            lines.append(f"  we = min(we, min(i32(wid.x) * {bq} + {bq}, {k.t}));")
-        lines.append(f"  if (we <= 0) {{ we = {k.s}; }}")
-        lines += [
-            f"  for (var j0 = 0; j0 < we; j0 = j0 + {bk}) {{",
-            f"    for (var i = i32(li); i < {bk * c}; i = i + {bq}) {{",
-            f"      let s = j0 + i / {c};",
-            f"      let src = kb + min(s, {k.s - 1}) * {k.k * c} + i % {c};",
-            f"      ks[i] = select({ty}(0.0), in1[src], s < {k.s});",
-            f"      vs[i] = select({ty}(0.0), in2[src], s < {k.s});",
-            "    }",
-            "    workgroupBarrier();",
-            "    if (live) {",
-        ]
-        kread = lambda i: f"ks[jc + {i}]"
-        vread = lambda i: f"vs[jc + {i}]"
-        jc = f"j * {c}"
-        ind = "      "
-    else:
-        lines += [
-            f"  for (var j0 = 0; j0 < e; j0 = j0 + {bk}) {{",
-            "    {",
-        ]
-        kread = lambda i: f"in1[jc + {i}]"
-        vread = lambda i: f"in2[jc + {i}]"
-        jc = f"kb + min(j0 + j, {k.s - 1}) * {k.k * c}"
-        ind = "      "
-    body = [
-        f"var sc: array<f32, {bk}>;",
-        f"var mt = {NEG};",
-        f"for (var j = 0; j < {bk}; j = j + 1) {{",
-        "  let s = j0 + j;",
-        f"  let jc = {jc};",
-        "  var x = " + " + ".join(f"d(q{i}, {kread(i)})" for i in range(c)) + ";",
+    # the keys the workgroup's rows need: up to the last row's end (rows end in order)
+    lines.append(f"  var we = {'kl' if k.kv_len else k.s};")
+    if k.causal:
+        lines.append(f"  we = min(we, min(t0 + {bq}, {k.t}));")
+    lines.append(f"  if (we <= 0) {{ we = {k.s}; }}")
+    lines += [
+        f"  for (var j0 = 0; j0 < we; j0 = j0 + {bk}) {{",
+        f"    for (var i = i32(li); i < {bk * c}; i = i + {bq}) {{",
+        f"      let s = j0 + i / {c};",
+        f"      let src = kb + min(s, {k.s - 1}) * {k.k * c} + i % {c};",
+        f"      ks[i] = select({ty}(0.0), in1[src], s < {k.s});",
+        f"      vs[i] = select({ty}(0.0), in2[src], s < {k.s});",
+        "    }",
+        "    workgroupBarrier();",
+        "    if (live) {",
     ]
-    if k.bias is not None:
-        sb, sn, st, ss = k.bias
-        body.append(f"  x = x + bias[b * {sb} + n * {sn} + tq * {st} + min(s, {k.s - 1}) * {ss}];")
+    body: list[str] = []
+    # the block unrolled: its logits in registers x0..x{bk-1}
+    for j in range(bk):
+        dots = " + ".join(f"d(q{i}, ks[{j * c + i}])" for i in range(c))
+        body.append(f"var x{j} = {dots};")
+        if k.bias is not None:
+            sb, sn, st, ss = k.bias
+            body.append(
+                f"x{j} = x{j} + bias[b * {sb} + n * {sn} + tq * {st} "
+                f"+ min(j0 + {j}, {k.s - 1}) * {ss}];"
+            )
+        body.append(f"x{j} = select({NEG}, select(x{j}, 0.0, uni), j0 + {j} < e);")
+    body.append("let mt = " + _max_tree([f"x{j}" for j in range(bk)]) + ";")
     body += [
-        "  if (uni) { x = 0.0; }",
-        f"  x = select({NEG}, x, s < e);",
-        "  sc[j] = x;",
-        "  mt = max(mt, x);",
-        "}",
         f"if (mt > {NEG}) {{",
         "  let mn = max(m, mt);",
         "  let corr = exp(m - mn);",
         "  l = l * corr;",
         *[f"  a{i} = a{i} * corr;" for i in range(c)],
-        f"  for (var j = 0; j < {bk}; j = j + 1) {{",
-        "    let p = exp(sc[j] - mn);",
-        "    l = l + p;",
-        f"    let jc = {jc};",
-        *[f"    a{i} = a{i} + p * {vread(i)};" for i in range(c)],
-        "  }",
+    ]
+    for j in range(bk):
+        body.append(f"  let p{j} = exp(x{j} - mn);")
+        body += [f"  a{i} = a{i} + p{j} * vs[{j * c + i}];" for i in range(c)]
+    body += [
+        "  l = l + " + " + ".join(f"p{j}" for j in range(bk)) + ";",
         "  m = mn;",
         "}",
     ]
+    ind = "      "
     lines += [ind + x for x in body]
     lines.append("    }")
-    if gpu:
-        lines.append("    workgroupBarrier();")
+    lines.append("    workgroupBarrier();")
     lines.append("  }")
     tail = "  var inv = 1.0 / l;"
     lines.append(tail)
@@ -188,11 +164,10 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
         fix = lambda i: f"select(a{i} * inv, {ty}(0.0), inv == 0.0)"
     else:
         fix = lambda i: f"a{i} * inv"
-    if gpu:
-        lines.append("  if (!live) { return; }")
+    lines.append("  if (!live) { return; }")
     lines += [f"  out[qb + {i}] = {fix(i)};" for i in range(c)]
     lines.append("}")
     source = "\n".join(lines) + "\n"
-    note = f"attention {'gpu' if gpu else 'cpu'} bk={bk} w={w}"
+    note = f"attention bq={bq} bk={bk} w={w}"
     p = WgslPass(source, k.nargs + 1, (groups_x, groups_y))
     return WgslProgram((p,), k.nargs, rows, note=note)
