@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 import webjax
+import webjax.scipy.special
 from jax_compare import assert_same, run
 
 jax = pytest.importorskip("jax")
+pytest.importorskip("jax.scipy.special")
 
 I8 = np.array([10, -6, -1], np.int8)
 U32 = np.array([[10], [9]], np.uint32)
@@ -49,6 +51,8 @@ CASES: dict[str, Any] = {
     "nanvar_ddof_past_n": lambda jnp, lax: jnp.nanvar(np.float32([[1, 2, 3]]), 0, ddof=1),
     # weak types and bools
     "logaddexp2_weak": lambda jnp, lax: jnp.logaddexp2(np.bool_(False), 2),
+    "greater_int_python_float_weak": lambda jnp, lax: jnp.greater(jnp.asarray(I8), 0.5),
+    "xlogy_bool_python_int_weak": lambda jnp, lax: _lib(jnp).scipy.special.xlogy(np.bool_(0), 2),
     "left_shift_bool": lambda jnp, lax: jnp.left_shift(B, True),
     "right_shift_bool": lambda jnp, lax: jnp.right_shift(B, B),
     "one_hot_bool_raises": lambda jnp, lax: _lib(jnp).nn.one_hot(B, 3),

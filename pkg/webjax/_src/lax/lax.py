@@ -70,8 +70,8 @@ def _binary_abstract(name: str, kinds: str) -> Any:
         if x.dtype.kind not in kinds:
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
         shape = _broadcast_scalar_shapes(name, x.shape, y.shape)
-        if name in COMPARISONS:
-            return ShapedArray(shape, dtypes.bool_)
+        if name in COMPARISONS:  # weak when both operands are, as in JAX
+            return ShapedArray(shape, dtypes.bool_, x.weak_type and y.weak_type)
         return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
 
     return rule

@@ -419,7 +419,8 @@ _xlog1py.defjvp(_xlog1py_jvp)
 
 
 def _promote_float(name: str, x: Any, y: Any) -> list[Any]:
-    x, y = util.promote_args(name, _float(x), _float(y))
+    # promote, then to a float (JAX's promote_args_inexact: weak types survive)
+    x, y = util.promote_dtypes_inexact(*util.promote_args(name, x, y))
     shape = util.broadcast_shapes(util.aval(x).shape, util.aval(y).shape)
     return [util.broadcast_to(x, shape), util.broadcast_to(y, shape)]
 
