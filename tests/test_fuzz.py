@@ -27,6 +27,7 @@ def _explain(failures: list[dict]) -> str:
 def test_fuzz_against_jax(device) -> None:
     tally = runner.Tally()
     runner.run_device(device.platform, tally, max_cases=CASES[device.platform], seed_value=SEED)
+    assert not tally.generator_errors, tally.generator_errors
     assert tally.cases[device.platform]["total"] == CASES[device.platform]
     assert not tally.failures, _explain(tally.failures)
 

@@ -52,6 +52,7 @@ class Tally:
         self.cases: dict[str, collections.Counter[str]] = {}
         self.failures: list[dict[str, Any]] = []
         self.seconds: dict[str, float] = {}
+        self.generator_errors: list[str] = []
 
     def add(self, platform: str, case: gen.Case, verdict: oracle.Verdict, x64: bool) -> None:
         c = self.cases.setdefault(platform, collections.Counter())
@@ -92,6 +93,7 @@ class Tally:
             **meta,
             "devices": per_device,
             "failure_groups": dict(groups.most_common()),
+            "generator_errors": self.generator_errors,
             "failures": self.failures,
         }
 
@@ -144,7 +146,12 @@ def run_device(
             if on_case is not None:
                 on_case(case, verdict)
 
-        one()
+        try:
+            one()
+        except Exception as e:  # the fuzzer's own bug (a case it could not draw): noted, go on
+            tally.generator_errors.append(f"{type(e).__name__}: {str(e)[:300]}")
+            if len(tally.generator_errors) > 20:
+                raise
         batch += 1
     tally.seconds[platform] = tally.seconds.get(platform, 0.0) + time.monotonic() - start
 
