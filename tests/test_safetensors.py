@@ -5,6 +5,7 @@ through build.py's server; arrays on each device."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import math
@@ -138,18 +139,26 @@ def test_save_matches_reference_bytes(tmp_path: Path, file_dtype: str) -> None:
 def test_many_tensors_and_metadata_byte_identical(tmp_path: Path) -> None:
     tensors = {f"{k.lower()}.weight": sample(k, (2, 3)) for k in NUMPY_OF}
     tensors["empty"] = np.zeros((4, 0), np.float32)
-    metadata = {"format": "np", "zz": "last key first", "ä": "ünïcode"}
-    want = st_numpy.save(tensors, metadata=metadata)
-    assert wst.save(tensors, metadata=metadata) == want
-    wst.save(tensors, tmp_path / "m.safetensors", metadata=metadata)
+    one = {"format": "np ünïcode"}
+    want = st_numpy.save(tensors, metadata=one)
+    assert wst.save(tensors, metadata=one) == want
+    wst.save(tensors, tmp_path / "m.safetensors", metadata=one)
     assert (tmp_path / "m.safetensors").read_bytes() == want
-    with wst.open(tmp_path / "m.safetensors", "numpy") as f:
-        assert f.metadata() == metadata
+    # several metadata keys: the reference writes them in a hash map's order, which changes
+    # from run to run; webjax keeps the dict's. The headers agree as JSON, the data bytewise.
+    several = {"format": "np", "zz": "last key first", "ä": "ünïcode"}
+    ours, theirs = wst.save(tensors, metadata=several), st_numpy.save(tensors, metadata=several)
+    n = int.from_bytes(ours[:8], "little")
+    assert len(ours) == len(theirs) and ours[:8] == theirs[:8] and ours[8 + n :] == theirs[8 + n :]
+    assert json.loads(ours[8 : 8 + n]) == json.loads(theirs[8 : 8 + n])
+    assert list(json.loads(ours[8 : 8 + n])["__metadata__"]) == list(several)
+    with wst.open(ours, "numpy") as f:
+        assert f.metadata() == several
         assert f.keys() == sorted(tensors)
         for name, a in tensors.items():
             same_bits(f.get_tensor(name), a)
     # the reference reads what webjax wrote, tensor by tensor
-    for name, view in st.deserialize(want):
+    for name, view in st.deserialize(ours):
         assert bytes(view["data"]) == tensors[name].tobytes()
 
 
@@ -474,6 +483,12 @@ def test_url_reads_in_ranges(served: tuple[str, Path]) -> None:
     for name, a in model.items():
         same_bits(np.asarray(loaded[name]), a)
     assert wst.load(url + "m.safetensors").keys() == loaded.keys()
+    for got in (
+        asyncio.run(wst.load_async(url + "m.safetensors")),
+        asyncio.run(wst.load_async(root / "m.safetensors")),
+    ):
+        for name, a in model.items():
+            same_bits(np.asarray(got[name]), a)
     with pytest.raises(OSError, match="404"):
         wst.open(url + "missing.safetensors")
 

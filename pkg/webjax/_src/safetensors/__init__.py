@@ -297,7 +297,8 @@ def open(
     device: Any = None,
     cache: str | None = DEFAULT_CACHE,
 ) -> SafeOpen:
-    """Open a safetensors file (bytes, a path, or an http(s) URL) and read its header.
+    """Open a safetensors file (bytes, a path, or an http(s) URL; in the browser also a URL
+    relative to the page where no such file exists locally) and read its header.
 
     `device`: where arrays go (default: the default device, uncommitted). For a URL, `cache`
     names the cache that `download` fills (checked first; None: always the network)."""
@@ -336,9 +337,10 @@ async def open_async(
     cache: str | None = DEFAULT_CACHE,
 ) -> SafeOpen:
     """`open` without blocking the page: for URLs in Pyodide where Python runs without JSPI
-    (then read tensors with `await f.get_tensor_async(name)`). Any string is a URL here."""
+    (then read tensors with `await f.get_tensor_async(name)`)."""
     _check_framework(framework)
-    if isinstance(source, str):
+    if sources.is_url(source):
+        assert isinstance(source, str)
         src = await sources.open_url_async(source, cache)
     else:
         src = sources.open_source(source, cache)
@@ -376,10 +378,14 @@ def load_url(
 
 
 async def load_async(
-    url: str, framework: str = "webjax", *, device: Any = None, cache: str | None = DEFAULT_CACHE
+    source: bytes | str | os.PathLike[str],
+    framework: str = "webjax",
+    *,
+    device: Any = None,
+    cache: str | None = DEFAULT_CACHE,
 ) -> dict[str, Any]:
-    """`load_url` without blocking the page."""
-    f = await open_async(url, framework, device=device, cache=cache)
+    """`load` without blocking the page (a URL's data in one request, as `load_url`)."""
+    f = await open_async(source, framework, device=device, cache=cache)
     with f:
         return await f.tensors_async()
 

@@ -32,7 +32,13 @@ def http_host() -> Any:
 
 
 def is_url(source: Any) -> bool:
-    return isinstance(source, str) and source.startswith(("http://", "https://"))
+    """An http(s) URL; in the browser also any other string naming no file of Pyodide's file
+    system (a URL relative to the page)."""
+    if not isinstance(source, str):
+        return False
+    if source.startswith(("http://", "https://")):
+        return True
+    return in_browser() and not os.path.exists(source)
 
 
 class BytesSource:
