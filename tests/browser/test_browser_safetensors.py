@@ -133,11 +133,12 @@ def test_range_reads_then_the_cache_offline(
         "    kernel = g.get_tensor('head.kernel').astype('float32').tolist()\n"
         "    meta = g.metadata()\n"
         "d = await wst.load_async(URL)\n"
-        "[where, kernel, meta, d['steps'].tolist(), wst.download(URL)]"
+        f"rel = wst.load({relative!r})\n"  # relative to the page: the same cache entry
+        "[where, kernel, meta, d['steps'].tolist(), wst.download(URL), rel['steps'].tolist()]"
     )
     assert "(cached)" in offline[0]
     assert offline[1] == _as_float_lists("head.kernel") and offline[2] == {"name": "tiny"}
-    assert offline[3] == [0, 1, 2, 3, 4] and offline[4] == size
+    assert offline[3] == offline[5] == [0, 1, 2, 3, 4] and offline[4] == size
     assert len(ranges) == before  # no request reached the network
     with pytest.raises(Exception, match="OSError"):
         page.run_py("wst.open(URL, cache=None)")
