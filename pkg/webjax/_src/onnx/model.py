@@ -17,13 +17,16 @@ from webjax._src.onnx.ops import (  # noqa: F401
     attention,
     control_flow,
     elementwise,
+    linalg,
     loss,
     nn,
     quantization,
     reduction,
     rnn,
+    sampling,
     sequence,
     shape,
+    signal,
 )
 
 DEFAULT_DOMAINS = ("", "ai.onnx")

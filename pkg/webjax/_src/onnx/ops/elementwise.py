@@ -10,6 +10,7 @@ import numpy as np
 
 from webjax._src import numpy as jnp
 from webjax._src.lax import lax
+from webjax._src.lax.lax import bitcast_convert_type
 from webjax._src.nn import functions as jnn
 from webjax._src.onnx.ops.common import Node, cast, dev, is_host, onnx_dtype, static, xp
 from webjax._src.onnx.registry import op
@@ -277,3 +278,19 @@ def shrink(node: Node, x: Any) -> Any:
     bias = _const(x, node.attr("bias", 0.0))
     zero = jnp.zeros_like(x)
     return jnp.where(x < -lambd, x + bias, jnp.where(x > lambd, x - bias, zero))
+
+
+@op("SwiGLU")
+def swiglu(node: Node, a: Any, b: Any) -> Any:
+    alpha = _const(a, node.attr("alpha", 1.0))
+    return a * jnn.sigmoid(alpha * dev(a)) * b
+
+
+@op("BitCast")
+def bitcast(node: Node, x: Any) -> Any:
+    dtype = onnx_dtype(node, node.attr("to"))
+    if is_host(x):
+        return np.asarray(x).view(dtype)
+    if np.dtype(x.dtype).itemsize != dtype.itemsize:
+        raise node.unsupported(f"a bitcast from {x.dtype} to {dtype} (64-bit types are off)")
+    return bitcast_convert_type(x, dtype)

@@ -359,3 +359,17 @@ def lrn(node: Node, x: Any) -> Any:
     return x / (np.asarray(bias, x.dtype) + np.asarray(alpha / size, x.dtype) * sq) ** np.asarray(
         beta, x.dtype
     )
+
+
+@op("LpNormalization")
+def lp_normalization(node: Node, x: Any) -> Any:
+    x = dev(x)
+    axis = norm_axis(node.attr("axis", -1), x.ndim)
+    p = node.attr("p", 2)
+    if p == 1:
+        norm = jnp.sum(jnp.abs(x), axis=axis, keepdims=True)
+    elif p == 2:
+        norm = jnp.sqrt(jnp.sum(x * x, axis=axis, keepdims=True))
+    else:
+        raise node.unsupported(f"p={p}")
+    return x / jnp.where(norm == 0, jnp.ones_like(norm), norm)

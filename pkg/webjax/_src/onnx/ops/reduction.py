@@ -163,3 +163,23 @@ def hardmax(node: Node, x: Any) -> Any:
         return jnn.one_hot(idx, v.shape[a], axis=a, dtype=v.dtype)
 
     return _softmax_like(node, x, hard)
+
+
+@op("CumProd")
+def cumprod(node: Node, x: Any, axis: Any) -> Any:
+    ax = norm_axis(scalar_int(node, axis, "axis"), np.ndim(x))
+    m = xp(x)
+    exclusive, reverse = node.attr("exclusive", 0), node.attr("reverse", 0)
+    if reverse:
+        x = m.flip(x, ax)
+    if exclusive:  # shift by one along the axis, a 1 in front
+        ones = m.ones_like(m.take(x, m.arange(1), axis=ax) if m is np else x[_first(x, ax)])
+        x = m.concatenate([ones, m.take(x, m.arange(np.shape(x)[ax] - 1), axis=ax)], axis=ax)
+    out = m.cumprod(x, axis=ax).astype(x.dtype)
+    if reverse:
+        out = m.flip(out, ax)
+    return out
+
+
+def _first(x: Any, axis: int) -> tuple:
+    return tuple(slice(0, 1) if i == axis else slice(None) for i in range(np.ndim(x)))

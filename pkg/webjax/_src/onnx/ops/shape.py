@@ -528,3 +528,66 @@ def _cubic_weights(src: np.ndarray, in_len: int, a: float, exclude_outside: int)
     if exclude_outside:
         w = w / w.sum(axis=1, keepdims=True)
     return w
+
+
+@op("CenterCropPad")
+def center_crop_pad(node: Node, x: Any, shape: Any) -> Any:
+    rank = np.ndim(x)
+    target = [int(v) for v in static(node, shape, "shape")]
+    axes = node.attr("axes", None)
+    axes = list(range(rank)) if axes is None else [norm_axis(a, rank) for a in axes]
+    m = xp(x)
+    for a, size in zip(axes, target):
+        dim = np.shape(x)[a]
+        if size < dim:
+            start = (dim - size) // 2
+            index = [slice(None)] * rank
+            index[a] = slice(start, start + size)
+            x = x[tuple(index)]
+        elif size > dim:
+            lo = (size - dim) // 2
+            widths = [(0, 0)] * rank
+            widths[a] = (lo, size - dim - lo)
+            x = m.pad(x, widths)
+    return x
+
+
+@op("Unique")
+def unique(node: Node, x: Any) -> Any:
+    arr = static(node, x, "input (Unique's output shape depends on its values)")
+    axis = node.attr("axis", None)
+    if axis is None:
+        y, idx, inv, counts = np.unique(arr, True, True, True)
+    else:
+        y, idx, inv, counts = np.unique(arr, True, True, True, axis=norm_axis(axis, arr.ndim))
+    if not node.attr("sorted", 1):
+        order = np.argsort(idx)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        idx, counts = idx[order], counts[order]
+        inv = rank[inv]
+        y = np.take(arr, idx, axis=0 if axis is None else norm_axis(axis, arr.ndim))
+    i64 = np.int64
+    return y, idx.astype(i64), inv.reshape(-1).astype(i64), counts.astype(i64)
+
+
+@op("TensorScatter")
+def tensor_scatter(node: Node, cache: Any, update: Any, write_indices: Any = None) -> Any:
+    cache, update = dev(cache), dev(update)
+    axis = norm_axis(node.attr("axis", -2), cache.ndim)
+    circular = node.attr("mode", "linear") == "circular"
+    batch, length, steps = cache.shape[0], cache.shape[axis], update.shape[axis]
+    start = (jnp.zeros((batch,), np.int32) if write_indices is None else dev(write_indices)).astype(
+        np.int32
+    )
+    pos = start[:, None] + jnp.arange(steps)[None, :]  # [batch, steps]
+    if circular:
+        pos = pos % length
+    shape = [1] * cache.ndim
+    shape[0], shape[axis] = batch, steps
+    pos = jnp.reshape(pos, shape)
+    grids = list(jnp.indices(update.shape, sparse=True))
+    grids[axis] = jnp.broadcast_to(
+        pos, [update.shape[i] if i in (0, axis) else 1 for i in range(cache.ndim)]
+    )
+    return cache.at[tuple(grids)].set(update)
