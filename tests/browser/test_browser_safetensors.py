@@ -105,6 +105,17 @@ def test_range_reads_then_the_cache_offline(
     assert len(ranges) - before == 2
     for name in MODEL:
         assert loaded[name] == _as_float_lists(name), name
+    # and through Pyodide's file system: save, then load with positioned reads
+    local = page.run_py(
+        "import os\n"
+        "wst.save(d, '/tmp/copy.safetensors', metadata={'from': 'page'})\n"
+        "e = wst.load('/tmp/copy.safetensors')\n"
+        "same = all(e[k].tolist() == d[k].tolist() for k in d)\n"
+        "with wst.open('/tmp/copy.safetensors') as g:\n"
+        "    meta = g.metadata()\n"
+        "[same, hasattr(os, 'pread'), meta]"
+    )
+    assert local[0] is True and local[2] == {"from": "page"}
 
     # 4. the download helper: progress, the Cache API
     size = path.stat().st_size
