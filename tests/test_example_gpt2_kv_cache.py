@@ -15,6 +15,7 @@ import pytest
 
 import webjax
 import webjax.numpy as jnp
+from webjax._src.runtime import backend as rt
 
 PATH = Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpt2_kv_cache.py"
 spec = importlib.util.spec_from_file_location("gpt2_kv_cache", PATH)
@@ -82,6 +83,20 @@ def test_cached_decoding_matches_the_uncached_forward(device: Any) -> None:
     assert greedy == tokens[len(prompt) :]
     want = _numpy_forward(params, tokens)
     np.testing.assert_allclose(np.asarray(full), want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("platform", ["wasm", "webgpu"])  # where the fused kernel runs
+def test_fused_attention_decodes_the_same(platform: str) -> None:
+    reason = rt.unavailable_reason(platform)
+    if reason is not None:
+        pytest.skip(f"backend {platform} unavailable on this host: {reason}")
+    params = webjax.tree.map(lambda a: a * 8, gpt2.init_params(webjax.random.key(1), CFG))
+    with webjax.default_device(webjax.devices(platform)[0]):
+        tokens, plain = gpt2.generate(params, CFG, [3, 9], 3)
+        fused_tokens, fused = gpt2.generate(params, CFG, [3, 9], 3, attention="fused")
+    assert fused_tokens == tokens
+    for a, b in zip(plain, fused, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-4)
 
 
 def test_context_overflow_is_refused() -> None:

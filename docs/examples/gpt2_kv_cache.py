@@ -3,7 +3,7 @@ layer, and incremental decoding that writes each new key and value into a fixed-
 `lax.dynamic_update_slice`.
 
     .venv/bin/python docs/examples/gpt2_kv_cache.py [--size tiny|small] [--tokens N]
-        [--device cpu|wasm|webgpu|webgl] [--weights PATH]
+        [--device cpu|wasm|webgpu|webgl] [--attention einsum|fused] [--weights PATH]
 
 The weights are random (GPT-2's shapes and Hugging Face's tensor names, `h.0.attn.c_attn.weight`
 and so on), written to a safetensors file the first time and loaded from it after, so a real
@@ -11,7 +11,8 @@ GPT-2 checkpoint of the same names loads the same way. `tiny` is a two-layer mod
 `small` is GPT-2 small (124M parameters, 0.5 GB of float32). The cache has room for the whole
 context: a step attends over every slot and masks those past the current position, so every
 step has the same shapes and the jitted layer is traced twice in all (the prompt, then one
-token at a time), whatever the number of tokens.
+token at a time), whatever the number of tokens. `--attention fused` attends through
+`jax.nn.dot_product_attention` (the fused kernel where the device has one).
 """
 
 from __future__ import annotations
@@ -112,11 +113,22 @@ def attend(q: Any, k: Any, v: Any, visible: Any) -> Any:
     return jnp.einsum("hts,shd->thd", jax.nn.softmax(scores, axis=-1), v)
 
 
+def attend_fused(q: Any, k: Any, v: Any, visible: Any) -> Any:
+    """`attend` through `jax.nn.dot_product_attention` (webjax's fused attention kernel on wasm
+    and webgpu: online softmax, no score matrix in memory)."""
+    return jax.nn.dot_product_attention(q[None], k[None], v[None], mask=visible[None, None])[0]
+
+
+ATTENTION = {"einsum": attend, "fused": attend_fused}
+
+
 def _split_heads(x: Any, heads: int) -> Any:
     return x.reshape(x.shape[0], heads, x.shape[1] // heads)
 
 
-def decoder_layer(p: dict[str, Any], x: Any, k_cache: Any, v_cache: Any, pos: Any) -> Any:
+def decoder_layer(
+    p: dict[str, Any], x: Any, k_cache: Any, v_cache: Any, pos: Any, attention: str = "einsum"
+) -> Any:
     """One GPT-2 block on new tokens x (T, d) at positions pos..pos+T-1, with the keys and
     values of earlier positions in k_cache, v_cache (context, H, D). Returns the block's output
     and the caches with the new keys and values written in."""
@@ -126,13 +138,14 @@ def decoder_layer(p: dict[str, Any], x: Any, k_cache: Any, v_cache: Any, pos: An
     v_cache = lax.dynamic_update_slice(v_cache, _split_heads(v, heads), (pos, 0, 0))
     mine = pos + jnp.arange(x.shape[0])[:, None]  # (T, 1): each new token's position
     visible = jnp.arange(k_cache.shape[0])[None, :] <= mine  # causal, and unwritten slots off
-    out = attend(_split_heads(q, heads), k_cache, v_cache, visible).reshape(x.shape)
+    out = ATTENTION[attention](_split_heads(q, heads), k_cache, v_cache, visible)
+    out = out.reshape(x.shape)
     x = x + linear(p["attn"]["c_proj"], out)
     h = jax.nn.gelu(linear(p["mlp"]["c_fc"], layer_norm(p["ln_2"], x)), approximate=True)
     return x + linear(p["mlp"]["c_proj"], h), k_cache, v_cache
 
 
-decoder_layer_jit = jax.jit(decoder_layer)
+decoder_layer_jit = jax.jit(decoder_layer, static_argnames="attention")
 
 
 def embed(params: dict[str, Any], tokens: Any, pos: Any) -> Any:
@@ -165,20 +178,24 @@ def empty_cache(cfg: Config) -> list[tuple[Any, Any]]:
 
 
 def step(
-    params: dict[str, Any], tokens: Any, cache: list[tuple[Any, Any]], pos: Any
+    params: dict[str, Any],
+    tokens: Any,
+    cache: list[tuple[Any, Any]],
+    pos: Any,
+    attention: str = "einsum",
 ) -> tuple[Any, list[tuple[Any, Any]]]:
     """Logits of the new tokens at positions pos.., and the updated cache: the jitted layer
     once per block (the blocks share shapes, so they share one trace)."""
     x = embed(params, tokens, pos)
     out = []
     for p, (k_cache, v_cache) in zip(params["h"], cache, strict=True):
-        x, k_cache, v_cache = decoder_layer_jit(p, x, k_cache, v_cache, pos)
+        x, k_cache, v_cache = decoder_layer_jit(p, x, k_cache, v_cache, pos, attention=attention)
         out.append((k_cache, v_cache))
     return unembed(params, x), out
 
 
 def generate(
-    params: dict[str, Any], cfg: Config, prompt: list[int], n_tokens: int
+    params: dict[str, Any], cfg: Config, prompt: list[int], n_tokens: int, attention: str = "einsum"
 ) -> tuple[list[int], list[Any]]:
     """Greedy decoding: the prompt in one step, then one token per step. Returns the tokens
     (prompt included) and each step's logits of its last position."""
@@ -186,12 +203,12 @@ def generate(
         raise ValueError(f"{len(prompt)} + {n_tokens} tokens exceed the context of {cfg.context}")
     cache = empty_cache(cfg)
     tokens = list(prompt)
-    logits, cache = step(params, jnp.asarray(prompt, jnp.int32), cache, jnp.int32(0))
+    logits, cache = step(params, jnp.asarray(prompt, jnp.int32), cache, jnp.int32(0), attention)
     last = [logits[-1]]
     for _ in range(n_tokens - 1):
         tokens.append(int(jnp.argmax(last[-1])))
         pos = jnp.int32(len(tokens) - 1)
-        logits, cache = step(params, jnp.asarray(tokens[-1:], jnp.int32), cache, pos)
+        logits, cache = step(params, jnp.asarray(tokens[-1:], jnp.int32), cache, pos, attention)
         last.append(logits[-1])
     tokens.append(int(jnp.argmax(last[-1])))
     return tokens, last
@@ -213,6 +230,7 @@ def main() -> None:
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--attention", choices=sorted(ATTENTION), default="einsum")
     parser.add_argument("--weights", default=None, help="safetensors file (made if missing)")
     args = parser.parse_args()
     cfg = SIZES[args.size]
@@ -223,9 +241,9 @@ def main() -> None:
         t0 = time.perf_counter()
         params = jax.block_until_ready(load_or_make(path, cfg))
         t1 = time.perf_counter()
-        generate(params, cfg, prompt, 2)  # the jitted layer's two traces, outside the timing
+        generate(params, cfg, prompt, 2, args.attention)  # the two traces, outside the timing
         t2 = time.perf_counter()
-        tokens, _ = generate(params, cfg, prompt, args.tokens)
+        tokens, _ = generate(params, cfg, prompt, args.tokens, args.attention)
         t3 = time.perf_counter()
         uncached = generate_uncached(params, cfg, prompt, args.tokens)
         t4 = time.perf_counter()
