@@ -34,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
 from webjax._src import dtypes as dt
+from webjax._src.codegen.wgsl import attention as wgsl_attention
 from webjax._src.codegen.wgsl import matmul as wgsl_matmul
 from webjax._src.ir import exp as E
 from webjax._src.ir.attention import AttentionKernel
@@ -103,7 +104,9 @@ def time_torch_sdpa(torch: Any, q: Any, k: Any, v: Any, causal: bool, reps: int)
     return start.elapsed_time(end) / 1e3 / reps
 
 
-def attention_rows(gpu: WebGPUBackend, torch: Any, shapes: str, causal_too: bool) -> list[Any]:
+def attention_rows(
+    gpu: WebGPUBackend, torch: Any, shapes: str, causal_too: bool, bqs: list[int]
+) -> list[Any]:
     rng = np.random.default_rng(1)
     rows: list[dict[str, Any]] = []
     for shape in shapes.split(","):
@@ -115,8 +118,10 @@ def attention_rows(gpu: WebGPUBackend, torch: Any, shapes: str, causal_too: bool
         out = gpu.malloc(q.nbytes)
         flops = 4.0 * b * n * t * t * h
         reps = max(3, min(50, int(2e12 / flops)))
-        for causal in [False, True] if causal_too else [False]:
+        for causal, bq in [(c, q) for c in ([False, True] if causal_too else [False]) for q in bqs]:
             kernel = AttentionKernel(b, t, t, n, n, h, 1.0 / h**0.5, causal, None, False, False)
+            wgsl_attention.BQ = bq
+            gpu._cache.clear()
             t0 = time.perf_counter()
             exe = gpu.prepare(kernel)
             compile_s = time.perf_counter() - t0
@@ -165,6 +170,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--attention", default="")
     ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--bq", default="64", help="query rows per workgroup to try (comma list)")
     ap.add_argument("--out", default="")
     ap.add_argument("--no-sweep", action="store_true")
     args = ap.parse_args()
@@ -182,7 +188,13 @@ def main() -> None:
     except Exception as e:
         torch = None
         print("no torch:", e)
-    att_rows = attention_rows(gpu, torch, args.attention, args.causal) if args.attention else []
+    att_rows = (
+        attention_rows(
+            gpu, torch, args.attention, args.causal, [int(x) for x in args.bq.split(",")]
+        )
+        if args.attention
+        else []
+    )
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
     best_tile = None
@@ -267,7 +279,10 @@ def main() -> None:
         for r in att_rows:
             ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
             tref = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
-            print(f"| {r['shape']} | {r['causal']} | {r['webjax_gflops']:.0f} | {tref} | {ratio} |")
+            print(
+                f"| {r['shape']} {r['note']} | {r['causal']} | {r['webjax_gflops']:.0f} | {tref} "
+                f"| {ratio} |"
+            )
     if args.out:
         Path(args.out).write_text(
             json.dumps(
