@@ -134,9 +134,27 @@ def compare(expected: Any, actual: Any, case: Any, exact_dtype: bool) -> str | N
     return None
 
 
-def _inputs(case: Any, data: Any) -> dict[str, Any]:
+def _inputs(case: Any, data: Any, reader: str = "webjax") -> dict[str, Any]:
+    """The data set's inputs by name; TensorProto ones decoded by webjax's own protobuf reader
+    (or, for onnxruntime, by onnx's numpy_helper)."""
     names = [i.name for i in case.model.graph.input]
-    return dict(zip(names, data))
+    return {n: _decode(v, reader) for n, v in zip(names, data)}
+
+
+def _decode(v: Any, reader: str) -> Any:
+    from onnx import TensorProto, numpy_helper
+
+    if isinstance(v, TensorProto):
+        if reader == "onnx":
+            return numpy_helper.to_array(v)
+        from webjax._src.onnx import protobuf
+
+        return protobuf.TensorProto.parse(v.SerializeToString()).numpy()
+    return v
+
+
+def _expected(v: Any) -> Any:
+    return _decode(v, "onnx")
 
 
 def run_webjax(case: Any) -> str | None:
@@ -148,10 +166,10 @@ def run_webjax(case: Any) -> str | None:
         for inputs, outputs in case.data_sets:
             got = model.run(_inputs(case, inputs))
             for name, expected in zip(model.output_names, outputs):
-                why = compare(expected, _host(got[name]), case, exact_dtype=False)
+                why = compare(_expected(expected), _host(got[name]), case, exact_dtype=False)
                 if why:
                     return f"{name}: {why}"
-    except Exception as e:  # noqa: BLE001 - every failure is reported with its reason
+    except Exception as e:
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
     return None
 
@@ -174,13 +192,13 @@ def run_ort(case: Any) -> str | None:
         )
         names = [o.name for o in sess.get_outputs()]
         for inputs, outputs in case.data_sets:
-            feed = {k: v for k, v in _inputs(case, inputs).items()}
+            feed = _inputs(case, inputs, reader="onnx")
             got = sess.run(names, feed)
             for name, expected, actual in zip(names, outputs, got):
-                why = compare(expected, actual, case, exact_dtype=True)
+                why = compare(_expected(expected), actual, case, exact_dtype=True)
                 if why:
                     return f"{name}: {why}"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
     return None
 
