@@ -169,6 +169,22 @@ def test_samplers_of_zero_size(name: str, shape: tuple) -> None:
     assert got.shape == want.shape == shape and str(got.dtype) == str(want.dtype)
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0)])
+def test_permutation_of_empty_arrays_under_jit(shape: tuple) -> None:
+    """(found by the fuzzer: the gather took a 1-wide slice of an empty axis)"""
+    x = np.zeros(shape, np.int8)
+    got = webjax.jit(lambda k, a: wr.permutation(k, a))(wr.key(3), x)
+    want = jax.jit(lambda k, a: jr.permutation(k, a))(jr.key(3), x)
+    assert got.shape == want.shape and str(got.dtype) == str(want.dtype)
+
+
+def test_categorical_of_an_empty_axis_raises_as_jax() -> None:
+    with pytest.raises(ValueError, match="argmax of an empty sequence"):
+        jr.categorical(jr.key(0), np.zeros((2, 0), np.float32))
+    with pytest.raises(ValueError, match="argmax of an empty sequence"):
+        wr.categorical(wr.key(0), jnp.zeros((2, 0)))
+
+
 def test_bits_rejects_signed() -> None:
     with pytest.raises(ValueError, match="unsigned"):
         wr.bits(wr.PRNGKey(0), (2,), jnp.int32)

@@ -470,6 +470,8 @@ def categorical(
     if not -la.ndim <= axis < la.ndim:
         raise ValueError(f"axis {axis} is out of bounds for logits of rank {la.ndim}")
     axis %= la.ndim
+    if la.shape[axis] == 0:  # no category to draw (JAX's argmax error)
+        raise ValueError("attempt to get argmax of an empty sequence")
     batch = tuple(n for i, n in enumerate(la.shape) if i != axis)
     if shape is None:
         shape = batch
@@ -480,7 +482,11 @@ def categorical(
 
 
 def _take(arr: Any, ind: Any, axis: int) -> Any:
-    """arr.take(ind, axis) for in-range indices (a gather)."""
+    """arr.take(ind, axis) for in-range indices (a gather; nothing to gather when empty)."""
+    if 0 in core.get_aval(arr).shape:
+        shape = core.get_aval(arr).shape
+        out = (*shape[:axis], *core.get_aval(ind).shape, *shape[axis + 1 :])
+        return lax.full(out, 0, core.get_aval(arr).dtype)
     return _one_hot_gather(arr, lax.convert_element_type(ind, dtypes.int32), axis)
 
 
