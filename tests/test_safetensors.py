@@ -10,6 +10,7 @@ import importlib.util
 import json
 import math
 import struct
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,18 @@ def test_float8_widens_exactly(file_dtype: str) -> None:
     np.testing.assert_array_equal(got, want)  # NaNs in the same places
     assert (np.signbit(got) == np.signbit(want)).all()
     same_bits(wst.load(data, "numpy")["t"], a)  # the file's own dtype through ml_dtypes
+
+
+def test_without_ml_dtypes(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = st_numpy.save({"q": sample("F8_E4M3"), "h": sample("BF16"), "f": sample("F32")})
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # `import ml_dtypes` now fails
+    got = wst.load(data)  # webjax arrays need no ml_dtypes: float8 widens in pure Python
+    assert got["q"].dtype == jnp.float16 and got["h"].dtype == jnp.bfloat16
+    with wst.open(data, "numpy") as f:
+        assert f.get_tensor("f").dtype == np.float32
+        for name, dtype in [("q", "F8_E4M3"), ("h", "BF16")]:
+            with pytest.raises(ModuleNotFoundError, match=f"dtype {dtype} .* needs ml_dtypes"):
+                f.get_tensor(name)
 
 
 @pytest.mark.parametrize("file_dtype", list(NUMPY_OF))

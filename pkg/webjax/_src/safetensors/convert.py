@@ -158,7 +158,7 @@ def to_numpy(data: bytes, info_dtype: FileDType, shape: tuple[int, ...]) -> Any:
     except ImportError:
         raise ModuleNotFoundError("framework='numpy' needs NumPy, which is not installed") from None
     np_name = info_dtype.numpy_name
-    if np_name in _FILE_NAME_OF or np_name == "bool":
+    if np_name in _FILE_NAME_OF and np_name != "bfloat16":  # NumPy's own types
         np_dtype = np.dtype(np_name)
     else:
         try:
