@@ -6,13 +6,18 @@ expression like the Python REPL (as HTML where it has `_repr_html_`, as webjax a
 shows tracebacks without this module's or Pyodide's frames.
 """
 
+import asyncio
 import contextlib
 import linecache
 import os
+import signal
 import sys
 import traceback
+from typing import Any
 
+import _pyodide
 import js
+import pyodide
 from pyodide.code import eval_code_async
 from pyodide.ffi import to_js
 
@@ -49,6 +54,47 @@ async def device_choices() -> dict:
         if line.strip().startswith("wasm:") and "threads=" in line:
             threads = int(line.split("threads=")[1].split()[0])
     return {"choices": choices, "missing": missing, "isolated": isolated, "threads": threads}
+
+
+# Stop: the page writes SIGINT into Pyodide's interrupt buffer, and Python calls this handler at
+# its next check, in whatever frame runs then. KeyboardInterrupt is raised only where the frames
+# from there out to the user's code are ordinary calls. Raised in asyncio's or Pyodide's
+# machinery (a promise callback while a GPU read waits through JSPI) it would break the run's
+# own awaits and hang it; raised in a `__del__` it would be swallowed. There the signal is put
+# back into the buffer, to be taken at a later check (and so is one that a weakref callback
+# swallowed: `_on_unraisable`).
+_MACHINERY = tuple(os.path.dirname(m.__file__ or "") + os.sep for m in (asyncio, pyodide, _pyodide))
+
+
+def _interruptible(frame: Any) -> bool:
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == FILENAME:
+            return True
+        if code.co_name == "__del__" or code.co_filename.startswith(_MACHINERY):
+            return False
+        frame = frame.f_back
+    return False  # not inside the user's code at all
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    if not _interruptible(frame):
+        js.webjaxRearmInterrupt()
+        return
+    raise KeyboardInterrupt
+
+
+def _on_unraisable(unraisable: Any) -> None:
+    # A KeyboardInterrupt raised in a weakref callback or finalizer is dropped by Python: take
+    # the Stop again at the next check instead.
+    if unraisable.exc_type is KeyboardInterrupt:
+        js.webjaxRearmInterrupt()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+signal.signal(signal.SIGINT, _on_interrupt)
+sys.unraisablehook = _on_unraisable
 
 
 def _device_context(choice: str):

@@ -37,6 +37,10 @@ async function start({ interruptBuffer: buffer, devicePixelRatio }) {
     interruptBuffer = new Int32Array(buffer);
     pyodide.setInterruptBuffer(interruptBuffer);
   }
+  // repl.py's SIGINT handler defers a Stop that lands in asyncio's or Pyodide's own code.
+  globalThis.webjaxRearmInterrupt = () => {
+    if (interruptBuffer) Atomics.store(interruptBuffer, 0, 2);
+  };
   phase("installing webjax", 2);
   await installWebjax(pyodide);
   phase("importing webjax", 3);

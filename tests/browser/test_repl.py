@@ -124,6 +124,27 @@ def test_streamed_output_and_stop(repl):
     assert output.strip().endswith("KeyboardInterrupt")
     # The REPL keeps working, with its state.
     assert _run(repl, "print(n > 0, 6 * 7)").strip() == "True 42"
+    # A loop of GPU reads: most Stops land while Python waits on a promise (JSPI) or in a
+    # finalizer; the interrupt is taken in the user's or webjax's frames all the same.
+    loop = (
+        "import webjax.numpy as jnp\nx = jnp.ones(100)\nprint('go')\n"
+        "while True:\n    x = (x * 1.0001).block_until_ready()\n"
+    )
+    for device in ("webgpu:0", "webgl:0"):
+        repl.select_option("#device", device)
+        repl.evaluate("code => webjaxRepl.editor.setText(code)", loop)
+        for _ in range(3):
+            before = _runs(repl)
+            repl.click("#run")
+            repl.wait_for_function(
+                "() => document.getElementById('output').textContent.includes('go')",
+                timeout=RUN_TIMEOUT_MS,
+            )
+            repl.click("#stop")
+            output = _wait_run(repl, before)
+            assert "KeyboardInterrupt" in output.strip().splitlines()[-2:], output
+        assert _run(repl, "print(float(x[0]) > 1)", device=device).strip() == "True"
+    repl.select_option("#device", "default")
 
 
 def test_tracebacks_show_user_frames(repl):
