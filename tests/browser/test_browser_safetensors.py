@@ -2,16 +2,20 @@
 served by build.py's server, opened by URL with range requests (through fetch with JSPI, and
 through synchronous XMLHttpRequest under plain runPython), then downloaded into the Cache API
 with progress and loaded again with the network gone (the file deleted and every request to it
-aborted)."""
+aborted). And docs/examples/gpt2_kv_cache.py decoding in the page as natively."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+import webjax
 
 np = pytest.importorskip("numpy")
 st_numpy = pytest.importorskip("safetensors.numpy")
@@ -154,3 +158,36 @@ def test_range_reads_then_the_cache_offline(
     with pytest.raises(Exception, match="OSError"):
         page.run_py("wst.open(URL, cache=None)")
     assert page.run_py("[wst.evict(URL), wst.evict(URL)]") == [True, False]
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "gpt2_kv_cache.py"
+DECODE = """
+import sys, types
+example = types.ModuleType("gpt2_kv_cache")
+sys.modules["gpt2_kv_cache"] = example
+exec(compile(SOURCE, "gpt2_kv_cache.py", "exec"), example.__dict__)
+cfg = example.SIZES["tiny"]
+params = example.load_or_make("/tmp/gpt2-tiny.safetensors", cfg, seed=2)
+tokens, last = example.generate(params, cfg, [7, 1, 4], 3)
+[str(webjax.devices()[0]), tokens, [v.tolist() for v in last]]
+"""
+
+
+@pytest.mark.browser
+def test_kv_cache_example_in_pyodide(webjax_page: Any) -> None:
+    """docs/examples/gpt2_kv_cache.py in the page: its weights through safetensors in Pyodide's
+    file system, decoding with the jitted layer and the cache, as natively."""
+    spec = importlib.util.spec_from_file_location("gpt2_kv_cache_native", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    native = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = native
+    spec.loader.exec_module(native)
+    cfg = native.SIZES["tiny"]
+    params = native.init_params(webjax.random.key(2), cfg)
+    want_tokens, want_last = native.generate(params, cfg, [7, 1, 4], 3)
+    source = EXAMPLE.read_text()
+    device, tokens, last = webjax_page.run_py(f"import webjax\nSOURCE = {source!r}\n" + DECODE)
+    assert tokens == want_tokens, device
+    np.testing.assert_allclose(
+        np.asarray(last), np.asarray([np.asarray(v) for v in want_last]), rtol=1e-4, atol=1e-4
+    )
