@@ -321,6 +321,9 @@ def test_integers_compute_in_float32_under_x64_as_jax():
         out = [str(f(x).dtype) for f in fns for x in xs]
         out += [str(jnp_.arctan2(x, x).dtype) for x in xs]
         out += [str(jnp_.true_divide(x, x).dtype) for x in xs]
+        out += [str(jnp_.angle(x).dtype) for x in xs]  # the default float (float64), as JAX
+        out += [str(jnp_.linalg.inv(np_.zeros((0, 0), x.dtype)).dtype) for x in xs]
+        out.append(str(lib.random.categorical(lib.random.key(0), np_.zeros((2, 3))).dtype))
         return out + [str(jnp_.linspace(x[0], x[2], 3).dtype) for x in xs]
 
     import webjax.scipy.special

@@ -76,8 +76,7 @@ def _inexact(*xs: Any) -> list[Any]:
     """JAX's promote_dtypes_inexact: a common dtype, integers and bools as the default float."""
     arrs = [util.ensure_array(x) for x in xs]
     dt, _weak = util.result_type(*arrs)
-    if dt.kind not in "fc":
-        dt = dtypes.default_float()
+    dt = dtypes.to_inexact(dt)  # float32 for bool and 32-bit integers, also under x64
     return [util.convert(a, dt) for a in arrs]
 
 

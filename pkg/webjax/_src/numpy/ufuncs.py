@@ -946,6 +946,11 @@ def bitwise_count(x: Any, /) -> Any:
 # ---- complex-number queries ---------------------------------------------------------------------
 def angle(z: Any, deg: bool = False) -> Any:
     """The argument atan2(imag, real) (a real array; reals have angle 0 or pi)."""
+    util.check_arraylike("angle", z)
+    av = util.aval(_as_array(z))
+    if av.dtype.kind in "biu" or (av.dtype.kind == "f" and av.ndim == 0):
+        # JAX's rule: the default float for integers, bools and 0-d floats
+        z = util.convert(_as_array(z), dtypes.default_float(), av.weak_type)
     (z,) = _promote_inexact("angle", z)
     if _is_complex(z):  # weak for a Python complex, as JAX's
         out = lax.atan2(lax.imag(z), lax.real(z))

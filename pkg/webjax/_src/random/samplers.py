@@ -443,7 +443,8 @@ def _categorical_impl(data: Any, logits: Any, axis: int, shape: tuple[int, ...])
     tail.insert(axis, la.shape[axis])
     full_shape = (*prefix, *tail)
     g = _gumbel_impl(data, full_shape, la.dtype)
-    return _argmax(lax.add(g, _to(logits, la.dtype, full_shape)), len(prefix) + axis)
+    out = _argmax(lax.add(g, _to(logits, la.dtype, full_shape)), len(prefix) + axis)
+    return lax.convert_element_type(out, dtypes.default_int())  # int64 under x64, as JAX
 
 
 _categorical_jit = jit(_categorical_impl, static_argnums=(2, 3))
