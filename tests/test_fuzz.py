@@ -16,8 +16,8 @@ import pytest
 from fuzz import runner
 
 SEED = 17
-CASES = {"cpu": 150, "wasm": 120, "webgpu": 80, "webgl": 80}
-X64_CASES = 100
+CASES = {"cpu": 120, "wasm": 100, "webgpu": 60, "webgl": 60}
+X64_CASES = 80
 
 
 def _explain(failures: list[dict]) -> str:
