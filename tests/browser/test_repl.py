@@ -333,3 +333,25 @@ def test_profile_draws_the_kernels_on_a_timeline(repl):
     assert label.startswith("timeline, ") and "wasm: " in label and "webgl: " in label
     inked, colors, _ = canvas.evaluate(_CANVAS_COLORS)
     assert inked > 200 and colors > 5
+
+
+def test_every_example_runs(repl):
+    names = repl.eval_on_selector_all("#examples option", "els => els.map((e) => e.textContent)")
+    expected = {  # what each example's output shows (the Mandelbrot one is checked above)
+        "A tour: grad, vmap, jit": ("pre", "loss: "),
+        "A plot": ("canvas", 2),
+        "A table": ("td", 15),
+    }
+    for name, (what, want) in expected.items():
+        repl.select_option("#examples", str(names.index(name) - 1))
+        before = _runs(repl)
+        repl.click("#run")
+        output = _wait_run(repl, before)
+        assert "Traceback" not in output, (name, output)
+        if what == "pre":
+            assert output.startswith(want), (name, output)
+            assert "(8, 3)" in output  # the per-example gradients' shape
+        else:
+            found = len(repl.query_selector_all(f"#output figure.webjax-display {what}"))
+            assert found == want, (name, found)
+    assert names[-1] == "A long loop (press Stop)"
