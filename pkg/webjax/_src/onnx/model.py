@@ -106,8 +106,8 @@ class GraphEvaluator:
         env: dict[str, Any] = {}
         for t in graph.initializers:
             env[t.name] = self.tensor_value(t)
-        for t in graph.sparse_initializers:
-            env[t.values.name] = t.numpy(self.base_dir)
+        for sparse in graph.sparse_initializers:
+            env[sparse.values.name] = sparse.numpy(self.base_dir)
         for info, value in zip(graph.inputs, inputs):
             env[info.name] = value
         inner = GraphEvaluator(self.model, env, self)

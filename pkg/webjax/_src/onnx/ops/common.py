@@ -43,6 +43,11 @@ def axis_list(node: Node, value: Any, what: str = "axes") -> list[int] | None:
     return [int(a) for a in np.ravel(arr)]
 
 
+def int_list(node: Node, value: Any, what: str) -> list[int]:
+    """A required 1-D integer input (starts, ends, pads, axes, ...) as a list of ints."""
+    return [int(a) for a in np.ravel(static(node, value, what))]
+
+
 def norm_axis(axis: int, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
@@ -51,4 +56,15 @@ def scalar_int(node: Node, value: Any, what: str) -> int:
     return int(np.ravel(static(node, value, what))[0])
 
 
-__all__ = ["Node", "axis_list", "cast", "dev", "is_host", "norm_axis", "onnx_dtype", "static", "xp"]
+__all__ = [
+    "Node",
+    "axis_list",
+    "cast",
+    "dev",
+    "int_list",
+    "is_host",
+    "norm_axis",
+    "onnx_dtype",
+    "static",
+    "xp",
+]

@@ -25,14 +25,15 @@ def _unary(name: str, fn_name: str | None = None) -> None:
     op(name)(impl)
 
 
-for _name, _fn in (
+_UNARY = (
     ("Abs", "abs"), ("Neg", "negative"), ("Floor", "floor"), ("Ceil", "ceil"),
     ("Sqrt", "sqrt"), ("Exp", "exp"), ("Log", "log"), ("Sin", "sin"), ("Cos", "cos"),
     ("Tan", "tan"), ("Asin", "arcsin"), ("Acos", "arccos"), ("Atan", "arctan"),
     ("Sinh", "sinh"), ("Cosh", "cosh"), ("Tanh", "tanh"), ("Asinh", "arcsinh"),
     ("Acosh", "arccosh"), ("Atanh", "arctanh"), ("Sign", "sign"), ("Not", "logical_not"),
     ("IsNaN", "isnan"), ("BitwiseNot", "invert"),
-):  # fmt: skip
+)  # fmt: skip
+for _name, _fn in _UNARY:
     _unary(_name, _fn)
 
 
@@ -65,13 +66,14 @@ def _binary(name: str, fn_name: str) -> None:
     op(name)(impl)
 
 
-for _name, _fn in (
+_BINARY = (
     ("Add", "add"), ("Sub", "subtract"), ("Mul", "multiply"), ("Equal", "equal"),
     ("Less", "less"), ("Greater", "greater"), ("LessOrEqual", "less_equal"),
     ("GreaterOrEqual", "greater_equal"), ("And", "logical_and"), ("Or", "logical_or"),
     ("Xor", "logical_xor"), ("BitwiseAnd", "bitwise_and"), ("BitwiseOr", "bitwise_or"),
     ("BitwiseXor", "bitwise_xor"),
-):  # fmt: skip
+)  # fmt: skip
+for _name, _fn in _BINARY:
     _binary(_name, _fn)
 
 

@@ -90,8 +90,8 @@ def grid_sample(node: Node, x: Any, grid: Any) -> Any:
     def tap_sum(taps_per_dim: list[list[tuple[Any, Any]]]) -> Any:
         total = 0
         for combo in itertools.product(*taps_per_dim):
-            weight = 1
-            idx = []
+            weight: Any = 1
+            idx: list[Any] = []
             for pos, w in combo:
                 p, ok = _pad_index(pos, sizes[len(idx)], align, padding)
                 idx.append(p)

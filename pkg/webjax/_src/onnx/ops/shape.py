@@ -16,6 +16,7 @@ from webjax._src.onnx.ops.common import (
     Node,
     axis_list,
     dev,
+    int_list,
     is_host,
     norm_axis,
     onnx_dtype,
@@ -88,7 +89,7 @@ def squeeze(node: Node, x: Any, axes: Any = None) -> Any:
 
 @op("Unsqueeze")
 def unsqueeze(node: Node, x: Any, axes: Any = None) -> Any:
-    ax = axis_list(node, axes) if node.opset >= 13 else node.attr("axes")
+    ax = int_list(node, axes, "axes") if node.opset >= 13 else list(node.attr("axes"))
     rank = np.ndim(x) + len(ax)
     out_shape: list[int] = []
     dims = iter(np.shape(x))
@@ -146,8 +147,8 @@ def slice_op(
         ax = node.attr("axes", list(range(len(st))))
         sp = [1] * len(st)
     else:
-        st = axis_list(node, starts, "starts")
-        en = axis_list(node, ends, "ends")
+        st = int_list(node, starts, "starts")
+        en = int_list(node, ends, "ends")
         ax = axis_list(node, axes) or list(range(len(st)))
         sp = axis_list(node, steps, "steps") or [1] * len(st)
     index = [slice(None)] * rank
@@ -262,9 +263,9 @@ def pad(node: Node, x: Any, pads: Any = None, value: Any = None, axes: Any = Non
         p = list(node.attr("pads" if node.opset >= 2 else "paddings"))
         v = node.attr("value", 0.0)
     else:
-        p = axis_list(node, pads, "pads")
+        p = int_list(node, pads, "pads")
         v = 0 if value is None else static(node, value, "constant_value").reshape(()).item()
-    ax = axis_list(node, axes) if axes is not None else list(range(rank))
+    ax = int_list(node, axes, "axes") if axes is not None else list(range(rank))
     ax = [norm_axis(a, rank) for a in ax]
     widths = [[0, 0] for _ in range(rank)]
     for i, a in enumerate(ax):
@@ -400,7 +401,7 @@ def resize(node: Node, x: Any, roi: Any = None, scales: Any = None, sizes: Any =
     in_shape = np.array(np.shape(x))
     if node.op_type == "Upsample":
         sc = node.attr("scales") if node.opset < 9 else static(node, roi, "scales")
-        scales_v = np.asarray(sc, dtype=np.float64)
+        scales_v: Any = np.asarray(sc, dtype=np.float64)
         sizes_v = None
         mode = node.attr("mode", "nearest")
         coord = "asymmetric"
