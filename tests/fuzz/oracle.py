@@ -330,5 +330,7 @@ def _flush(a: Any) -> Any:
         tiny = float(ml_dtypes.finfo(a.dtype).tiny)
         re = np.where(np.abs(wide.real) < tiny, np.copysign(0.0, wide.real), wide.real)
         im = np.where(np.abs(wide.imag) < tiny, np.copysign(0.0, wide.imag), wide.imag)
-        return (re + 1j * im).astype(a.dtype)
+        out = np.empty(a.shape, a.dtype)
+        out.real, out.imag = re, im  # (re + 1j * im would make inf * 0j a NaN)
+        return out
     return np.where(_subnormal(a), np.copysign(0.0, wide), wide).astype(a.dtype)
