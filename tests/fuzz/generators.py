@@ -332,7 +332,7 @@ class Case:
 def _describe(a: Any) -> Any:
     if isinstance(a, np.ndarray):
         d: dict[str, Any] = {"shape": list(a.shape), "dtype": str(a.dtype)}
-        if a.size <= 64:
+        if a.size <= 2048:  # (shapes are capped at a few hundred elements)
             v = (
                 a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
                 if a.dtype.kind in "fcV" or str(a.dtype) == "bfloat16"
