@@ -66,6 +66,48 @@ def test_onnxruntime_on_a_sample() -> None:
         assert (failure is None) == (name not in ORT_FAILURES), (name, failure)
 
 
+# Cases run under jit(model.run): control flow (If through lax.cond, Scan), recurrent layers,
+# attention with a KV cache, shape-computing subgraphs; each must match the expected outputs.
+JIT_CASES = [
+    "test_if", "test_if_seq", "test_scan9_sum", "test_scan9_multi_state", "test_lstm_defaults",
+    "test_gru_defaults", "test_attention_4d_gqa_with_past_and_present",
+    "test_attention_4d_gqa_causal_nonpad_decode_expanded", "test_layer_normalization_4d_axis0",
+    "test_maxpool_2d_ceil", "test_convtranspose_pads", "test_einsum_batch_matmul",
+    "test_gathernd_example_int32_batch_dim1",
+]  # fmt: skip
+
+# Cases whose output shapes depend on an input's values: under jit a clear NotImplementedError.
+JIT_NEEDS_VALUES = [
+    "test_reshape_negative_dim", "test_nonzero_example", "test_resize_downsample_sizes_nearest",
+    "test_range_float_type_positive_delta",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", JIT_CASES)
+def test_node_case_under_jit(name: str) -> None:
+    from webjax.onnx import ONNXModel
+
+    case = oc.cases()[name]
+    model = ONNXModel(case.model.SerializeToString())
+    run = webjax.jit(model.run)
+    for inputs, outputs in case.data_sets:
+        got = run(oc._inputs(case, inputs))
+        for out, expected in zip(model.output_names, outputs):
+            why = oc.compare(oc._expected(expected), oc._host(got[out]), case, exact_dtype=False)
+            assert why is None, f"{out}: {why}"
+
+
+@pytest.mark.parametrize("name", JIT_NEEDS_VALUES)
+def test_value_dependent_shapes_under_jit_raise(name: str) -> None:
+    from webjax.onnx import ONNXModel
+
+    case = oc.cases()[name]
+    model = ONNXModel(case.model.SerializeToString())
+    inputs, _ = case.data_sets[0]
+    with pytest.raises(NotImplementedError, match="at trace time"):
+        webjax.jit(model.run)(oc._inputs(case, inputs))
+
+
 # What webjax.onnx does not do, case by case, with the reason (regenerate the reasons with
 # `tests/onnx_conformance.py --device wasm --failures`).
 KNOWN_FAILURES: dict[str, str] = {

@@ -10,7 +10,7 @@ import numpy as np
 
 from webjax._src import core
 from webjax._src import numpy as jnp
-from webjax._src.lax.control_flow import while_loop
+from webjax._src.lax.control_flow import cond, while_loop
 from webjax._src.onnx.ops.common import Node, dev, norm_axis
 from webjax._src.onnx.registry import op
 
@@ -20,26 +20,38 @@ def _known(v: Any) -> bool:
 
 
 @op("If")
-def if_op(node: Node, cond: Any) -> Any:
+def if_op(node: Node, condition: Any) -> Any:
     then_g, else_g = node.attr("then_branch"), node.attr("else_branch")
-    if _known(cond):
-        taken = then_g if bool(np.ravel(np.asarray(cond))[0]) else else_g
+    if _known(condition):
+        taken = then_g if bool(np.ravel(np.asarray(condition))[0]) else else_g
         return tuple(node.run_graph(taken, []))
 
     def branch(g: Any) -> Any:
-        return lambda: tuple(dev(v) for v in node.run_graph(g, []))
+        return lambda: tuple(_device_tree(v) for v in node.run_graph(g, []))
 
-    return cond(jnp.reshape(cond, ()), branch(then_g), branch(else_g))
+    return cond(jnp.reshape(condition, ()), branch(then_g), branch(else_g))
+
+
+def _device_tree(v: Any) -> Any:
+    """A value as branch output: sequences stay lists, an empty optional None."""
+    if isinstance(v, list):
+        return [_device_tree(x) for x in v]
+    return None if v is None else dev(v)
 
 
 @op("Loop")
-def loop(node: Node, max_trip: Any = None, cond: Any = None, *carried: Any) -> Any:
+def loop(node: Node, max_trip: Any = None, condition: Any = None, *carried: Any) -> Any:
     body = node.attr("body")
     n_carried = len(carried)
+    n_scan = len(body.outputs) - 1 - n_carried
+    keep_going: Any = True if condition is None else condition
+    if max_trip is not None and not _known(max_trip):  # a traced trip count
+        if n_scan:
+            raise node.unsupported("scan outputs with a traced trip count")
+        return _while(node, body, max_trip, 0, keep_going, list(carried))
     trip = None if max_trip is None else int(np.ravel(np.asarray(max_trip))[0])
     scans: list[list[Any]] = []
     state = list(carried)
-    keep_going = True if cond is None else cond
     i = 0
     while True:
         if trip is not None and i >= trip:
@@ -55,7 +67,6 @@ def loop(node: Node, max_trip: Any = None, cond: Any = None, *carried: Any) -> A
         state = list(outs[1 : 1 + n_carried])
         scans.append(list(outs[1 + n_carried :]))
         i += 1
-    n_scan = len(body.outputs) - 1 - n_carried
     stacked = []
     for j in range(n_scan):
         if scans:
@@ -65,7 +76,7 @@ def loop(node: Node, max_trip: Any = None, cond: Any = None, *carried: Any) -> A
     return (*state, *stacked)
 
 
-def _while(node: Node, body: Any, trip: int | None, start: int, cond: Any, state: list) -> Any:
+def _while(node: Node, body: Any, trip: Any, start: int, go0: Any, state: list) -> Any:
     n = len(state)
 
     def keep(c: Any) -> Any:
@@ -82,7 +93,7 @@ def _while(node: Node, body: Any, trip: int | None, start: int, cond: Any, state
             *[dev(v) for v in outs[1 : 1 + n]],
         )
 
-    init = (jnp.asarray(start), jnp.reshape(dev(cond), ()).astype(bool), *[dev(s) for s in state])
+    init = (jnp.asarray(start), jnp.reshape(dev(go0), ()).astype(bool), *[dev(s) for s in state])
     out = while_loop(keep, step, init)
     return tuple(out[2:])
 
