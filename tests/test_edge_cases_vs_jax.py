@@ -45,6 +45,15 @@ CASES: dict[str, Any] = {
         _lib(jnp).random.key(0), jnp.asarray(I8)
     ),
     "inv_empty_matrices": lambda jnp, lax: jnp.linalg.inv(np.zeros((1, 0, 0), np.float32)),
+    "copysign_unsigned_negative_scalar": lambda jnp, lax: jnp.copysign(U32, -1),
+    "diff_empty_axis_jit": lambda jnp, lax: _jit(jnp, lambda a: jnp.diff(a, axis=0))(
+        np.zeros((0, 0), np.int32)
+    ),
+    "cumprod_0d_axis_raises": lambda jnp, lax: jnp.cumprod(np.float32(1), axis=0),
+    "cumulative_sum_0d_raises": lambda jnp, lax: jnp.cumulative_sum(np.float32(2)),
+    "expand_dims_repeated_after_normalizing": lambda jnp, lax: jnp.expand_dims(
+        np.ones((2, 2)), (2, 1, -3)
+    ),
     # no degrees of freedom left: NaN
     "var_ddof_past_n": lambda jnp, lax: jnp.var(np.float32([[1, 2, 3], [4, 5, 7]]), 1, ddof=3),
     "vmap_var_ddof": lambda jnp, lax: _vmap(jnp, lambda v: jnp.var(v, axis=(), ddof=2))(I8),

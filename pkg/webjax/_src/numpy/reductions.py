@@ -554,7 +554,7 @@ def _cumulative(name: str, combine: Any, reduce_name: str, nan_value: Any = None
         a = _strong(a)
         if nan_value is not None:
             a = _nan_replaced(a, nan_value)
-        if axis is None or util.aval(a).ndim == 0:
+        if axis is None:  # (an axis of a 0-d array is out of bounds, as in JAX)
             a, axis = lax.reshape(a, (util.aval(a).size,)), 0
         ax = util.canonical_axis(axis, util.aval(a).ndim)
         dt = dtypes.canonicalize_user(dtype, name) if dtype is not None else util.aval(a).dtype

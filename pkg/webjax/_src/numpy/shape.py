@@ -95,7 +95,10 @@ def expand_dims(a: Any, axis: Any) -> Any:
     a = util.ensure_array(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = util.aval(a).ndim + len(axes)
-    return lax.expand_dims(a, [util.canonical_axis(x, nd) for x in axes])
+    canonical = [util.canonical_axis(x, nd) for x in axes]
+    if len(set(canonical)) != len(canonical):  # (2, -3) of a rank-5 result are one axis
+        raise ValueError(f"repeated axis in lax.expand_dims: {canonical}")
+    return lax.expand_dims(a, canonical)
 
 
 def broadcast_to(a: Any, shape: Any) -> Any:
@@ -509,7 +512,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         a = concatenate(parts, ax)
     for _ in range(n):
         m = util.aval(a).shape[ax]
-        hi, lo = _take_range(a, ax, 1, m), _take_range(a, ax, 0, builtins.max(m - 1, 0))
+        hi = _take_range(a, ax, builtins.min(1, m), m)  # (an empty axis stays empty)
+        lo = _take_range(a, ax, 0, builtins.max(m - 1, 0))
         a = not_equal(hi, lo) if util.aval(a).dtype.kind == "b" else subtract(hi, lo)
     return a
 

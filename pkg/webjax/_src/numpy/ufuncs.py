@@ -337,10 +337,11 @@ def _promote_full(name: str, *args: Any) -> list[Any]:
 
 def _promote_inexact(name: str, *args: Any) -> list[Any]:
     """Promote, then move integer/bool results to the default float (JAX's promote_args_inexact)."""
+    util.check_arraylike(name, *args)
+    dt, weak = util.result_type(*args)
+    if dt.kind not in "fc":  # Python scalars go to the float as they are (-1 stays -1.0)
+        args = tuple(util.convert(a, dtypes.to_inexact(dt), weak) for a in args)
     promoted = _promote_full(name, *args)
-    av = util.aval(promoted[0])
-    if av.dtype.kind not in "fc":
-        promoted = [util.convert(a, dtypes.to_inexact(av.dtype), av.weak_type) for a in promoted]
     return promoted
 
 
