@@ -16,6 +16,7 @@ from webjax._src.onnx import registry
 from webjax._src.onnx.ops import (  # noqa: F401
     attention,
     control_flow,
+    detection,
     elementwise,
     linalg,
     loss,

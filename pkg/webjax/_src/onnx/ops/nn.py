@@ -162,10 +162,10 @@ def _full(pads: list, extra: list) -> list:
 
 @op("MaxPool")
 def max_pool(node: Node, x: Any) -> Any:
-    if len([o for o in node.proto.outputs if o]) > 1:
-        raise node.unsupported("the Indices output")
     x = dev(x)
     k, s, d, pads, extra = _pool_geometry(node, x)
+    if len([o for o in node.proto.outputs if o]) > 1:
+        return _max_pool_with_indices(node, x, k, s, d, pads, extra)
     if issubdtype(x.dtype, np.floating):
         init = -np.inf
     else:
@@ -179,6 +179,46 @@ def max_pool(node: Node, x: Any) -> Any:
         _full(pads, extra),
         window_dilation=(1, 1, *d),
     )
+
+
+def _max_pool_with_indices(
+    node: Node, x: Any, k: list, s: list, d: list, pads: list, extra: list
+) -> Any:
+    """MaxPool's values and the flat index (row-major, or column-major for storage_order=1)
+    of each maximum in its (N, C) plane's input, by gathering every window."""
+    n, c, *sizes = x.shape
+    out_sizes = [
+        (size + lo + hi + e - ((kk - 1) * dd + 1)) // ss + 1
+        for size, (lo, hi), e, kk, ss, dd in zip(sizes, pads, extra, k, s, d)
+    ]
+    out_pos = np.stack(np.meshgrid(*[np.arange(o) for o in out_sizes], indexing="ij"), -1)
+    offsets = np.stack(np.meshgrid(*[np.arange(kk) for kk in k], indexing="ij"), -1)
+    out_pos = out_pos.reshape(-1, len(k))
+    offsets = offsets.reshape(-1, len(k))
+    coords = (
+        out_pos[:, None, :] * np.array(s)
+        + offsets[None, :, :] * np.array(d)
+        - np.array([lo for lo, _ in pads])
+    )
+    inside = np.all((coords >= 0) & (coords < np.array(sizes)), axis=-1)
+    clipped = np.clip(coords, 0, np.array(sizes) - 1)
+    flat = np.ravel_multi_index(tuple(np.moveaxis(clipped, -1, 0)), sizes)
+    plane = jnp.reshape(x, (n, c, -1))
+    vals = plane[:, :, jnp.asarray(flat.astype(np.int32))]  # (n, c, outputs, window)
+    low = np.asarray(
+        -np.inf if issubdtype(x.dtype, np.floating) else np.iinfo(np.dtype(x.dtype)).min, x.dtype
+    )
+    vals = jnp.where(jnp.asarray(inside), vals, low)
+    best = jnp.argmax(vals, axis=-1)
+    y = jnp.max(vals, axis=-1)
+    if node.attr("storage_order", 0):
+        flat = np.ravel_multi_index(tuple(np.moveaxis(clipped, -1, 0)), sizes, order="F")
+    idx = jnp.take_along_axis(
+        jnp.broadcast_to(jnp.asarray(flat.astype(np.int32)), vals.shape), best[..., None], axis=-1
+    )[..., 0]
+    base = jnp.reshape(jnp.arange(n * c) * int(np.prod(sizes)), (n, c, 1))
+    shape = (n, c, *out_sizes)
+    return jnp.reshape(y, shape), jnp.reshape(idx + base, shape)
 
 
 @op("AveragePool")
