@@ -170,7 +170,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--attention", default="")
     ap.add_argument("--causal", action="store_true")
-    ap.add_argument("--bq", default="64", help="query rows per workgroup to try (comma list)")
+    ap.add_argument("--bq", default="128", help="most query rows per workgroup (comma list to try)")
     ap.add_argument("--out", default="")
     ap.add_argument("--no-sweep", action="store_true")
     args = ap.parse_args()

@@ -3,9 +3,10 @@
 One invocation owns one query row: its query (pre-multiplied by the scale) and its output
 accumulator live in registers (H / 4 vec4 variables each, the code unrolled over H), and the
 keys are visited in blocks of BK. Per block the row's BK logits are kept in registers (the
-block is unrolled too), their maximum taken, the running sum and accumulator rescaled once (online softmax), and the
-block's values added with the weights exp(logit - max). Masked keys (past the row's end) get
-the float32 minimum, whose weight is 0; a block with no key left for the row is skipped.
+block is unrolled too), their maximum taken, the running sum and accumulator rescaled once
+(online softmax), and the block's values added with the weights exp(logit - max). Masked keys
+(past the row's end) get the float32 minimum, whose weight is 0; a block with no key left for
+the row is skipped.
 
 A workgroup takes BQ consecutive query rows of one (batch, head), loads each block of K and V
 once into workgroup memory (BK x H each, BK sized to the device's workgroup storage) and every
@@ -21,7 +22,7 @@ from ...ir.attention import AttentionKernel, fused_on
 from .program import WgslPass, WgslProgram
 
 NEG = "-3.4028234663852886e38"  # float32's lowest: a masked logit (its weight underflows to 0)
-BQ = 64  # query rows per workgroup (GPUs)
+BQ = 128  # the most query rows per workgroup
 
 
 def _lit(x: float) -> str:
@@ -70,7 +71,10 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     lines.append(f"@group(0) @binding({k.nargs}) var<storage, read_write> out: array<{ty}>;")
     dot = "dot(a, b)" if w == 4 else "a * b"
     lines += ["", f"fn d(a: {ty}, b: {ty}) -> f32 {{ return {dot}; }}", ""]
-    bq = BQ if k.b * k.n * -(-k.t // BQ) >= 128 else 32
+    # the most query rows per workgroup that still give the device enough workgroups (on an
+    # H200, 128 rows ran 1.4x (1.6x causal) faster than 64 at B=8, N=16, T=2048, H=64)
+    most = min(BQ, int(lim.get("max_invocations", 256)))
+    bq = next((q for q in (128, 64) if q <= most and k.b * k.n * -(-k.t // q) >= 256), 32)
     nt = -(-k.t // bq)  # query blocks per (batch, head)
     per = max(1, min(k.b * k.n, 65535 // nt))  # (batch, head)s along x
     groups_x, groups_y = nt * per, -(-(k.b * k.n) // per)
