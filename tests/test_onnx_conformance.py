@@ -219,10 +219,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "test_linear_attention_no_past_explicit_zeros":
         'operator LinearAttention (opset 27): unsupported',
     "test_linear_attention_prefill_with_past": 'operator LinearAttention (opset 27): unsupported',
-    "test_maxpool_with_argmax_2d_precomputed_pads":
-        'MaxPool (opset 22) with the Indices output: unsupported',
-    "test_maxpool_with_argmax_2d_precomputed_strides":
-        'MaxPool (opset 22) with the Indices output: unsupported',
     "test_maxunpool_export_with_output_shape": 'operator MaxUnpool (opset 22): unsupported',
     "test_maxunpool_export_without_output_shape": 'operator MaxUnpool (opset 22): unsupported',
     "test_melweightmatrix": 'output: values differ (max abs difference 1.0)',
@@ -232,21 +228,6 @@ KNOWN_FAILURES: dict[str, str] = {
         "operator Momentum of domain 'ai.onnx.preview.training' (opset 1): unsupported",
     "test_nesterov_momentum":
         "operator Momentum of domain 'ai.onnx.preview.training' (opset 1): unsupported",
-    "test_nonmaxsuppression_center_point_box_format":
-        'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_flipped_coordinates":
-        'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_identical_boxes": 'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_iou_threshold_boundary":
-        'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_limit_output_size":
-        'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_single_box": 'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_suppress_by_IOU": 'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_suppress_by_IOU_and_scores":
-        'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_two_batches": 'operator NonMaxSuppression (opset 11): unsupported',
-    "test_nonmaxsuppression_two_classes": 'operator NonMaxSuppression (opset 11): unsupported',
     "test_reduce_log_sum_exp_empty_set":
         'ValueError: zero-size array to reduction operation max which has no identity',
     "test_resize_downsample_scales_cubic_antialias":
