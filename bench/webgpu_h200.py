@@ -123,7 +123,7 @@ def attention_rows(
             wgsl_attention.BQ = bq
             gpu._cache.clear()
             t0 = time.perf_counter()
-            exe = gpu.prepare(kernel)
+            exe = gpu.prepare(kernel)  # type: ignore[arg-type]
             compile_s = time.perf_counter() - t0
             tw = time_webjax(gpu, exe, hs, out, reps)
             g = flops / tw / 1e9
@@ -278,9 +278,9 @@ def main() -> None:
         print("| --- | --- | --- | --- | --- |")
         for r in att_rows:
             ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
-            tref = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
+            ref_s = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
             print(
-                f"| {r['shape']} {r['note']} | {r['causal']} | {r['webjax_gflops']:.0f} | {tref} "
+                f"| {r['shape']} {r['note']} | {r['causal']} | {r['webjax_gflops']:.0f} | {ref_s} "
                 f"| {ratio} |"
             )
     if args.out:
