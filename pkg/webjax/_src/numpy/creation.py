@@ -5,7 +5,9 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import struct
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from .. import core, dtypes
@@ -279,6 +281,60 @@ def _real_part_dtype(dt: DType) -> DType:
     return dtypes.float64 if dt.itemsize == 16 else dtypes.float32
 
 
+def _round_f32(x: Fraction) -> float:
+    """x rounded to the nearest float32 (ties to even), from the exact value."""
+    c = scalar.normalize(dtypes.float32, float(x))
+    if not math.isfinite(c):
+        return c
+    bits = struct.unpack("<i", struct.pack("<f", c))[0]
+    best, best_err = c, abs(Fraction(c) - x)
+    for nb in (bits - 1, bits + 1):
+        v = struct.unpack("<f", struct.pack("<i", nb))[0]
+        if not math.isfinite(v):
+            continue
+        err = abs(Fraction(v) - x)
+        if err < best_err or (err == best_err and nb % 2 == 0):
+            best, best_err = v, err
+    return best
+
+
+def _fma_f32(x: float, y: float, z: float) -> float:
+    """x * y + z rounded once to float32 (x, y, z float32 values)."""
+    p = x * y  # exact in float64: 24 + 24 significant bits
+    s = p + z
+    if not math.isfinite(s):
+        return scalar.normalize(dtypes.float32, s)
+    if (s - p) - z == 0 and s - (s - p) == p:  # the float64 sum is exact: one rounding
+        return scalar.normalize(dtypes.float32, s)
+    return _round_f32(Fraction(p) + Fraction(z))
+
+
+def _xla_cpu_linspace_f32(a: float, b: float, div: int) -> list[float]:
+    """The div samples JAX gives for float32 scalar bounds, as XLA's CPU compiler evaluates
+    start * (1 - t) + stop * t, t = iota / div: the division becomes a multiplication by
+    r = 1 / div, stop * (iota * r) is reassociated to (stop * r) * iota, and the sum is
+    contracted into a fused multiply-add, fma(stop * r, i, start * (1 - i * r)); in the
+    unrolled form it takes for div <= 32, sample 1 (where the multiplication by i = 1 folds
+    away) is fma(start, 1 - r, stop * r) instead. Checked against JAX 0.10 on CPU over a grid
+    of bounds and sizes (tests/test_linspace_bits.py)."""
+    f32 = dtypes.float32
+
+    def r(v: float) -> float:
+        return scalar.normalize(f32, v)
+
+    rec = r(1.0 / div)
+    br = r(b * rec)
+    out = []
+    for i in range(div):
+        if i == 0:
+            out.append(_fma_f32(br, 0.0, a))
+        elif i == 1 and div <= 32:
+            out.append(_fma_f32(a, r(1.0 - rec), br))
+        else:
+            out.append(_fma_f32(br, float(i), r(a * r(1.0 - r(i * rec)))))
+    return out
+
+
 def _host_linspace(start: Any, stop: Any, num: int, endpoint: bool, cdt: DType) -> list[Any]:
     """The samples as JAX computes them, each operation rounded to the computation dtype:
     start * (1 - t) + stop * t with t = i / div in the real dtype (the ends come out exact),
@@ -296,6 +352,8 @@ def _host_linspace(start: Any, stop: Any, num: int, endpoint: bool, cdt: DType) 
     if num == 1:
         return [a]
     div = num - 1 if endpoint else num
+    if cdt is dtypes.float32 and div > 0:
+        return [*_xla_cpu_linspace_f32(a, b, div), *([b] if endpoint else [])]
     d = r(div)
     out = []
     for i in range(div):
