@@ -11,6 +11,9 @@
     python build.py fuzz --budget SECONDS [--device D] [--report PATH]
                                      differential fuzzing against JAX (tests/fuzz/), 32- then
                                      64-bit, until the budget is spent; a JSON report
+    python build.py soak [--steps N] [--ops N] [--report PATH]
+                                     build, then the browser soaks at full length (10,000
+                                     training steps, 100,000 eager ops per device); the series
 
 Everything the build makes lands in git-ignored places: .venv/ (the tools venv), .cache/ (npm
 and pip downloads), dist/ (wheel and site) and pkg/webjax/_src/wasm_kernels/*.wasm.
@@ -771,6 +774,24 @@ def fuzz(budget: float, devices: list[str], report: Path | None, seed: int) -> i
     return 1 if merged["failures"] else 0
 
 
+def soak(steps: int, ops: int, report: Path | None) -> int:
+    """tests/browser/test_soak_browser.py at full length on every browser device; the sampled
+    series go to `report` (default dist/soak.json)."""
+    build()
+    python = ensure_venv()
+    target = report or ROOT / "dist" / "soak.json"
+    env = {
+        **os.environ,
+        "WEBJAX_SOAK_STEPS": str(steps),
+        "WEBJAX_SOAK_OPS": str(ops),
+        "WEBJAX_SOAK_REPORT": str(target),
+    }
+    cmd = [str(python), "-m", "pytest", "tests/browser/test_soak_browser.py", "-q"]
+    code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    log(f"soak: the series are in {target}")
+    return code
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="build.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command")
@@ -800,6 +821,10 @@ def main(argv: list[str]) -> int:
     )
     fuzz_parser.add_argument("--report", type=Path, default=None, help="default dist/fuzz.json")
     fuzz_parser.add_argument("--seed", type=int, default=0)
+    soak_parser = sub.add_parser("soak", help="the browser soaks at full length, the series")
+    soak_parser.add_argument("--steps", type=int, default=10_000, help="training steps")
+    soak_parser.add_argument("--ops", type=int, default=100_000, help="eager ops")
+    soak_parser.add_argument("--report", type=Path, default=None, help="default dist/soak.json")
     args, rest = parser.parse_known_args(argv)
     if rest and args.command not in ("test", "bench"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -818,6 +843,8 @@ def main(argv: list[str]) -> int:
             return test(rest, run_gates=not args.no_gates)
         elif args.command == "fuzz":
             return fuzz(args.budget, args.device, args.report, args.seed)
+        elif args.command == "soak":
+            return soak(args.steps, args.ops, args.report)
         elif args.command == "bench":
             build()
             python = ensure_venv()

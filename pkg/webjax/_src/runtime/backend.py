@@ -28,6 +28,11 @@ class Backend:
     def supports_dtype(self, dtype: DType) -> bool:
         return True
 
+    def memory_stats(self) -> dict[str, int] | None:
+        """JAX's `Device.memory_stats()`: bytes_in_use, peak_bytes_in_use, num_allocs and what
+        else the backend knows (None where it keeps no account, as JAX's CPU client)."""
+        return None
+
     # memory -------------------------------------------------------------------------------
     def malloc(self, nbytes: int) -> Any:
         raise NotImplementedError
@@ -89,6 +94,11 @@ class Device:
         if self._backend is None:
             self._backend = get_backend(self.platform)
         return self._backend
+
+    def memory_stats(self) -> dict[str, int] | None:
+        """The backend's memory account (`bytes_in_use`, `peak_bytes_in_use`, `num_allocs`,
+        `pool_bytes`, and `bytes_reserved`/`bytes_limit` on wasm), or None (cpu)."""
+        return self.backend.memory_stats()
 
     def __repr__(self) -> str:
         return f"{self._class_names.get(self.platform, 'Device')}(id={self.id})"

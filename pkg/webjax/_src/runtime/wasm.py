@@ -110,6 +110,8 @@ class WasmBackend(Backend):
         self._top = _RESERVED  # bump pointer
         self._high = _RESERVED  # memory below this may hold old data
         self.bytes_in_use = 0
+        self.peak_bytes_in_use = 0
+        self.num_allocs = 0
         self._scratch: WasmBuffer | None = None
         # relaxed SIMD (f32x4.relaxed_madd) where the engine validates it: probed once
         validate = getattr(self.host, "validate", None)
@@ -124,6 +126,17 @@ class WasmBackend(Backend):
         return wasm_codegen.supports_dtype(dtype)
 
     # -- memory -------------------------------------------------------------------------------
+    def memory_stats(self) -> dict[str, int]:
+        free = sum(cap * len(ptrs) for cap, ptrs in self._free.items())
+        return {
+            "bytes_in_use": self.bytes_in_use,
+            "peak_bytes_in_use": self.peak_bytes_in_use,
+            "num_allocs": self.num_allocs,
+            "pool_bytes": free,  # free-listed blocks below the bump pointer
+            "bytes_reserved": int(self.host.nbytes),  # the wasm memory's size (never shrinks)
+            "bytes_limit": self.max_buffer_bytes,
+        }
+
     def malloc(self, nbytes: int) -> WasmBuffer:
         if nbytes < 0:
             raise ValueError(f"negative allocation size {nbytes}")
@@ -143,6 +156,8 @@ class WasmBackend(Backend):
             self._top = end
             self._high = max(self._high, end)
         self.bytes_in_use += cap
+        self.peak_bytes_in_use = max(self.peak_bytes_in_use, self.bytes_in_use)
+        self.num_allocs += 1
         return WasmBuffer(ptr, nbytes, cap, dirty)
 
     def _clean(self, handle: WasmBuffer, start: int = 0) -> None:

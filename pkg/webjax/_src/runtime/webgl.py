@@ -188,6 +188,7 @@ class WebGLBackend(Backend):
         self._cache: dict[Kernel, WebGLExecutable] = {}
         self._pool: dict[tuple[int, int, bool], list[Any]] = {}
         self._pool_bytes = 0
+        self._in_use = self._peak = self._allocs = 0
         exact = getattr(self.host, "exact", None)
         if exact is None:
             exact = self.host.exact = probe_exact(self)
@@ -206,16 +207,32 @@ class WebGLBackend(Backend):
                 f"{self.max_buffer_bytes} bytes per array"
             )
         free = self._pool.get((w, h, False))
+        self._account(w * h * TEXEL_BYTES)
         if free:
             self._pool_bytes -= w * h * TEXEL_BYTES
             return WebGLBuffer(free.pop(), nbytes, w, h)
         return WebGLBuffer(self.host.create_texture(w, h), nbytes, w, h)
+
+    def _account(self, size: int) -> None:
+        self._in_use += size
+        self._peak = max(self._peak, self._in_use)
+        self._allocs += 1
+
+    def memory_stats(self) -> dict[str, int]:
+        return {
+            "bytes_in_use": self._in_use,  # textures held (whole texels and rows)
+            "peak_bytes_in_use": self._peak,
+            "num_allocs": self._allocs,
+            "pool_bytes": self._pool_bytes,  # free textures kept for reuse
+            "largest_alloc_size": self.max_buffer_bytes,
+        }
 
     def _malloc_rgba(self, spec: glsl.Rgba) -> WebGLBuffer:
         """An RGBA32UI scratch texture of at least spec's texels (power-of-two sides)."""
         w = 1 << (max(1, spec.width) - 1).bit_length()
         h = 1 << (max(1, spec.height) - 1).bit_length()
         free = self._pool.get((w, h, True))
+        self._account(w * h * 4 * TEXEL_BYTES)
         if free:
             self._pool_bytes -= w * h * 4 * TEXEL_BYTES
             return WebGLBuffer(free.pop(), w * h * 16, w, h, True)
@@ -226,6 +243,7 @@ class WebGLBackend(Backend):
         if tex is None:
             return
         size = handle.width * handle.height * TEXEL_BYTES * (4 if handle.rgba else 1)
+        self._in_use -= size
         if self._pool_bytes + size <= _POOL_BYTES:
             self._pool.setdefault((handle.width, handle.height, handle.rgba), []).append(tex)
             self._pool_bytes += size

@@ -186,6 +186,7 @@ class WebGPUBackend(Backend):
         self._deferred: list[WebGPUBuffer] = []  # freed while queued work still uses them
         self._pool: dict[int, list[Any]] = {}
         self._pool_bytes = 0
+        self._in_use = self._peak = self._allocs = 0
         # Strong references to every device buffer we own: they must die only through
         # destroy_buffer, never through the cycle collector finalizing a GPUBuffer before the
         # LazyBuffer that frees it (which would pool a released buffer).
@@ -210,10 +211,23 @@ class WebGPUBackend(Backend):
         free = self._pool.get(size)
         if free:
             self._pool_bytes -= size
-            return WebGPUBuffer(free.pop(), nbytes, size)
-        buf = self.host.create_buffer(size)
-        self._live[id(buf)] = buf
+            buf = free.pop()
+        else:
+            buf = self.host.create_buffer(size)
+            self._live[id(buf)] = buf
+        self._in_use += size
+        self._peak = max(self._peak, self._in_use)
+        self._allocs += 1
         return WebGPUBuffer(buf, nbytes, size)
+
+    def memory_stats(self) -> dict[str, int]:
+        return {
+            "bytes_in_use": self._in_use,
+            "peak_bytes_in_use": self._peak,
+            "num_allocs": self._allocs,
+            "pool_bytes": self._pool_bytes,  # free buffers kept for reuse
+            "largest_alloc_size": self.max_buffer_bytes,
+        }
 
     def free(self, handle: WebGPUBuffer) -> None:
         if handle.buf is None:
@@ -225,6 +239,7 @@ class WebGPUBackend(Backend):
 
     def _release(self, handle: WebGPUBuffer) -> None:
         buf, handle.buf = handle.buf, None
+        self._in_use -= handle.size
         if self._pool_bytes + handle.size <= _POOL_BYTES:
             self._pool.setdefault(handle.size, []).append(buf)
             self._pool_bytes += handle.size
