@@ -58,6 +58,8 @@ from webjax._src.api import (
     read_async,
     typeof,
 )
+from webjax._src.api.environment import print_environment_info
+from webjax._src.api.pmap import pmap, process_count, process_index
 from webjax._src.callback import pure_callback
 from webjax._src.checkpoint import checkpoint, checkpoint_policies, remat
 from webjax._src.config import (
@@ -78,10 +80,8 @@ from webjax._src.config import (
 from webjax._src.core import ShapedArray
 from webjax._src.custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
 from webjax._src.dispatch.basearray import Array
-from webjax._src.api.environment import print_environment_info
 from webjax._src.jit import jit
 from webjax._src.lax.lax import stop_gradient
-from webjax._src.api.pmap import pmap, process_count, process_index
 from webjax._src.refs import Ref, freeze, new_ref
 from webjax._src.runtime.backend import Device
 from webjax._src.shard_map import reshard, shard_map
