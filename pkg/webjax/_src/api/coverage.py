@@ -32,6 +32,11 @@ LINEAR = frozenset({
 })  # fmt: skip
 
 
+# Primitives JAX itself has no derivative for (LAPACK-only decompositions): differentiating them
+# raises, as in JAX, and the table says so.
+UNDIFFERENTIATED_IN_JAX = frozenset({"schur", "hessenberg"})
+
+
 def all_primitives() -> list[Primitive]:
     prims: dict[str, Primitive] = dict(lax_mod.prims)
     prims["add_any"] = ad_rules.add_any_p
@@ -59,6 +64,8 @@ def row(p: Primitive) -> dict[str, str]:
         return "yes" if ok else "-"
 
     jvp = "zero" if p in ad.nondifferentiable else mark(p in ad.primitive_jvps)
+    if jvp == "-" and p.name in UNDIFFERENTIATED_IN_JAX:
+        jvp = "raises (as JAX)"
     return {
         "primitive": p.name,
         "eval": "kernel"
