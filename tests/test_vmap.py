@@ -221,6 +221,10 @@ def _cases() -> list[Case]:
             )[0],
             (np.array([[1.0, 2.0], [-3.0, 1.0]], np.float32),),
         ),
+        Case("hessenberg", lambda x: lax.linalg.hessenberg(x)[0], (f32(2, 4, 4),)),
+        Case(
+            "schur", lambda x: lax.linalg.schur(x)[0], (f32(2, 3, 3) + np.eye(3, dtype=np.float32),)
+        ),
         Case("fft", lambda x: lax.fft(x, "FFT", (4,)), (_c(2, 4),)),
         Case("fft", lambda x: lax.fft(x, lax.FftType.IFFT, (2, 3)), (_c(2, 3),)),
         Case("fft", lambda x: lax.fft(x, "RFFT", (5,)), (f32(2, 5),)),
