@@ -5,6 +5,7 @@ compares structure, dtype, weak type and values (or the exception type)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -87,6 +88,35 @@ CASES: dict[str, Any] = {
     "take_along_axis_empty": lambda jnp, lax: jnp.take_along_axis(
         np.zeros((2, 0, 3), np.float32), np.zeros((2, 0, 3), np.int32), axis=-1
     ),
+    # lax takes NumPy arrays and scalars as operands (converted as jnp.asarray would, not weak)
+    "lax_add_numpy_scalars": lambda jnp, lax: lax.add(np.float32(1), np.float32(2)),
+    "lax_add_python_and_numpy": lambda jnp, lax: lax.add(1.0, np.float32(2)),
+    "lax_sin_numpy_float64": lambda jnp, lax: lax.sin(np.ones(3, np.float64)),
+    "lax_sin_list_raises": lambda jnp, lax: lax.sin([1.0]),
+    "lax_dot_numpy": lambda jnp, lax: lax.dot(np.ones((2, 2), np.float32), np.eye(2, dtype="f4")),
+    "lax_reduce_numpy": lambda jnp, lax: lax.reduce(np.ones(3, "f4"), np.float32(0), lax.add, (0,)),
+    "lax_select_numpy": lambda jnp, lax: lax.select(B, np.ones(2, "f4"), np.zeros(2, "f4")),
+    "lax_sort_numpy": lambda jnp, lax: lax.sort(np.array([3, 1, 2], np.int32)),
+    "lax_conv_numpy": lambda jnp, lax: lax.conv(
+        np.ones((1, 1, 4, 4), "f4"), np.ones((1, 1, 2, 2), "f4"), (1, 1), "VALID"
+    ),
+    "jit_lax_mul_numpy_constant": lambda jnp, lax: _jit(jnp, lambda x: lax.mul(x, np.arange(3.0)))(
+        np.ones(3, "f4")
+    ),
+    "grad_lax_sin_numpy": lambda jnp, lax: _lib(jnp).grad(lambda x: lax.sin(x).sum())(
+        np.ones(3, "f4")
+    ),
+    "vmap_lax_add_numpy": lambda jnp, lax: _vmap(jnp, lambda x: lax.add(x, np.ones(3, "f4")))(
+        np.ones((2, 3), "f4")
+    ),
+    # activations of bools: where JAX's formula meets an integer literal, a bool becomes a weak int
+    **{
+        f"nn_{name}_bool": partial(lambda name, jnp, lax: getattr(_lib(jnp).nn, name)(B), name)
+        for name in ("relu", "hard_tanh", "softplus", "soft_sign", "mish", "log_sigmoid")
+        + ("softmax", "log_softmax", "sigmoid", "silu", "gelu", "relu6")
+    },
+    "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
+    "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
 }
 
 

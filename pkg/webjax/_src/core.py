@@ -174,7 +174,29 @@ def get_aval(x: Any) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
+    if type(x).__module__ == "numpy":
+        return _host_aval(x)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+
+
+def _host_aval(x: Any) -> ShapedArray:
+    """The aval of the array a NumPy array or scalar becomes (as JAX: its dtype canonicalized,
+    not weakly typed), read off without converting it."""
+    name = getattr(getattr(x, "dtype", None), "name", None)
+    if name not in dtypes.DType._by_name:
+        raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+    return ShapedArray(tuple(x.shape), dtypes.canonicalize(dtypes.dtype(name)))
+
+
+# Turns a NumPy array or scalar into an Array (the dispatch layer installs `to_array`): JAX's
+# primitives accept NumPy operands, so `lax.add(np.ones(3), 1.0)` works as it does there.
+lift_host_value: Callable[[Any], Any] | None = None
+
+
+def _lift_host_values(args: Sequence[Any]) -> tuple[Any, ...]:
+    if lift_host_value is None:
+        raise RuntimeError("the array layer is not imported: import webjax first")
+    return tuple(lift_host_value(a) if type(a).__module__ == "numpy" else a for a in args)
 
 
 def is_valid_jaxtype(x: Any) -> bool:
@@ -204,6 +226,10 @@ class Primitive:
         return self.name
 
     def bind(self, *args: Any, **params: Any) -> Any:
+        for a in args:
+            if type(a).__module__ == "numpy":
+                args = _lift_host_values(args)
+                break
         return find_cur_trace().process_primitive(self, args, params)
 
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:

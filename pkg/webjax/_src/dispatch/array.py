@@ -333,6 +333,9 @@ def to_array(x: Any) -> Any:
     return asarray(x)
 
 
+core.lift_host_value = to_array
+
+
 def full(
     shape: tuple[int, ...], value: Any, dtype: DType, weak_type: bool, device: Device
 ) -> Array:

@@ -359,7 +359,9 @@ def _coerce_scalars(*args: Any) -> list[Any]:
     target = _aval(arrays[0]).dtype
     out = []
     for a in args:
-        if _is_python_scalar(a):
+        if type(a).__module__ == "numpy":
+            a = to_array(a)
+        elif _is_python_scalar(a):
             if target.kind in "iu" and isinstance(a, float):
                 raise TypeError(f"cannot combine a Python float with an {target.name} array")
             if target.kind != "c" and isinstance(a, builtins.complex):

@@ -49,6 +49,32 @@ def _inexact_lit(x: Any) -> Any:
     return x
 
 
+def _int_lit(x: Any) -> Any:
+    """`x` as an array the way it meets an integer literal in JAX's formulas: a bool array
+    becomes the weak default int (max(b, 0) is an int in JAX), other dtypes are kept."""
+    x = _array(x)
+    if util.aval(x).dtype is dtypes.bool_:
+        x = util.convert(x, dtypes.default_int(), True)
+    return x
+
+
+def _inexact_int_lit(x: Any) -> Any:
+    """`x` as a float array where JAX's formula meets an integer literal first (logaddexp(x, 0),
+    x / (|x| + 1)): bools become the weak default float, ints the default float."""
+    return _inexact(_int_lit(x))
+
+
+def _no_bool(x: Any, op: str) -> Any:
+    """JAX's formulas that negate or subtract `x` first reject bools (lax's TypeError)."""
+    x = _array(x)
+    if util.aval(x).dtype is dtypes.bool_:
+        raise TypeError(
+            f"{op} does not accept dtype bool. Accepted dtypes are subtypes of integer, "
+            "floating, complexfloating."
+        )
+    return x
+
+
 def _c(v: Any, like: Any) -> Any:
     """A scalar of `like`'s dtype and weak type (a Python literal in JAX's formulas), broadcast
     to its shape (a view, never a kernel)."""
@@ -86,7 +112,7 @@ _relu.defjvps(lambda g, ans, x: lax.select(lax.gt(x, _c(0, x)), g, _c(0, g)))
 
 def relu(x: Any) -> Any:
     """max(x, 0), with gradient 0 at x == 0 (as JAX)."""
-    return _relu(_array(x))
+    return _relu(_int_lit(x))
 
 
 @custom_jvp
@@ -116,7 +142,7 @@ def leaky_relu(x: Any, negative_slope: Any = 0.01) -> Any:
 @jit
 def hard_tanh(x: Any) -> Any:
     """x clipped to [-1, 1]."""
-    x = _array(x)
+    x = _int_lit(x)
     inner = _where(lax.lt(x, _c(-1, x)), _c(-1, x), x)
     return _where(lax.gt(x, _c(1, x)), _c(1, x), inner)
 
@@ -190,14 +216,14 @@ def _logaddexp_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple
 @jit
 def softplus(x: Any) -> Any:
     """log(1 + exp(x)), as logaddexp(x, 0)."""
-    x = _inexact(x)
+    x = _inexact_int_lit(x)
     return _logaddexp(x, _c(0, x))
 
 
 @jit
 def log_sigmoid(x: Any) -> Any:
     """log(sigmoid(x)) = -softplus(-x)."""
-    x = _inexact(x)
+    x = _inexact(_no_bool(x, "neg"))
     return lax.neg(softplus(lax.neg(x)))
 
 
@@ -220,7 +246,7 @@ def log1mexp(x: Any) -> Any:
 @jit
 def soft_sign(x: Any) -> Any:
     """x / (|x| + 1)."""
-    x = _inexact(x)
+    x = _inexact_int_lit(x)
     return lax.div(x, lax.add(lax.abs(x), _c(1, x)))
 
 
@@ -241,7 +267,7 @@ def tanh(x: Any) -> Any:
 @eager_jit
 def mish(x: Any) -> Any:
     """x * tanh(softplus(x))."""
-    x = _inexact(x)
+    x = _inexact_int_lit(x)
     return lax.mul(x, lax.tanh(softplus(x)))
 
 
@@ -364,7 +390,7 @@ def _softmax_jvp(axes: tuple[int, ...], where: Any, primals: tuple, tangents: tu
 @eager_jit(static_argnames=("axis",))
 def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     """exp(x - max) normalized along `axis`; masked-out entries are 0."""
-    x = _inexact(x)
+    x = _inexact(_no_bool(x, "sub"))
     shape = core.get_aval(x).shape
     return _softmax(x, _axes(axis, len(shape)), _mask(where, shape))
 
@@ -372,7 +398,7 @@ def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
 @eager_jit(static_argnames=("axis",))
 def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     """x - max - log(sum(exp(x - max))); masked-out entries are -inf."""
-    x = _inexact(x)
+    x = _inexact(_no_bool(x, "sub"))
     shape = core.get_aval(x).shape
     axes = _axes(axis, len(shape))
     mask = _mask(where, shape)
