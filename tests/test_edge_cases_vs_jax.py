@@ -115,6 +115,22 @@ CASES: dict[str, Any] = {
         for name in ("relu", "hard_tanh", "softplus", "soft_sign", "mish", "log_sigmoid")
         + ("softmax", "log_softmax", "sigmoid", "silu", "gelu", "relu6")
     },
+    # constant shift amounts past the width (a compile error in WGSL unless masked)
+    **{
+        f"jit_{op}_{dt}_by_{k}": partial(
+            lambda op, dt, k, jnp, lax: _jit(jnp, lambda x: getattr(jnp, op)(x, k))(
+                np.array([3, 1, 7], dt)
+            ),
+            op,
+            dt,
+            k,
+        )
+        for op in ("left_shift", "right_shift")
+        for dt, k in (("uint16", -1), ("int8", 100), ("uint32", 32), ("int32", -1))
+    },
+    "slogdet_complex_empty_batch": lambda jnp, lax: jnp.linalg.slogdet(
+        np.zeros((2, 0, 0), np.complex64)
+    ),
     "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
     "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
 }

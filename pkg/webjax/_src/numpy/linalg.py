@@ -176,6 +176,8 @@ def _complex_lu_det(a: Any) -> tuple[Any, Any]:
                 lax.broadcast_in_dim(pivot_row, s, (*range(nd - 2), nd - 1)),
             ),
         )
+    if n == 0:  # the empty product: det 1, log|det| 0
+        return lax.full(s[:-2], 1, dt), lax.full(s[:-2], 0, rt)
     d = lax.concatenate([lax.expand_dims(v, (nd - 2,)) for v in diag], nd - 2)
     mag = lax.abs(d)
     is_zero = reductions.any(lax.eq(mag, lax.full((), 0, rt)), axis=-1)

@@ -341,7 +341,9 @@ def _int_op(op: Op, d: DType, sd: DType, a: list[str], pre: _Prelude) -> str:
     if op not in (Op.SHL, Op.SHR, Op.SHRL):
         raise _unsupported(op, sd)
     sh_ok = f"({a[1]} >= 0 && {a[1]} < {bits})" if signed else f"({a[1]} < {bits}u)"
-    sh = f"u32({a[1]})" if signed else a[1]
+    # masked: the select discards out-of-range shifts, but a constant amount past the width
+    # would not compile (WGSL rejects `x << 65535u` even in a branch never taken)
+    sh = f"(u32({a[1]}) & 31u)" if signed else f"({a[1]} & 31u)"
     if op is Op.SHL:
         return _wrap(d, f"select({ct}(0), {x} << {sh}, {sh_ok})")
     if op is Op.SHR and signed:
