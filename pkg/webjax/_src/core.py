@@ -265,6 +265,27 @@ class Primitive:
         return self.impl
 
 
+class CompositePrimitive(Primitive):
+    """A primitive of JAX's that webjax builds from others: binding it applies `decompose` (to
+    the operands and params JAX's primitive takes) in the current trace, so it evaluates, traces,
+    differentiates and batches as its decomposition does. A jaxpr shows the decomposition's
+    equations; rules registered for the primitive itself are not consulted."""
+
+    def __init__(self, name: str, decompose: Callable[..., Any], multiple_results: bool = False):
+        super().__init__(name)
+        self.multiple_results = multiple_results
+        self.decompose = decompose
+        self.impl = decompose
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        for a in args:
+            if type(a).__module__ == "numpy":
+                args = _lift_host_values(args)
+                break
+        out = self.decompose(*args, **params)
+        return list(out) if self.multiple_results else out
+
+
 # ---- traces ---------------------------------------------------------------------------------
 class Trace:
     """Receives primitive applications while it is the current trace."""

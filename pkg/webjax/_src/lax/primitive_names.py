@@ -1,11 +1,15 @@
-"""JAX's public `*_p` names (`jax.lax.add_p`, ...) for the primitives of lax.py, which keeps
-most of them only in its `prims` catalogue. The primitives of the other lax modules (gather_p,
-conv_general_dilated_p, ...) are public under their own modules' names.
+"""JAX's public `*_p` names (`jax.lax.add_p`, ...): the primitives of lax.py, which keeps most
+of them only in its `prims` catalogue, and the composite primitives for those of JAX's that webjax
+builds from others (argmax_p, square_p, igamma_p, reduce_p, ...). The primitives of the other lax
+modules (gather_p, conv_general_dilated_p, ...) are public under their own modules' names.
 """
 
 from __future__ import annotations
 
-from . import lax
+from typing import Any
+
+from .. import core
+from . import lax, reductions, slicing, sorting, special, windowed
 
 _P = lax.prims
 abs_p = _P["abs"]
@@ -91,3 +95,124 @@ tan_p = _P["tan"]
 tanh_p = _P["tanh"]
 transpose_p = _P["transpose"]
 xor_p = _P["xor"]
+
+
+# ---- JAX's primitives that webjax builds from others --------------------------------------------
+# Each binds with the operands and params of JAX's primitive of that name and applies webjax's
+# function for it (core.CompositePrimitive): `lax.argmax_p.bind(x, axes=(1,), index_dtype=...)`
+# works under every transformation, as the function does.
+def _composite(name: str, decompose: Any, multiple_results: bool = False) -> core.Primitive:
+    return core.CompositePrimitive(name, decompose, multiple_results)
+
+
+def _reduce(*args: Any, computation: Any, jaxpr: Any = None, dimensions: Any) -> Any:
+    # JAX's params: `computation` takes the flat operand scalars, then the flat accumulators
+    n = len(args) // 2
+
+    def one(out: Any) -> Any:
+        return out[0] if isinstance(out, (list, tuple)) else out
+
+    if n == 1:
+        return [
+            reductions.reduce(args[0], args[1], lambda a, b: one(computation(a, b)), dimensions)
+        ]
+    out = reductions.reduce(
+        tuple(args[:n]), tuple(args[n:]), lambda a, b: tuple(computation(*a, *b)), dimensions
+    )
+    return list(out)
+
+
+def _reduce_window(*args: Any, jaxpr: Any, consts: Any = (), **params: Any) -> Any:
+    n = len(args) // 2
+    closed = jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else core.ClosedJaxpr(jaxpr, consts)
+    fun = core.jaxpr_as_fun(closed)
+
+    def computation(x: Any, y: Any) -> Any:
+        out = fun(*x, *y) if n > 1 else fun(x, y)
+        return tuple(out) if n > 1 else out[0]
+
+    out = windowed.reduce_window(
+        list(args[:n]) if n > 1 else args[0],
+        list(args[n:]) if n > 1 else args[n],
+        computation,
+        params["window_dimensions"],
+        params.get("window_strides"),
+        params.get("padding", "VALID"),
+        params.get("base_dilation"),
+        params.get("window_dilation"),
+    )
+    return list(out) if n > 1 else [out]
+
+
+def _approx_top_k(
+    x: Any,
+    *,
+    k: int,
+    reduction_dimension: int = -1,
+    is_max_k: bool = True,
+    aggregate_to_topk: bool = True,
+    **tuning: Any,  # recall_target, reduction_input_size_override: exact here, as on CPU
+) -> Any:
+    fn = sorting.approx_max_k if is_max_k else sorting.approx_min_k
+    return fn(x, k, reduction_dimension, aggregate_to_topk=aggregate_to_topk)
+
+
+def _scatter_sub(
+    operand: Any,
+    indices: Any,
+    updates: Any,
+    *,
+    dimension_numbers: Any,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+    **update_jaxpr: Any,  # the subtraction, implied
+) -> Any:
+    return slicing.scatter_sub(
+        operand,
+        indices,
+        updates,
+        dimension_numbers,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
+
+
+def _argmax(x: Any, *, axes: Any, index_dtype: Any) -> Any:
+    return reductions.argmax(x, axes[0], index_dtype)
+
+
+def _argmin(x: Any, *, axes: Any, index_dtype: Any) -> Any:
+    return reductions.argmin(x, axes[0], index_dtype)
+
+
+def _reduce_precision(x: Any, *, exponent_bits: int, mantissa_bits: int) -> Any:
+    return lax.reduce_precision(x, exponent_bits, mantissa_bits)
+
+
+argmax_p = _composite("argmax", _argmax)
+argmin_p = _composite("argmin", _argmin)
+square_p = _composite("square", lax.square)
+tile_p = _composite("tile", lambda x, *, reps: lax.tile(x, reps))
+split_p = _composite("split", lambda x, *, sizes, axis: slicing.split(x, sizes, axis), True)
+copy_p = _composite("copy", lambda x: x)  # arrays are immutable: a copy is the array
+mulhi_p = _composite("mulhi", lax.mulhi)
+reduce_precision_p = _composite("reduce_precision", _reduce_precision)
+optimization_barrier_p = _composite(
+    "optimization_barrier", lambda *xs: lax.optimization_barrier(list(xs)), True
+)
+# one device: every sharding constraint holds already
+sharding_constraint_p = _composite("sharding_constraint", lambda x, **sharding: x)
+bessel_i0e_p = _composite("bessel_i0e", special.bessel_i0e)
+bessel_i1e_p = _composite("bessel_i1e", special.bessel_i1e)
+igamma_p = _composite("igamma", special.igamma)
+igammac_p = _composite("igammac", special.igammac)
+igamma_grad_a_p = _composite("igamma_grad_a", special.igamma_grad_a)
+polygamma_p = _composite("polygamma", special.polygamma)
+zeta_p = _composite("zeta", special.zeta)
+regularized_incomplete_beta_p = _composite("regularized_incomplete_beta", special.betainc)
+reduce_p = _composite("reduce", _reduce, True)
+reduce_window_p = _composite("reduce_window", _reduce_window, True)
+approx_top_k_p = _composite("approx_top_k", _approx_top_k, True)
+scatter_sub_p = _composite("scatter-sub", _scatter_sub)
