@@ -59,6 +59,11 @@ DENO_VERSION = "2.9.6"
 # its dependencies and esbuild; the build npm-installs them into .cache/editor/ and bundles the
 # entry into dist/site/editor.mjs (web/editor/ itself is not copied to the site).
 EDITOR_SOURCES = WEB / "editor"
+# The digits demo's data: the 8x8 handwritten digits (1797 images, 64 pixels 0-16 and a label
+# per CSV row) that scikit-learn's wheel ships; the build pip-downloads this pinned wheel into
+# .cache/ once and copies that one file to dist/site/demos/ (the data is never committed).
+DIGITS_WHEEL = "scikit-learn==1.5.2"
+DIGITS_MEMBER = "sklearn/datasets/data/digits.csv.gz"
 # Bump to force the tools venv to be rebuilt even when pyproject.toml did not change.
 VENV_EPOCH = "1"
 SYSTEM_PACKAGES = {  # apt package -> a glob that matches once it is installed
@@ -421,6 +426,33 @@ def fetch_ecosystem_wheels(python: Path) -> list[Path]:
     return found
 
 
+def fetch_digits(python: Path) -> Path:
+    """.cache/digits.csv.gz, read out of DIGITS_WHEEL (downloaded once); copied to the site."""
+    out = CACHE / "digits.csv.gz"
+    if not out.exists():
+        cache = CACHE / "digits-wheel"
+        cache.mkdir(parents=True, exist_ok=True)
+        name, version = DIGITS_WHEEL.split("==")
+        pattern = f"{name.replace('-', '_')}-{version}-*.whl"
+        if not list(cache.glob(pattern)):
+            run(
+                [
+                    str(python), "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--only-binary=:all:", "--dest", str(cache), DIGITS_WHEEL,
+                ]
+            )  # fmt: skip
+        wheels = list(cache.glob(pattern))
+        if not wheels:
+            raise BuildError(f"pip download of {DIGITS_WHEEL} gave no {pattern}")
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            data = wheel.read(DIGITS_MEMBER)
+        out.write_bytes(data)
+    dest = SITE / "demos" / "digits.csv.gz"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(out, dest)
+    return dest
+
+
 def bundle_editor() -> Path:
     """npm install web/editor/package.json's pinned packages into .cache/editor/ (again only
     when package.json changes) and bundle web/editor/index.mjs with esbuild into
@@ -489,6 +521,7 @@ def build() -> Path:
     extra = add_pyodide_packages(python, pyodide_dir)
     layout_site(compile_for_pyodide(wheel, pyodide_dir), extra, fetch_ecosystem_wheels(python))
     bundle_editor()
+    fetch_digits(python)
     return python
 
 
