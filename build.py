@@ -55,6 +55,12 @@ PYODIDE_EXTRA_PACKAGES = ("micropip",)
 # Linux x86-64 binary, fetched like Pyodide (npm pack, cached in .cache/), never installed.
 DENO_PACKAGE = "@deno/linux-x64-glibc"
 DENO_VERSION = "2.9.6"
+# Firefox ESR's tier (tests/browser/test_firefox.py): Debian's firefox-esr, shown on an Xvfb
+# display (headless Firefox has no WebGL), driven over WebDriver BiDi by puppeteer-core (its 24.x
+# line still runs on Debian's Node.js 20), npm-installed into .cache/firefox-driver/.
+FIREFOX_DRIVER_PACKAGE = "puppeteer-core"
+FIREFOX_DRIVER_VERSION = "24.43.1"
+FIREFOX_DRIVER_DIR = CACHE / "firefox-driver"
 # The REPL's editor: web/editor/ holds its entry module and a package.json pinning CodeMirror 6,
 # its dependencies and esbuild; the build npm-installs them into .cache/editor/ and bundles the
 # entry into dist/site/editor.mjs (web/editor/ itself is not copied to the site).
@@ -68,6 +74,8 @@ DIGITS_MEMBER = "sklearn/datasets/data/digits.csv.gz"
 VENV_EPOCH = "1"
 SYSTEM_PACKAGES = {  # apt package -> a glob that matches once it is installed
     "chromium": "/usr/bin/chromium",
+    "firefox-esr": "/usr/bin/firefox-esr",
+    "xvfb": "/usr/bin/Xvfb",  # the display Firefox renders WebGL on
     "mesa-vulkan-drivers": "/usr/share/vulkan/icd.d/lvp_icd.*.json",  # lavapipe, for wgpu
     # OpenGL ES through EGL on llvmpipe (the webgl backend's native host)
     "libegl1": "/usr/lib/*/libEGL.so.1",
@@ -291,6 +299,33 @@ def fetch_deno() -> Path:
     partial.rename(binary)
     log(f"unpacked {tgz.name} -> {binary.relative_to(ROOT)}")
     return binary
+
+
+def fetch_firefox_driver() -> Path:
+    """npm install FIREFOX_DRIVER_PACKAGE@FIREFOX_DRIVER_VERSION (and its npm dependencies) into
+    FIREFOX_DRIVER_DIR, again only when the pin changes; returns that folder."""
+    work = FIREFOX_DRIVER_DIR
+    entry = work / "node_modules" / FIREFOX_DRIVER_PACKAGE / "package.json"
+    package = json.dumps(
+        {
+            "name": "webjax-firefox-driver",
+            "private": True,
+            "dependencies": {FIREFOX_DRIVER_PACKAGE: FIREFOX_DRIVER_VERSION},
+        },
+        indent=2,
+    )
+    stamp = work / ".webjax-stamp"
+    if entry.exists() and stamp.exists() and stamp.read_text() == package:
+        return work
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BuildError("npm is needed to fetch the Firefox tier's driver (apt-get install npm)")
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "package.json").write_text(package)
+    run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=work)
+    stamp.write_text(package)
+    log(f"installed {FIREFOX_DRIVER_PACKAGE}@{FIREFOX_DRIVER_VERSION} -> {work.relative_to(ROOT)}/")
+    return work
 
 
 def add_pyodide_packages(python: Path, pyodide_dir: Path) -> dict[str, str]:
@@ -693,7 +728,8 @@ def serve(port: int, isolated: bool, host: str) -> None:
 
 
 def ensure_system_packages(need_browser: bool) -> None:
-    wanted = NATIVE_GPU_PACKAGES | ({"chromium"} if need_browser else set())
+    browsers = {"chromium", "firefox-esr", "xvfb"}
+    wanted = NATIVE_GPU_PACKAGES | (browsers if need_browser else set())
     missing = sorted(pkg for pkg in wanted if not glob.glob(SYSTEM_PACKAGES[pkg]))
     if not missing:
         return
@@ -702,7 +738,8 @@ def ensure_system_packages(need_browser: bool) -> None:
         raise BuildError(
             f"missing system packages: {' '.join(missing)}. Install them with\n"
             f"    sudo apt-get install -y {' '.join(missing)}\n"
-            "(chromium runs the browser tests; mesa-vulkan-drivers gives wgpu a Vulkan device, "
+            "(chromium and firefox-esr on xvfb run the browser tests; "
+            "mesa-vulkan-drivers gives wgpu a Vulkan device, "
             "the EGL/GLES packages give the webgl backend OpenGL ES). "
             "WEBJAX_SKIP_BROWSER=1 skips the browser tier."
         )
@@ -760,6 +797,7 @@ def test(pytest_args: list[str], run_gates: bool) -> int:
     python = build()
     if not skip_browser:
         fetch_deno()  # the Node.js/Deno tier's Deno
+        fetch_firefox_driver()  # the Firefox tier's WebDriver BiDi client
     results = gates(python) if run_gates else []
     for name, args in pytest_runs(pytest_args):
         log("$ pytest " + " ".join(args))
