@@ -65,6 +65,11 @@ FIREFOX_DRIVER_DIR = CACHE / "firefox-driver"
 # its dependencies and esbuild; the build npm-installs them into .cache/editor/ and bundles the
 # entry into dist/site/editor.mjs (web/editor/ itself is not copied to the site).
 EDITOR_SOURCES = WEB / "editor"
+# The PyScript page (web/pyscript/index.html): @pyscript/core's dist/ from npm (npm pack, cached
+# in .cache/) goes to dist/site/pyscript/core/, and a config.json pointing PyScript at the site's
+# Pyodide and the webjax wheel next to the page. 0.7.31 is built for Pyodide 314.0.2, the same
+# series as PYODIDE_VERSION.
+PYSCRIPT_VERSION = "0.7.31"
 # The digits demo's data: the 8x8 handwritten digits (1797 images, 64 pixels 0-16 and a label
 # per CSV row) that scikit-learn's wheel ships; the build pip-downloads this pinned wheel into
 # .cache/ once and copies that one file to dist/site/demos/ (the data is never committed).
@@ -516,6 +521,38 @@ def bundle_editor() -> Path:
     return out
 
 
+def fetch_pyscript(wheel_url: str) -> Path:
+    """npm pack @pyscript/core@PYSCRIPT_VERSION into .cache/ (once), its dist/ to
+    dist/site/pyscript/core/, and dist/site/pyscript/config.json: the interpreter is the site's
+    own Pyodide and `packages` holds the webjax wheel, both as URLs relative to the page, so the
+    page loads nothing from outside the site."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tgz = CACHE / f"pyscript-core-{PYSCRIPT_VERSION}.tgz"
+    if not tgz.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError("npm is needed to fetch PyScript (apt-get install npm, or Node.js)")
+        spec = f"@pyscript/core@{PYSCRIPT_VERSION}"
+        run([npm, "pack", spec, "--pack-destination", str(CACHE)])
+    out = SITE / "pyscript" / "core"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    with tarfile.open(tgz) as tar:
+        for member in tar.getmembers():
+            name = member.name.removeprefix("package/dist/")
+            if member.isfile() and name != member.name and not name.endswith(".map"):
+                dest = out / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                assert source is not None
+                dest.write_bytes(source.read())
+    config = {"interpreter": "../pyodide/pyodide.mjs", "packages": [f"../{wheel_url}"]}
+    (SITE / "pyscript" / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    log(f"PyScript {PYSCRIPT_VERSION} laid out: {out.relative_to(ROOT)}/ and config.json")
+    return out
+
+
 def layout_site(wheel: Path, extra_packages: dict[str, str], ecosystem: list[Path]) -> None:
     """web/* -> dist/site/, the wheel -> dist/site/wheels/ (the ecosystem's browser wheels in
     wheels/ecosystem/), and manifest.json for the loader."""
@@ -557,6 +594,7 @@ def build() -> Path:
     layout_site(compile_for_pyodide(wheel, pyodide_dir), extra, fetch_ecosystem_wheels(python))
     bundle_editor()
     fetch_digits(python)
+    fetch_pyscript(json.loads((SITE / "manifest.json").read_text())["wheel"])
     return python
 
 
