@@ -15,7 +15,9 @@ import argparse
 import collections
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -34,6 +36,34 @@ from . import oracle
 
 PLATFORMS = ("cpu", "wasm", "webgpu", "webgl")
 BATCH = 100  # cases per hypothesis run; the budget is checked between cases
+CASE_TIMEOUT_S = 120.0  # a case running longer is a finding ("hang"), and the run goes on
+
+
+class CaseTimeout(BaseException):  # not an Exception: the oracle must not take it for an error
+    pass
+
+
+def _check_with_watchdog(case: gen.Case, device: Any) -> oracle.Verdict:
+    """oracle.check, with a SIGALRM watchdog (main thread, POSIX): a case past CASE_TIMEOUT_S
+    is judged a hang; interrupted native code raises once it returns to Python."""
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return oracle.check(case, device)
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise CaseTimeout(f"the case ran past {CASE_TIMEOUT_S:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, CASE_TIMEOUT_S)
+    try:
+        return oracle.check(case, device)
+    except CaseTimeout as e:
+        return oracle.Verdict("hang", str(e), oracle.Outcome(error=e), oracle.Outcome(error=e))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def set_x64(on: bool) -> None:
@@ -140,7 +170,7 @@ def run_device(
             nonlocal done
             if spent():
                 return
-            verdict = oracle.check(case, device)
+            verdict = _check_with_watchdog(case, device)
             done += 1
             tally.add(platform, case, verdict, x64)
             if on_case is not None:
@@ -202,6 +232,9 @@ def main(argv: list[str]) -> int:
             modes=modes,
             on_case=show,
         )
+        if args.report:  # after each device, so a run cut short keeps what it found
+            partial = tally.report({"seed": args.seed, "x64": args.x64, "budget_s": args.budget})
+            args.report.write_text(json.dumps(partial, indent=1, default=str) + "\n")
         c = tally.cases.get(platform, collections.Counter())
         print(
             f"fuzz {platform}{' x64' if args.x64 else ''}: {c['total']} cases, "
