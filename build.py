@@ -70,6 +70,19 @@ EDITOR_SOURCES = WEB / "editor"
 # Pyodide and the webjax wheel next to the page. 0.7.31 is built for Pyodide 314.0.2, the same
 # series as PYODIDE_VERSION.
 PYSCRIPT_VERSION = "0.7.31"
+# `python build.py lite`: a JupyterLite site in dist/lite/ from docs/lite/ (jupyter-lite.json and
+# the demo notebook), built by jupyterlite-core with the Pyodide kernel in a venv of its own
+# (.cache/lite-venv/, apart from the tools venv). The kernel 0.8.6 is made for Pyodide 314.0.6
+# and would fetch it from a CDN; the build gives it the site's Pyodide (static/pyodide/) and the
+# webjax wheel in its piplite index (pypi/), and turns PyPI fallback off: it runs offline.
+LITE = DIST / "lite"
+LITE_SOURCES = ROOT / "docs" / "lite"
+LITE_VENV = CACHE / "lite-venv"
+LITE_REQUIREMENTS = [
+    "jupyterlite-core==0.8.6",
+    "jupyterlite-pyodide-kernel==0.8.6",
+    "jupyter-server==2.21.1",  # jupyterlite-core needs it to add contents (the notebooks)
+]
 # The digits demo's data: the 8x8 handwritten digits (1797 images, 64 pixels 0-16 and a label
 # per CSV row) that scikit-learn's wheel ships; the build pip-downloads this pinned wheel into
 # .cache/ once and copies that one file to dist/site/demos/ (the data is never committed).
@@ -596,6 +609,55 @@ def build() -> Path:
     fetch_digits(python)
     fetch_pyscript(json.loads((SITE / "manifest.json").read_text())["wheel"])
     return python
+
+
+def ensure_lite_venv() -> Path:
+    """.cache/lite-venv/ with LITE_REQUIREMENTS (reused while they are unchanged); returns
+    its `jupyter`."""
+    bindir = "Scripts" if os.name == "nt" else "bin"
+    jupyter = LITE_VENV / bindir / ("jupyter.exe" if os.name == "nt" else "jupyter")
+    stamp = LITE_VENV / ".webjax-stamp"
+    wanted = json.dumps([sys.version, LITE_REQUIREMENTS])
+    if jupyter.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return jupyter
+    if not (LITE_VENV / bindir).exists():
+        log(f"creating the JupyterLite venv in {LITE_VENV.relative_to(ROOT)}/")
+        run([sys.executable, "-m", "venv", str(LITE_VENV)])
+    python = LITE_VENV / bindir / ("python.exe" if os.name == "nt" else "python")
+    run([str(python), "-m", "pip", "install", "--quiet", *LITE_REQUIREMENTS])
+    stamp.write_text(wanted)
+    return jupyter
+
+
+def build_lite() -> Path:
+    """dist/lite/: JupyterLite with the Pyodide kernel on the site's own Pyodide, the webjax
+    wheel in the kernel's piplite index (`%pip install webjax` finds it there) and
+    docs/lite/'s notebooks as its files. Builds dist/site/ first when it is missing; call
+    after `build()` to pick up a new wheel."""
+    if not (SITE / "manifest.json").exists():
+        build()
+    jupyter = ensure_lite_venv()
+    manifest = json.loads((SITE / "manifest.json").read_text())
+    stage = CACHE / "lite-stage"  # the lite_dir: config plus the Pyodide to copy
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "static").mkdir(parents=True)
+    shutil.copyfile(LITE_SOURCES / "jupyter-lite.json", stage / "jupyter-lite.json")
+    shutil.copytree(SITE / "pyodide", stage / "static" / "pyodide")
+    if LITE.exists():
+        shutil.rmtree(LITE)
+    cmd = [
+        str(jupyter), "lite", "build", "--lite-dir", str(stage), "--output-dir", str(LITE),
+        "--piplite-wheels", str(SITE / manifest["wheel"]),
+        *(arg for nb in sorted(LITE_SOURCES.glob("*.ipynb")) for arg in ("--contents", str(nb))),
+    ]  # fmt: skip
+    run(cmd, cwd=stage)
+    settings = json.loads((LITE / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    kernel = settings["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+    if not kernel.get("pyodideUrl", "").startswith("./static/pyodide/"):
+        raise BuildError(f"dist/lite's kernel is not on the local Pyodide: {kernel}")
+    log(f"JupyterLite ready: {LITE.relative_to(ROOT)}/ (kernel Pyodide {kernel['pyodideUrl']})")
+    return LITE
 
 
 # --- the server -------------------------------------------------------------------------------
