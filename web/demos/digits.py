@@ -126,14 +126,13 @@ async def main(page: Any) -> None:
         )
     losses: list[float] = []
     every = max(1, steps // 30)
-    plot_area = page.area("loss")
 
     params = None
     for i, step_params, loss in train_steps(xtr, ytr, steps):
         params = step_params
         if i % every == 0 or i == steps - 1:
             losses.append(float(loss))
-            with plot_area:
+            with page.area("loss"):
                 display.plot(
                     jnp.array(losses),
                     jnp.arange(len(losses)) * every,

@@ -1,0 +1,117 @@
+"""The demo pages (web/demos/, issue 15 item 3) opened as a user would, at the small sizes their
+URL parameters allow: each runs to the end on wasm, Mandelbrot also on webgpu and webgl (the
+same picture), their canvases hold a picture (pixels read back), the digits network beats 90%
+on its held-out images and reloads from safetensors with the same accuracy, and the benchmark
+pages report a positive GFLOP/s with a checked result."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT_MS = 240_000
+
+# (distinct colors, pixels not the most common color, all pixels) of a canvas
+CANVAS_INK = """canvas => {
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  const counts = new Map();
+  for (let i = 0; i < data.length; i += 4) {
+    const key = (data[i] << 24) | (data[i + 1] << 16) | (data[i + 2] << 8) | data[i + 3];
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const most = Math.max(...counts.values());
+  return [counts.size, data.length / 4 - most, data.length / 4];
+}"""
+
+
+def open_demo(new_page: Any, server_url: str, query: str) -> tuple[Any, dict]:
+    page = new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(server_url + "demos/" + query)
+    page.wait_for_function(
+        "() => ['done', 'error'].includes(document.documentElement.dataset.demo)",
+        timeout=RUN_TIMEOUT_MS,
+    )
+    state = page.evaluate("() => document.documentElement.dataset.demo")
+    assert state == "done", page.evaluate("() => globalThis.demoError") or errors
+    result = json.loads(page.evaluate("() => globalThis.demoResult"))
+    return page, result
+
+
+def assert_drawn(page: Any, area: str, min_colors: int = 8) -> None:
+    canvases = page.query_selector_all(f"#{area} canvas")
+    assert len(canvases) == 1, f"#{area} has {len(canvases)} canvases"
+    colors, inked, total = canvases[0].evaluate(CANVAS_INK)
+    assert colors >= min_colors and inked > 0.01 * total, (area, colors, inked, total)
+
+
+def test_digits_trains_and_reloads_from_safetensors(new_page, server_url):
+    page, result = open_demo(new_page, server_url, "digits.html?device=wasm&steps=100")
+    assert result["device"] == "wasm" and result["steps"] == 100
+    assert result["accuracy"] > 0.9, result
+    assert result["reloaded_accuracy"] == result["accuracy"]
+    assert result["tensors"] == ["b0", "b1", "w0", "w1"]
+    assert result["final_loss"] < 0.5
+    assert_drawn(page, "loss")
+    assert_drawn(page, "samples", min_colors=4)
+    assert float(page.text_content("#accuracy")) == pytest.approx(result["accuracy"], abs=1e-4)
+
+
+@pytest.fixture(scope="module")
+def mandelbrot_wasm(browser, server_url) -> dict:
+    context = browser.new_context()
+    try:
+        page, result = open_demo(lambda: context.new_page(), server_url, "mandelbrot.html?size=160")
+        assert_drawn(page, "picture")
+        return result
+    finally:
+        context.close()
+
+
+def test_mandelbrot_on_wasm(mandelbrot_wasm):
+    assert mandelbrot_wasm["device"] == "wasm"  # the default
+    assert mandelbrot_wasm["size"] == [128, 160]
+    assert 0.05 < mandelbrot_wasm["inside_fraction"] < 0.4
+
+
+@pytest.mark.parametrize("device", ["webgpu", "webgl"])
+def test_mandelbrot_on_gpus_matches_wasm(new_page, server_url, device, mandelbrot_wasm):
+    page, result = open_demo(new_page, server_url, f"mandelbrot.html?device={device}&size=160")
+    assert result["device"] == device
+    assert_drawn(page, "picture")
+    # float32 rounding near the boundary may move a few points across it, no more
+    assert result["inside_fraction"] == pytest.approx(mandelbrot_wasm["inside_fraction"], abs=0.005)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["matmul.html?device=wasm&n=128&reps=3", "conv2d.html?device=wasm&size=small&reps=3"],
+)
+def test_benchmark_pages_report_gflops(new_page, server_url, query):
+    page, result = open_demo(new_page, server_url, query)
+    assert result["gflops"] > 0 and result["calls"] >= 3
+    assert result["check_rel_err"] < 1e-4
+    assert float(page.text_content("#gflops")) > 0
+    assert_drawn(page, "chart", min_colors=3)
+
+
+def test_pendulum_scan_keeps_energy(new_page, server_url):
+    page, result = open_demo(new_page, server_url, "pendulum.html?device=wasm&steps=50")
+    assert result["steps"] == 50
+    assert result["energy_drift"] < 1e-3
+    assert_drawn(page, "angles")
+    assert_drawn(page, "phase")
+
+
+def test_demo_index_links_every_demo(site):
+    pages = sorted(p.name for p in (site / "demos").glob("*.html") if p.name != "index.html")
+    index = (site / "demos" / "index.html").read_text()
+    assert sorted(set(re.findall(r'href="(\w+\.html)"', index))) == pages
+    assert 'href="demos/index.html"' in (site / "index.html").read_text()
+    assert (site / "demos" / "digits.csv.gz").stat().st_size > 50_000
