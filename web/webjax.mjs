@@ -74,12 +74,14 @@ async function sha256(bytes) {
 }
 
 /**
- * Install the webjax wheel into `pyodide` (loadPackage; no micropip needed). The wheel's SHA-256
- * must match the manifest's: a stale or altered wheel is refused, never installed.
+ * The webjax wheel's bytes, fetched and checked: its SHA-256 must match the manifest's (a stale
+ * or altered wheel is refused, never installed).
  */
-export async function installWebjax(pyodide) {
+export async function fetchWheel() {
   const manifest = await loadManifest();
   const url = new URL(manifest.wheel, siteURL);
+  // the hash in the query names the content: the server may let the browser keep it for good
+  url.searchParams.set("sha256", manifest.wheel_sha256);
   const response = await fetch(url);
   if (!response.ok) {
     throw new Error(`webjax: the wheel ${url} answered HTTP ${response.status}: ${REBUILD}`);
@@ -95,8 +97,122 @@ export async function installWebjax(pyodide) {
     console.warn("webjax: no crypto.subtle on this (insecure) page: the wheel's hash is not " +
       "checked; serve the site over https or from localhost");
   }
+  return bytes;
+}
+
+/**
+ * Install the webjax wheel into `pyodide` (loadPackage; no micropip needed). `wheel`: its
+ * bytes from fetchWheel() (fetched here when left out).
+ */
+export async function installWebjax(pyodide, wheel) {
+  const bytes = await (wheel ?? fetchWheel());
   // the bytes just checked (not a second fetch) into site-packages, with their .dist-info
   pyodide.unpackArchive(bytes.buffer, "wheel");
+}
+
+// --- the first result's phases and the memory snapshot ---------------------------------------
+//
+// loadWebjax marks each phase (performance.mark("webjax:NAME"), and loadTimings() gives their
+// performance.now() times): manifest, pyodide (Python running: downloaded, compiled and
+// started, or restored from the snapshot), wheel (fetched and its hash checked, in parallel
+// with Pyodide), unpack, import.
+//
+// The snapshot: on a page with the Cache API, the first load starts Pyodide with
+// `_makeSnapshot`, imports webjax and stores Pyodide's memory (Python with webjax imported) in
+// the cache "webjax-snapshot" under a key naming the wheel's SHA-256 and Pyodide's version;
+// later loads restore it instead of starting Python and importing webjax. Another wheel or
+// Pyodide gives another key (older entries are deleted when a new one is stored); a snapshot
+// Pyodide refuses is deleted and the load starts afresh. The wheel is still unpacked after a
+// restore (the file system is not in the memory: modules imported later read their files).
+// `loadWebjax({ snapshot: false })` or `globalThis.webjaxSnapshot = false` turns it off.
+
+const SNAPSHOT_CACHE = "webjax-snapshot";
+const timings = {};
+let snapshotState = "off";
+
+function mark(name) {
+  timings[name] = performance.now();
+  performance.mark?.(`webjax:${name}`);
+}
+
+/**
+ * When each phase of loadWebjax ended (performance.now() milliseconds, from navigation start
+ * in a page), and `snapshot`: "restored", "stored", "off" or why not ("unavailable: ...").
+ */
+export function loadTimings() {
+  return { ...timings, snapshot: snapshotState };
+}
+
+function snapshotKey(manifest) {
+  const name = `${manifest.wheel_sha256}-pyodide-${manifest.pyodide.version}.bin`;
+  return new URL(`webjax-snapshot/${name}`, siteURL).href;
+}
+
+async function readSnapshot(key) {
+  const cache = await caches.open(SNAPSHOT_CACHE);
+  const response = await cache.match(key);
+  return response ? new Uint8Array(await response.arrayBuffer()) : null;
+}
+
+async function storeSnapshot(key, bytes) {
+  const cache = await caches.open(SNAPSHOT_CACHE);
+  for (const request of await cache.keys()) {
+    if (request.url !== key) await cache.delete(request);
+  }
+  await cache.put(key, new Response(bytes, {
+    headers: { "Content-Type": "application/octet-stream" },
+  }));
+}
+
+/** Forget the stored snapshots (the next load starts Python afresh and stores a new one). */
+export async function clearSnapshot() {
+  if (globalThis.caches) await caches.delete(SNAPSHOT_CACHE);
+}
+
+// Pyodide sizes the restored memory from the module's own initial size; a snapshot taken after
+// `import webjax` is larger, so the heap is grown (Emscripten's resize, which also renews
+// the heap's views) before the snapshot's bytes are copied in.
+async function growingModule(indexURL, size) {
+  const create = (await import(new URL("pyodide.asm.mjs", indexURL).href)).default;
+  return async (settings) => {
+    const module = await create(settings);
+    if (module.HEAP8.length < size && !module._emscripten_resize_heap(size)) {
+      throw new Error(`webjax: could not grow Pyodide's memory to ${size} bytes for the snapshot`);
+    }
+    return module;
+  };
+}
+
+async function bootPython({ indexURL, snapshot }) {
+  const manifest = await loadManifest();
+  indexURL ??= new URL(manifest.pyodide.indexURL, siteURL).href;
+  if (!indexURL.endsWith("/")) indexURL += "/";
+  const usable = snapshot && globalThis.webjaxSnapshot !== false && globalThis.caches;
+  if (!usable) {
+    snapshotState = snapshot ? "unavailable: no Cache API here" : "off";
+    return { pyodide: await loadPyodideRuntime({ indexURL }), restored: false };
+  }
+  const key = snapshotKey(manifest);
+  let bytes = null;
+  try {
+    bytes = await readSnapshot(key);
+  } catch (error) {
+    snapshotState = `unavailable: ${error.message ?? error}`;
+  }
+  if (bytes) {
+    try {
+      const createPyodideModule = await growingModule(indexURL, bytes.length);
+      const pyodide = await loadPyodideRuntime({ indexURL, _loadSnapshot: bytes,
+                                                 createPyodideModule });
+      snapshotState = "restored";
+      return { pyodide, restored: true };
+    } catch (error) {
+      console.warn("webjax: the stored snapshot was refused, starting afresh:", error);
+      await caches.delete(SNAPSHOT_CACHE).catch(() => {});
+    }
+  }
+  const pyodide = await loadPyodideRuntime({ indexURL, _makeSnapshot: true });
+  return { pyodide, restored: false, key };
 }
 
 // Applies loadWebjax's `config` as `jax.config.update` calls (JAX's errors for unknown names and
@@ -119,16 +235,38 @@ webjax.devices()
  * instance (their options are ignored). `packages`: extra names or wheel URLs for loadPackage.
  * `installAsJax`: also make `import jax` give webjax. `config`: jax.config options set before
  * any user code runs, e.g. `{ jax_enable_x64: true, jax_platforms: "webgl" }` (the names and
- * values of `jax.config.update`; `JAX_*` environment variables natively).
+ * values of `jax.config.update`; `JAX_*` environment variables natively). `snapshot`: restore
+ * (or store) the memory snapshot of Python with webjax imported (see above; loadTimings()).
  */
-export function loadWebjax({ indexURL, packages = [], installAsJax = false, config = {} } = {}) {
+export function loadWebjax({
+  indexURL, packages = [], installAsJax = false, config = {}, snapshot = true,
+} = {}) {
   webjaxPromise ??= (async () => {
-    const pyodide = await loadPyodideRuntime({ indexURL });
-    await installWebjax(pyodide);
+    mark("start");
+    await loadManifest();
+    mark("manifest");
+    const wheel = fetchWheel();  // in parallel with Pyodide's download and start
+    wheel.then(() => mark("wheel"), () => {});
+    const { pyodide, restored, key } = await bootPython({ indexURL, snapshot });
+    mark("pyodide");
+    await installWebjax(pyodide, wheel);
+    mark("unpack");
+    if (!restored) {
+      await pyodide.runPythonAsync("import webjax");
+      if (key) {
+        try {
+          const bytes = pyodide.makeMemorySnapshot();
+          await storeSnapshot(key, bytes);
+          snapshotState = "stored";
+        } catch (error) {
+          snapshotState = `unavailable: ${error.message ?? error}`;
+          console.warn("webjax: no memory snapshot stored:", error);
+        }
+      }
+    }
+    mark("import");
     if (packages.length) await pyodide.loadPackage(packages);
-    await pyodide.runPythonAsync(
-      installAsJax ? "import webjax\nwebjax.install_as_jax()" : "import webjax",
-    );
+    if (installAsJax) await pyodide.runPythonAsync("import webjax\nwebjax.install_as_jax()");
     if (Object.keys(config).length) {
       const globals = pyodide.toPy({ config });
       try {
@@ -137,6 +275,7 @@ export function loadWebjax({ indexURL, packages = [], installAsJax = false, conf
         globals.destroy();
       }
     }
+    mark("ready");
     return pyodide;
   })();
   webjaxPromise.catch(() => {
