@@ -83,6 +83,12 @@ LITE_REQUIREMENTS = [
     "jupyterlite-pyodide-kernel==0.8.6",
     "jupyter-server==2.21.1",  # jupyterlite-core needs it to add contents (the notebooks)
 ]
+# What the kernel installs as it starts (ipykernel, comm, pyodide-kernel, jedi, ipython): the
+# extension ships ipykernel and pyodide-kernel; ipython and jedi (with their dependencies) are in
+# the Pyodide lock but not in npm's Pyodide, so the build adds them to dist/lite's copy of
+# Pyodide; comm is in neither and goes to the piplite index.
+LITE_PYODIDE_PACKAGES = ("micropip", "ipython", "jedi")
+LITE_INDEX_WHEELS = ("comm==0.2.3",)
 # The digits demo's data: the 8x8 handwritten digits (1797 images, 64 pixels 0-16 and a label
 # per CSV row) that scikit-learn's wheel ships; the build pip-downloads this pinned wheel into
 # .cache/ once and copies that one file to dist/site/demos/ (the data is never committed).
@@ -346,8 +352,11 @@ def fetch_firefox_driver() -> Path:
     return work
 
 
-def add_pyodide_packages(python: Path, pyodide_dir: Path) -> dict[str, str]:
-    """Put the lock's pure wheels that npm leaves out (micropip) next to the lock file.
+def add_pyodide_packages(
+    python: Path, pyodide_dir: Path, names: tuple[str, ...] = PYODIDE_EXTRA_PACKAGES
+) -> dict[str, str]:
+    """Put the lock's pure wheels that npm leaves out (`names`, and their dependencies in the
+    lock: micropip for the site) next to the lock file.
 
     The lock pins sha256 hashes of Pyodide's own builds; the same version's wheel from the
     package index has another hash, so the entries are rewritten to the files we serve.
@@ -357,9 +366,9 @@ def add_pyodide_packages(python: Path, pyodide_dir: Path) -> dict[str, str]:
     lock = json.loads(lock_path.read_text())
     py_version = ".".join(lock["info"]["python"].split(".")[:2])
     wanted: list[str] = []
-    todo = list(PYODIDE_EXTRA_PACKAGES)
+    todo = list(names)
     while todo:  # the extras and their dependencies in the lock
-        name = todo.pop()
+        name = todo.pop().lower().replace("_", "-")  # the lock's keys are normalized names
         if name not in wanted:
             wanted.append(name)
             todo.extend(lock["packages"][name]["depends"])
@@ -369,7 +378,7 @@ def add_pyodide_packages(python: Path, pyodide_dir: Path) -> dict[str, str]:
     for name in wanted:
         entry = lock["packages"][name]
         file_name = entry["file_name"]
-        if not file_name.endswith("-py3-none-any.whl"):
+        if not file_name.endswith(("-py3-none-any.whl", "-py2.py3-none-any.whl")):
             raise BuildError(f"{name} in the Pyodide lock is not a pure wheel: {file_name}")
         cached = wheel_cache / file_name
         if not cached.exists():
@@ -644,11 +653,30 @@ def build_lite() -> Path:
     (stage / "static").mkdir(parents=True)
     shutil.copyfile(LITE_SOURCES / "jupyter-lite.json", stage / "jupyter-lite.json")
     shutil.copytree(SITE / "pyodide", stage / "static" / "pyodide")
+    tools_python = ensure_venv()
+    add_pyodide_packages(tools_python, stage / "static" / "pyodide", LITE_PYODIDE_PACKAGES)
+    index_wheels = [SITE / manifest["wheel"]]
+    wheel_cache = CACHE / "lite-wheels"
+    wheel_cache.mkdir(parents=True, exist_ok=True)
+    for requirement in LITE_INDEX_WHEELS:
+        name, version = requirement.split("==")
+        pattern = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+        if not list(wheel_cache.glob(pattern)):
+            run(
+                [
+                    str(tools_python), "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--only-binary=:all:", "--dest", str(wheel_cache), requirement,
+                ]
+            )  # fmt: skip
+        found = list(wheel_cache.glob(pattern))
+        if not found:
+            raise BuildError(f"pip download of {requirement} gave no {pattern}")
+        index_wheels.append(found[0])
     if LITE.exists():
         shutil.rmtree(LITE)
     cmd = [
         str(jupyter), "lite", "build", "--lite-dir", str(stage), "--output-dir", str(LITE),
-        "--piplite-wheels", str(SITE / manifest["wheel"]),
+        *(arg for wheel in index_wheels for arg in ("--piplite-wheels", str(wheel))),
         *(arg for nb in sorted(LITE_SOURCES.glob("*.ipynb")) for arg in ("--contents", str(nb))),
     ]  # fmt: skip
     run(cmd, cwd=stage)
@@ -719,9 +747,14 @@ class _FileWindow:
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files without caching; COOP/COEP/CORP headers when `isolated`; single byte
-    ranges (`Range: bytes=a-b`, answered 206 with Content-Range), which model loaders use to
-    read one tensor of a file.
+    """Static files; COOP/COEP/CORP headers when `isolated`; single byte ranges (`Range:
+    bytes=a-b`, answered 206 with Content-Range), which model loaders use to read one tensor of
+    a file.
+
+    Caching: a URL that names its content's hash (a `sha256=` query, as the loader asks for the
+    wheel) is `immutable`; everything else is `no-cache` with an ETag (the file's mtime and
+    size), so a browser keeps it but asks each time and gets a 304 while it is unchanged: a
+    rebuilt site is never served stale, and a warm load reads Pyodide from the HTTP cache.
 
     Cross-origin isolation (COOP same-origin + COEP require-corp) is what gives a page
     SharedArrayBuffer, which wasm threads need.
@@ -729,11 +762,21 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     isolated = True
     quiet = False
+    etag: str | None = None  # the requested file's, set by send_head
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
 
     def send_head(self):  # type: ignore[no-untyped-def]
         wanted = self.headers.get("Range")
         path = self.translate_path(self.path)
+        self.etag = None
+        if os.path.isfile(path):
+            st = os.stat(path)
+            self.etag = f'"{st.st_mtime_ns:x}-{st.st_size:x}"'
+            match = self.headers.get("If-None-Match", "")
+            if wanted is None and self.etag in (t.strip() for t in match.split(",")):
+                self.send_response(304)
+                self.end_headers()
+                return None
         if wanted is None or self.path.split("?")[0].endswith("/") or not os.path.isfile(path):
             return super().send_head()
         f = open(path, "rb")  # noqa: SIM115  (copyfile reads and closes it)
@@ -760,7 +803,10 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Cache-Control", "no-store")
+        hashed = "sha256=" in self.path.partition("?")[2]
+        self.send_header("Cache-Control", "max-age=31536000, immutable" if hashed else "no-cache")
+        if getattr(self, "etag", None):
+            self.send_header("ETag", self.etag)
         if self.isolated:
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
