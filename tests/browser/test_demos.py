@@ -115,3 +115,43 @@ def test_demo_index_links_every_demo(site):
     assert sorted(set(re.findall(r'href="(\w+\.html)"', index))) == pages
     assert 'href="demos/index.html"' in (site / "index.html").read_text()
     assert (site / "demos" / "digits.csv.gz").stat().st_size > 50_000
+
+
+def test_repl_examples_of_the_demos(new_page, server_url):
+    """The REPL's menu entries for the demos (web/repl_examples.mjs) run in its worker: the
+    digits example fetches the site's data, trains and reloads; pendulums and matmul draw or
+    print what they should."""
+    page = new_page()
+    page.goto(server_url + "index.html")
+    page.wait_for_function(
+        "() => ['ready', 'error'].includes(document.body.dataset.state)", timeout=RUN_TIMEOUT_MS
+    )
+    assert page.evaluate("document.body.dataset.state") == "ready", page.text_content("#output")
+    names = page.eval_on_selector_all("#examples option", "els => els.map((e) => e.textContent)")
+    for name in (
+        "Digits: train an MLP (jit, grad)",
+        "Pendulums (lax.scan)",
+        "Benchmark: matmul GFLOP/s",
+    ):
+        page.select_option("#examples", str(names.index(name) - 1))
+        before = int(page.evaluate("document.body.dataset.runs ?? '0'"))
+        page.click("#run")
+        page.wait_for_function(
+            f"() => Number(document.body.dataset.runs ?? 0) > {before}", timeout=RUN_TIMEOUT_MS
+        )
+        output = page.text_content("#output")
+        assert "Traceback" not in output, (name, output)
+        canvases = page.query_selector_all("#output figure.webjax-display canvas")
+        if name.startswith("Digits"):
+            acc = float(re.search(r"test accuracy: ([0-9.]+)", output).group(1))
+            back = float(re.search(r"bytes of safetensors: ([0-9.]+)", output).group(1))
+            assert acc > 0.9 and back == acc, output
+            assert len(canvases) == 1
+        elif name.startswith("Pendulums"):
+            assert len(canvases) == 2
+        else:
+            rates = [float(v) for v in re.findall(r"([0-9.]+) GFLOP/s", output)]
+            assert len(rates) == 3 and min(rates) > 0, output
+        for canvas in canvases:
+            colors, inked, total = canvas.evaluate(CANVAS_INK)
+            assert colors >= 3 and inked > 0.01 * total, (name, colors, inked, total)
