@@ -4,6 +4,9 @@
     python build.py [build]          tools venv, wasm kernels, wheel, Pyodide, dist/site/
     python build.py serve [--port N] [--no-isolation]
                                      build, then serve dist/site/ (COOP/COEP headers)
+    python build.py lite [--serve [--port N]]
+                                     build, then a JupyterLite site in dist/lite/ (its Pyodide
+                                     kernel on the site's Pyodide, webjax in its piplite index)
     python build.py lint             the quality gates: ruff check/format, mypy, lint-imports
     python build.py test [--no-gates] [pytest args...]
     python build.py bench [--quick] [--out PATH]   build, then the benchmarks (bench/run.py)
@@ -855,13 +858,13 @@ def start_server(
     return server, f"http://{host}:{server.server_port}/"
 
 
-def serve(port: int, isolated: bool, host: str) -> None:
-    build()
-    server = make_server(SITE, port, isolated=isolated, host=host)
+def serve(port: int, isolated: bool, host: str, root: Path = SITE) -> None:
+    """Serve `root` (built by the caller) until Ctrl-C."""
+    server = make_server(root, port, isolated=isolated, host=host)
     bound_port = server.server_port
     shown = "localhost" if host in ("127.0.0.1", "localhost") else host
     mode = "cross-origin isolated" if isolated else "no COOP/COEP headers"
-    log(f"serving {SITE.relative_to(ROOT)}/ at http://{shown}:{bound_port}/ ({mode}); Ctrl-C stops")
+    log(f"serving {root.relative_to(ROOT)}/ at http://{shown}:{bound_port}/ ({mode}); Ctrl-C stops")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -1019,6 +1022,13 @@ def main(argv: list[str]) -> int:
     serve_parser.add_argument(
         "--no-isolation", action="store_true", help="leave out the COOP/COEP headers"
     )
+    lite_parser = sub.add_parser("lite", help="build, then the JupyterLite site dist/lite/")
+    lite_parser.add_argument("--serve", action="store_true", help="then serve dist/lite/")
+    lite_parser.add_argument("--port", type=int, default=8001)
+    lite_parser.add_argument("--host", default="127.0.0.1")
+    lite_parser.add_argument(
+        "--no-isolation", action="store_true", help="leave out the COOP/COEP headers"
+    )
     sub.add_parser("lint", help="run the quality gates only")
     layers_parser = sub.add_parser(
         "layers", help="report files, import cycles and upward imports per layer"
@@ -1049,7 +1059,13 @@ def main(argv: list[str]) -> int:
         if args.command in (None, "build"):
             build()
         elif args.command == "serve":
+            build()
             serve(args.port, not args.no_isolation, args.host)
+        elif args.command == "lite":
+            build()
+            build_lite()
+            if args.serve:
+                serve(args.port, not args.no_isolation, args.host, LITE)
         elif args.command == "lint":
             results = gates(ensure_venv())
             return 0 if all(passed for _, passed in results) else 1
