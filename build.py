@@ -947,6 +947,7 @@ def test(pytest_args: list[str], run_gates: bool) -> int:
     if not skip_browser:
         fetch_deno()  # the Node.js/Deno tier's Deno
         fetch_firefox_driver()  # the Firefox tier's WebDriver BiDi client
+        ensure_lite_venv()  # JupyterLite's builder (test_pyscript_lite.py builds dist/lite/)
     results = gates(python) if run_gates else []
     for name, args in pytest_runs(pytest_args):
         log("$ pytest " + " ".join(args))
