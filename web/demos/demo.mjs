@@ -37,7 +37,9 @@ export async function runDemo(name) {
   const t0 = performance.now();
   try {
     status.textContent = "loading Pyodide and webjax…";
-    const pyodide = await loadWebjax();
+    // no memory snapshot: a Python started to be snapshotted cannot call into the page's DOM
+    // (its JS proxies raise "Illegal invocation"), and the demos write into it
+    const pyodide = await loadWebjax({ snapshot: false });
     const sources = await Promise.all(["demo_page.py", `${name}.py`].map(async (file) => {
       const response = await fetch(new URL(file, import.meta.url));
       if (!response.ok) throw new Error(`${file} answered HTTP ${response.status}`);
