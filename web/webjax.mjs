@@ -117,10 +117,11 @@ export async function installWebjax(pyodide, wheel) {
 // started, or restored from the snapshot), wheel (fetched and its hash checked, in parallel
 // with Pyodide), unpack, import.
 //
-// The snapshot: on a page with the Cache API, the first load starts Pyodide with
-// `_makeSnapshot`, imports webjax and stores Pyodide's memory (Python with webjax imported) in
-// the cache "webjax-snapshot" under a key naming the wheel's SHA-256 and Pyodide's version;
-// later loads restore it instead of starting Python and importing webjax. Another wheel or
+// The snapshot: on a page with the Cache API, once the first load is done and the page idle, a
+// second Pyodide (started with `_makeSnapshot`) imports webjax and its memory (Python with
+// webjax imported) is stored in the cache "webjax-snapshot" under a key naming the wheel's
+// SHA-256 and Pyodide's version (snapshotStored() resolves then); later loads restore it
+// instead of starting Python and importing webjax. Another wheel or
 // Pyodide gives another key (older entries are deleted when a new one is stored); a snapshot
 // Pyodide refuses is deleted and the load starts afresh. The wheel is still unpacked after a
 // restore (the file system is not in the memory: modules imported later read their files).
@@ -211,8 +212,32 @@ async function bootPython({ indexURL, snapshot }) {
       await caches.delete(SNAPSHOT_CACHE).catch(() => {});
     }
   }
-  const pyodide = await loadPyodideRuntime({ indexURL, _makeSnapshot: true });
-  return { pyodide, restored: false, key };
+  return { pyodide: await loadPyodideRuntime({ indexURL }), restored: false, key, indexURL };
+}
+
+// The snapshot is taken by a second, throwaway Pyodide once the page's own is ready: one
+// started with `_makeSnapshot` wraps the JS globals (to record what Python holds of them),
+// and a wrapped getter such as `navigator` then fails ("Illegal invocation"), so the page's
+// instance must not be that one.
+let snapshotPromise = Promise.resolve();
+
+async function takeSnapshot(indexURL, key, wheel) {
+  snapshotState = "storing";
+  try {
+    const maker = await loadPyodideRuntime({ indexURL, _makeSnapshot: true });
+    maker.unpackArchive((await wheel).slice().buffer, "wheel");
+    await maker.runPythonAsync("import webjax");
+    await storeSnapshot(key, maker.makeMemorySnapshot());
+    snapshotState = "stored";
+  } catch (error) {
+    snapshotState = `unavailable: ${error.message ?? error}`;
+    console.warn("webjax: no memory snapshot stored:", error);
+  }
+}
+
+/** Resolves when the snapshot the first load takes (in the background) is stored or given up. */
+export function snapshotStored() {
+  return snapshotPromise;
 }
 
 // Applies loadWebjax's `config` as `jax.config.update` calls (JAX's errors for unknown names and
@@ -247,24 +272,18 @@ export function loadWebjax({
     mark("manifest");
     const wheel = fetchWheel();  // in parallel with Pyodide's download and start
     wheel.then(() => mark("wheel"), () => {});
-    const { pyodide, restored, key } = await bootPython({ indexURL, snapshot });
+    const { pyodide, restored, key, indexURL: url } = await bootPython({ indexURL, snapshot });
     mark("pyodide");
     await installWebjax(pyodide, wheel);
     mark("unpack");
-    if (!restored) {
-      await pyodide.runPythonAsync("import webjax");
-      if (key) {
-        try {
-          const bytes = pyodide.makeMemorySnapshot();
-          await storeSnapshot(key, bytes);
-          snapshotState = "stored";
-        } catch (error) {
-          snapshotState = `unavailable: ${error.message ?? error}`;
-          console.warn("webjax: no memory snapshot stored:", error);
-        }
-      }
-    }
+    if (!restored) await pyodide.runPythonAsync("import webjax");
     mark("import");
+    if (key) {
+      // after the page's first result, when the main thread is idle
+      snapshotPromise = new Promise((resolve) => (globalThis.requestIdleCallback
+        ? requestIdleCallback(resolve, { timeout: 5000 }) : setTimeout(resolve, 1000)))
+        .then(() => takeSnapshot(url, key, wheel));
+    }
     if (packages.length) await pyodide.loadPackage(packages);
     if (installAsJax) await pyodide.runPythonAsync("import webjax\nwebjax.install_as_jax()");
     if (Object.keys(config).length) {
