@@ -7,6 +7,8 @@ references.
                                   [--no-browser] [--webgl-plain] [--tfjs-sync fence|data]
 
     e.g. only webgl:  .venv/bin/python bench/run.py --quick --no-native --only webgl
+    time to first result only, by phase, cold and warm:
+                      .venv/bin/python bench/run.py --first-result-only [--only wasm] [--repeat 3]
 
 In one run:
   1. builds dist/site/ (`python build.py`) when it is older than the sources; fetches jax-js
@@ -612,6 +614,106 @@ async def browser_part(
     return results
 
 
+# --- time to first result, by phase ----------------------------------------------------------
+
+# (label, start keys, end key) of the page's phases (ms after navigation start): a phase runs
+# from the latest of its starts to its end; "page" is navigation to the page's script; webjax's
+# wheel download runs alongside Pyodide's.
+PHASES = {
+    "webjax": [("page", (), "start_ms"), ("manifest", ("start_ms",), "manifest_ms"),
+               ("pyodide", ("manifest_ms",), "pyodide_ms"),
+               ("wheel||", ("manifest_ms",), "wheel_ms"),
+               ("unpack", ("pyodide_ms", "wheel_ms"), "unpack_ms"),
+               ("import", ("unpack_ms",), "import_ms"), ("first", ("import_ms",), "first_ms")],
+    "jaxjs": [("page", (), "start_ms"), ("import", ("start_ms",), "import_ms"),
+              ("init", ("import_ms",), "init_ms"), ("first", ("init_ms",), "first_ms")],
+}  # fmt: skip
+
+
+async def first_result_part(args: argparse.Namespace, entries: dict[str, str]) -> dict[str, Any]:
+    """Time to first result, by phase, of webjax and jax-js in one browser: for each, a fresh
+    browser context (empty HTTP cache and Cache API: "cold") loads the page, then the same
+    context loads it again `--repeat` times ("warm": the HTTP cache and, for webjax, the memory
+    snapshot the cold load stored). The libraries alternate, repeat by repeat."""
+    from playwright.async_api import async_playwright
+
+    build = load_build_module()
+    out: dict[str, Any] = {}
+    servers = {}
+    try:
+        async with async_playwright() as playwright:
+            browser = Browser(playwright)
+            await browser.start()
+            out["_browser"] = {"version": browser.browser.version, "args": CHROMIUM_ARGS}
+            for isolated in (True, False):
+                server, base = build.start_server(SITE, isolated=isolated, quiet=True)
+                servers[isolated] = server
+                for device in ("wasm", "webgpu"):
+                    names = [config_name(lib, device, isolated) for lib in ("webjax", "jaxjs")]
+                    if args.only and not any(s in n for n in names for s in args.only):
+                        continue
+                    for lib, name in zip(("webjax", "jaxjs"), names, strict=True):
+                        query = f"lib={lib}&device={device}" + entries.get(lib, "")
+                        url = f"{base}bench/page.html?{query}"
+                        context = await browser.browser.new_context()
+                        page = await context.new_page()
+                        runs = []
+                        for i in range(1 + args.repeat):
+                            await page.goto(url)
+                            info = await asyncio.wait_for(
+                                page.evaluate("() => window.bench.ready"), LOAD_TIMEOUT_S
+                            )
+                            if lib == "webjax":  # the first load stores it in the background
+                                await page.evaluate(
+                                    "() => import('../webjax.mjs').then((m) => m.snapshotStored())"
+                                )
+                            runs.append({"kind": "cold" if i == 0 else "warm",
+                                         "phases": info.get("phases", {}),
+                                         "ttfr_ms": info["ttfr_ms"],
+                                         "first_value": info.get("first_value")})  # fmt: skip
+                            log(f"  {name:<20} {runs[-1]['kind']:<5} "
+                                f"{info['ttfr_ms'] / 1000:.2f} s "
+                                f"{runs[-1]['phases'].get('snapshot', '')}")  # fmt: skip
+                        await context.close()
+                        out[name] = {"lib": lib, "device": device, "isolated": isolated,
+                                     "runs": runs}  # fmt: skip
+            await browser.browser.close()
+    finally:
+        for server in servers.values():
+            server.shutdown()
+            server.server_close()
+    return out
+
+
+def phase_table(results: dict[str, Any]) -> str:
+    """One row per configuration and cold/warm (warm: the median of the warm loads): each
+    phase's own duration (ms) and the time to first result."""
+    lines = []
+    for name, res in results.items():
+        if name.startswith("_"):
+            continue
+        phases = PHASES[res["lib"]]
+        head = f"{name:<20} {'load':<5} " + " ".join(f"{p:>8}" for p, _, _ in phases)
+        lines += ["", head + f" {'ttfr':>8}  snapshot"]
+        for kind in ("cold", "warm"):
+            runs = [r for r in res["runs"] if r["kind"] == kind]
+            if not runs:
+                continue
+            durations = []
+            for _, starts, end in phases:
+                values = []
+                for r in runs:
+                    ph = r["phases"]
+                    begin = max((ph.get(k, math.nan) for k in starts), default=0.0)
+                    values.append(ph.get(end, math.nan) - begin)
+                durations.append(statistics.median(values))
+            ttfr = statistics.median(r["ttfr_ms"] for r in runs)
+            snap = runs[-1]["phases"].get("snapshot", "")
+            cells = " ".join(f"{d:8.0f}" for d in durations)
+            lines.append(f"{'':<20} {kind:<5} {cells} {ttfr:8.0f}  {snap}")
+    return "\n".join(lines)
+
+
 # --- the table --------------------------------------------------------------------------------
 
 
@@ -761,7 +863,35 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--webgl-plain", action="store_true", help="webgl also without cross-origin isolation"
     )
+    parser.add_argument(
+        "--first-result-only", action="store_true",
+        help="only the time to first result, by phase, cold and warm (webjax vs jax-js)",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=2, help="warm loads per configuration")
+    parser.add_argument(
+        "--no-snapshot", action="store_true",
+        help="webjax without its memory snapshot (the page's ?snapshot=0)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.first_result_only:
+        ensure_tools_python(argv)
+        ensure_site()
+        _, entry = fetch_jaxjs(args.jaxjs_version)
+        layout_bench_pages()
+        entries = {"jaxjs": f"&entry={entry}", "webjax": "&snapshot=0" if args.no_snapshot else ""}
+        results = asyncio.run(first_result_part(args, entries))
+        text = phase_table(results)
+        print("time to first result by phase (ms; each phase's own duration; ttfr from "
+              "navigation start; warm = median of the warm loads)")  # fmt: skip
+        print(text)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        path = RESULTS / f"first-result-{stamp}.json"
+        report = {"git": git_describe(), "loadavg": os.getloadavg(), "results": results,
+                  "table": text.splitlines()}  # fmt: skip
+        path.write_text(json.dumps(report, indent=1, default=repr) + "\n")
+        log(f"wrote {path}")
+        return 0
     if not args.no_browser:
         ensure_tools_python(argv)
     started = time.monotonic()
