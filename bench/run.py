@@ -618,10 +618,12 @@ async def browser_part(
 
 # (label, start keys, end key) of the page's phases (ms after navigation start): a phase runs
 # from the latest of its starts to its end; "page" is navigation to the page's script; webjax's
-# wheel download runs alongside Pyodide's.
+# "snapshot" is reading its memory snapshot from the Cache API (absent with --no-snapshot),
+# "pyodide" starting Python or restoring the snapshot, its wheel download runs alongside.
 PHASES = {
     "webjax": [("page", (), "start_ms"), ("manifest", ("start_ms",), "manifest_ms"),
-               ("pyodide", ("manifest_ms",), "pyodide_ms"),
+               ("snapshot", ("manifest_ms",), "snapshot_ms"),
+               ("pyodide", ("manifest_ms", "snapshot_ms"), "pyodide_ms"),
                ("wheel||", ("manifest_ms",), "wheel_ms"),
                ("unpack", ("pyodide_ms", "wheel_ms"), "unpack_ms"),
                ("import", ("unpack_ms",), "import_ms"), ("first", ("import_ms",), "first_ms")],
@@ -704,7 +706,7 @@ def phase_table(results: dict[str, Any]) -> str:
                 values = []
                 for r in runs:
                     ph = r["phases"]
-                    begin = max((ph.get(k, math.nan) for k in starts), default=0.0)
+                    begin = max((ph[k] for k in starts if ph.get(k) is not None), default=0.0)
                     values.append(ph.get(end, math.nan) - begin)
                 durations.append(statistics.median(values))
             ttfr = statistics.median(r["ttfr_ms"] for r in runs)

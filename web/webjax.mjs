@@ -113,7 +113,7 @@ export async function installWebjax(pyodide, wheel) {
 // --- the first result's phases and the memory snapshot ---------------------------------------
 //
 // loadWebjax marks each phase (performance.mark("webjax:NAME"), and loadTimings() gives their
-// performance.now() times): manifest, pyodide (Python running: downloaded, compiled and
+// performance.now() times): manifest, snapshot (the Cache API read), pyodide (Python running: downloaded, compiled and
 // started, or restored from the snapshot), wheel (fetched and its hash checked, in parallel
 // with Pyodide), unpack, import.
 //
@@ -138,7 +138,8 @@ function mark(name) {
 
 /**
  * When each phase of loadWebjax ended (performance.now() milliseconds, from navigation start
- * in a page), and `snapshot`: "restored", "stored", "off" or why not ("unavailable: ...").
+ * in a page), and `snapshot`: "restored", "none stored yet", "storing" (in the background),
+ * "stored", "off" or why not ("unavailable: ...").
  */
 export function loadTimings() {
   return { ...timings, snapshot: snapshotState };
@@ -200,6 +201,7 @@ async function bootPython({ indexURL, snapshot }) {
   } catch (error) {
     snapshotState = `unavailable: ${error.message ?? error}`;
   }
+  mark("snapshot");
   if (bytes) {
     try {
       const createPyodideModule = await growingModule(indexURL, bytes.length);
@@ -212,6 +214,7 @@ async function bootPython({ indexURL, snapshot }) {
       await caches.delete(SNAPSHOT_CACHE).catch(() => {});
     }
   }
+  if (!bytes) snapshotState = "none stored yet";
   return { pyodide: await loadPyodideRuntime({ indexURL }), restored: false, key, indexURL };
 }
 
