@@ -131,6 +131,23 @@ CASES: dict[str, Any] = {
     "slogdet_complex_empty_batch": lambda jnp, lax: jnp.linalg.slogdet(
         np.zeros((2, 0, 0), np.complex64)
     ),
+    # float floor division as Python's divmod: -1 // inf is -1, zeros keep the division's sign
+    **{
+        f"{op}_float_edges": partial(
+            lambda op, jnp, lax: getattr(jnp, op)(
+                np.float32([-1, 1, -1, 0, -0.0, 3, np.inf, 5, -7, -0.0]),
+                np.float32([np.inf, -np.inf, -3.8, -2, 2, 0, 3, -0.0, 2, -3]),
+            ),
+            op,
+        )
+        for op in ("floor_divide", "divmod", "remainder")
+    },
+    "floor_divide_float16_by_inf": lambda jnp, lax: jnp.floor_divide(
+        np.float16(-1), np.float16([np.inf, -3.8, 65504])
+    ),
+    "lax_round_negative_zero": lambda jnp, lax: lax.round(np.float32([-0.0, -0.25, 0.0, -2.5])),
+    "transpose_short_axes_raises": lambda jnp, lax: jnp.transpose(np.zeros((2, 3, 4)), (1, 0)),
+    "transpose_repeated_axes_raises": lambda jnp, lax: jnp.transpose(np.zeros((2, 3)), (1, 1)),
     "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
     "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
 }

@@ -424,7 +424,8 @@ def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
     dt = _aval(x).dtype
     up = ge(sub(a, r), full((), 0.5, dt))
     mag = select(up, add(r, full((), 1.0, dt)), r)
-    return select(lt(x, full((), 0.0, dt)), neg(mag), mag)
+    zero = full((), 0.0, dt)
+    return select(eq(x, zero), x, select(lt(x, zero), neg(mag), mag))  # -0 stays -0
 
 
 def integer_pow(x: Any, y: int) -> Any:

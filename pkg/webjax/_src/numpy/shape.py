@@ -57,7 +57,10 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
         tuple(range(nd))[::-1] if axes is None else tuple(util.canonical_axis(x, nd) for x in axes)
     )
     if len(perm) != nd or sorted(perm) != list(range(nd)):
-        raise ValueError("axes don't match array")
+        raise TypeError(
+            "transpose permutation isn't a permutation of operand dimensions, got permutation "
+            f"{perm} for operand shape {util.aval(a).shape}."
+        )
     return lax.transpose(a, perm)
 
 

@@ -121,7 +121,7 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     if dt.kind == "c":
         raise TypeError("floor_divide does not support complex-valued inputs")
     if dt.kind == "f":
-        return lax.floor(lax.div(x, y))
+        return _float_divmod(x, y)[0]
     if dt.kind == "u":
         return lax.div(x, y)
     # round toward -inf: subtract one where the signs differ and the division is inexact (a
@@ -131,6 +131,22 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     r = lax.rem(x, y)
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.sign(x), lax.sign(y)))
     return util.with_weak_type_of(lax.select(fix, lax.sub(q, lax.full((), 1, dt)), q), q)
+
+
+def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
+    """Python's float divmod: the quotient from the exact remainder (x - x % y is a multiple of
+    y), one less where the remainder's sign differs from y's, rounded to the integer it is
+    within rounding of; so -1 // inf is -1 and signs of zero follow the division."""
+    shape = util.broadcast_shapes(util.aval(x).shape, util.aval(y).shape)
+    x, y = util.broadcast_to(x, shape), util.broadcast_to(y, shape)
+    dt = util.aval(x).dtype
+    mod = lax.rem(x, y)
+    zero = lax.full((), 0, dt)
+    div = lax.div(lax.select(lax.eq(y, zero), x, lax.sub(x, mod)), y)
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
+    mod = lax.select(fix, lax.add(mod, y), mod)
+    div = lax.select(fix, lax.sub(div, lax.full((), 1, dt)), div)
+    return lax.round(div), mod
 
 
 def remainder(x: Any, y: Any, /) -> Any:
@@ -558,6 +574,9 @@ def fmod(x1: Any, x2: Any, /) -> Any:
 
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
     util.check_arraylike("divmod", x1, x2)
+    a, b = _promote_numeric("divmod", x1, x2)
+    if util.aval(a).dtype.kind == "f":
+        return _float_divmod(a, b)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
