@@ -148,6 +148,9 @@ CASES: dict[str, Any] = {
     "lax_round_negative_zero": lambda jnp, lax: lax.round(np.float32([-0.0, -0.25, 0.0, -2.5])),
     "transpose_short_axes_raises": lambda jnp, lax: jnp.transpose(np.zeros((2, 3, 4)), (1, 0)),
     "transpose_repeated_axes_raises": lambda jnp, lax: jnp.transpose(np.zeros((2, 3)), (1, 1)),
+    "grad_ndtri_outside_unit_interval": lambda jnp, lax: _vmap(
+        jnp, _lib(jnp).grad(_lib(jnp).scipy.special.ndtri)
+    )(np.float32([0.0, 1.0, -0.5, 1.5, 0.3, np.nan])),
     "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
     "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
 }

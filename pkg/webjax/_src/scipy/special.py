@@ -194,9 +194,11 @@ def _ndtri(p: Any) -> Any:
 
 
 def _ndtri_jvp(t: Any, x: Any, p: Any) -> Any:
-    """dx/dp = 1 / phi(x) = sqrt(2 pi) exp(x^2 / 2); 0 at p = 0 and 1 (infinite x), as JAX."""
+    """dx/dp = 1 / phi(x) = sqrt(2 pi) exp(x^2 / 2); 0 at p = 0 and 1 (infinite x), NaN outside
+    [0, 1] (NaN x), as JAX."""
     d = lax.mul(_c(math.sqrt(2 * math.pi), x), lax.exp(lax.mul(_c(0.5, x), lax.mul(x, x))))
-    return lax.mul(t, lax.select(lax.is_finite(x), d, _full(0.0, x)))
+    infinite = lax.eq(lax.abs(x), _c(math.inf, x))
+    return lax.mul(t, lax.select(infinite, _full(0.0, x), d))
 
 
 _ndtri.defjvps(_ndtri_jvp)
