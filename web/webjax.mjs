@@ -113,7 +113,7 @@ export async function installWebjax(pyodide, wheel) {
 // --- the first result's phases and the memory snapshot ---------------------------------------
 //
 // loadWebjax marks each phase (performance.mark("webjax:NAME"), and loadTimings() gives their
-// performance.now() times): manifest, snapshot (the Cache API read), pyodide (Python running: downloaded, compiled and
+// performance.now() times): manifest, cache (the snapshot's Cache API read), pyodide (Python running: downloaded, compiled and
 // started, or restored from the snapshot), wheel (fetched and its hash checked, in parallel
 // with Pyodide), unpack, import.
 //
@@ -201,7 +201,7 @@ async function bootPython({ indexURL, snapshot }) {
   } catch (error) {
     snapshotState = `unavailable: ${error.message ?? error}`;
   }
-  mark("snapshot");
+  mark("cache");
   if (bytes) {
     try {
       const createPyodideModule = await growingModule(indexURL, bytes.length);
