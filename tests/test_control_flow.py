@@ -650,3 +650,56 @@ def test_grad_of_scan_on_device(device):
     w, eps = 0.5, 1e-2
     num = (float(loss(w + eps)) - float(loss(w - eps))) / (2 * eps)
     np.testing.assert_allclose(float(g), num, rtol=1e-3)
+
+
+def _sines_per_new_kernel(device: Any, run: Any) -> list[int]:
+    from webjax._src.ir.ops import Op
+
+    cache = device.backend._cache
+    before = set(cache)
+    run()
+    return [sum(n.op is Op.SIN for n in k.exp.toposort()) for k in cache if k not in before]
+
+
+@pytest.mark.parametrize("unroll", [1, 4])
+def test_scan_iterations_are_loop_bodies_not_one_fused_chain(device: Any, unroll: int) -> None:
+    # Every `unroll` iterations end the body (JAX's loop boundary): a kernel of a 120-step scan
+    # holds at most `unroll` iterations, not a chain fused across the loop (a 100-step
+    # pendulum compiled for 77 s on webgl when it was), with the loop's values.
+    scale = 0.5 + 0.001 * unroll  # a body of its own, compiled fresh
+
+    def pendulum(th: Any, n: int, unroll: Any) -> Any:
+        def body(s: Any, _: Any) -> Any:
+            th, om = s
+            om = om - 0.01 * jnp.sin(th) * scale
+            th = th + 0.01 * om
+            return (th, om), th
+
+        return lax.scan(body, (th, jnp.zeros_like(th)), None, length=n, unroll=unroll)
+
+    th0 = jnp.linspace(0.1, 1.0, 5)
+
+    def compiled(n: int, unroll: int) -> Any:
+        return lambda: webjax.block_until_ready(webjax.jit(lambda t: pendulum(t, n, unroll))(th0))
+
+    sines = _sines_per_new_kernel(device, compiled(120, unroll))
+    assert 0 < max(sines, default=0) <= unroll, sines  # one sin per iteration's body
+    (th, _), ys = webjax.jit(lambda t: pendulum(t, 120, unroll))(th0)
+    t, o, want = np.linspace(0.1, 1.0, 5, dtype=np.float32), np.zeros(5, np.float32), []
+    for _ in range(120):
+        o = o - np.float32(0.01) * np.sin(t) * np.float32(scale)
+        t = t + np.float32(0.01) * o
+        want.append(t)
+    np.testing.assert_allclose(np.asarray(ys), np.stack(want), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(th), t, rtol=1e-5, atol=1e-6)
+
+
+def test_scan_unroll_argument_as_jax(rjax: Any) -> None:
+    def run(lib: Any, unroll: Any) -> Any:
+        return lib.lax.scan(lambda c, x: (c + x, c * x), 0.0, lib.numpy.arange(5.0), unroll=unroll)
+
+    for unroll in (True, False, 0, 2, 7):
+        assert_close(run(webjax, unroll), run(rjax, unroll))
+    for lib in (webjax, rjax):
+        with pytest.raises(ValueError, match="non-negative"):
+            run(lib, -1)

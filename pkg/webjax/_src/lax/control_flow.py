@@ -15,6 +15,7 @@ from typing import Any
 from .. import core, dtypes
 from ..core import ClosedJaxpr, Jaxpr, ShapedArray
 from ..dispatch import devices
+from ..dispatch.array import Array
 from ..interpreters import ad, batching
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
@@ -930,6 +931,26 @@ def stack_pieces(pieces: list[Any], aval: ShapedArray, length: int) -> Any:
     return rows[0]
 
 
+def _unroll_count(unroll: Any, length: int) -> int:
+    """JAX's `unroll`: True is the whole loop, False one iteration; else a non-negative int."""
+    if isinstance(unroll, bool):
+        return max(length, 1) if unroll else 1
+    unroll = int(unroll)
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    return unroll
+
+
+def _loop_boundary(x: Any) -> Any:
+    """End of a loop body's `unroll` iterations (JAX's loop boundary): a pending expression of
+    the carry or of the block's outputs becomes its own buffer, so each block of iterations
+    lowers to the same kernels (compiled once) instead of one expression fusing across the
+    whole loop."""
+    if isinstance(x, Array):
+        x._buffer()
+    return x
+
+
 @scan_p.def_impl
 def _scan_impl(
     *args: Any,
@@ -948,11 +969,17 @@ def _scan_impl(
     y_avals = jaxpr.out_avals[num_carry:]
     ys: list[list[Any]] = [[] for _ in y_avals]
     order = range(length - 1, -1, -1) if reverse else range(length)
-    for i in order:
+    every = max(1, int(unroll))
+    for n, i in enumerate(order):
         outs = _call(jaxpr, *consts, *carry, *[_index(x, i) for x in xs])
         carry = outs[:num_carry]
         for k, y in enumerate(outs[num_carry:]):
             ys[k].append(y)
+        if (n + 1) % every == 0 or n + 1 == length:
+            carry = [_loop_boundary(c) for c in carry]
+            for pieces in ys:  # the block's outputs too: stacking them recomputes nothing
+                for y in pieces[-every:]:
+                    _loop_boundary(y)
     if reverse:
         ys = [list(reversed(y)) for y in ys]
     outs = carry + [stack_pieces(y, a, length) for y, a in zip(ys, y_avals, strict=True)]
@@ -1040,7 +1067,7 @@ def scan(
         num_consts=len(consts),
         num_carry=n_carry,
         linear=(False,) * (len(consts) + n_carry + len(xs_flat)),
-        unroll=1 if unroll is True else int(unroll),
+        unroll=_unroll_count(unroll, length),
         _split_transpose=False,
     )
     carry_out = tree_unflatten(init_tree, res[:n_carry])
