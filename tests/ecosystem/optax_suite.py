@@ -4,7 +4,7 @@ installed as `jax`, test by test.
     .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--report optax-report.json]
 
 Without `--all` it runs SAMPLE, the files the test tier runs; with it, every `*_test.py` of the
-installed optax. Each flavour runs in its own pytest process (a library binds `jax` when it is
+installed optax, one pytest process per file (about two hours under webjax on two cores). Each flavour runs in its own pytest process (a library binds `jax` when it is
 imported, so the two cannot share one) with a JUnit XML report; the summary gives passed,
 failed, errors and skipped per flavour and the tests that pass under JAX but not under webjax.
 """
@@ -123,6 +123,23 @@ def run_flavour(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
     return out
 
 
+def run_flavour_per_file(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
+    """run_flavour with one pytest process per file, so a crash of pytest itself (an internal
+    error while reporting one failure) loses that file's remaining tests only."""
+    out = Outcomes()
+    for i, f in enumerate(files):
+        sub = workdir / f"{flavour}-{i}"
+        sub.mkdir(exist_ok=True)
+        try:
+            one = run_flavour(flavour, [f], sub)
+        except RuntimeError as e:  # no report at all: the file counts as one error
+            one = Outcomes({f"{f.name}::(file)": "error"}, {f"{f.name}::(file)": str(e)[-300:]})
+        out.by_test.update(one.by_test)
+        out.messages.update({k: v for k, v in one.messages.items() if k != "(pytest output)"})
+        print(f"{flavour} {f.name}: {one.summary()}", file=sys.stderr, flush=True)
+    return out
+
+
 def compare(jax: Outcomes, webjax: Outcomes) -> dict:
     regressions = sorted(
         t for t, o in jax.by_test.items() if o == "passed" and webjax.by_test.get(t) != "passed"
@@ -145,10 +162,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--report", type=Path, help="write the comparison as JSON here")
     args = parser.parse_args(argv)
     files = suite_files(args.all)
+    run = run_flavour_per_file if args.all else run_flavour
     with tempfile.TemporaryDirectory() as tmp:
-        result = compare(
-            run_flavour("jax", files, Path(tmp)), run_flavour("webjax", files, Path(tmp))
-        )
+        result = compare(run("jax", files, Path(tmp)), run("webjax", files, Path(tmp)))
     result["files"] = [str(f.relative_to(optax_root())) for f in files]
     if args.report:
         args.report.write_text(json.dumps(result, indent=1) + "\n")
