@@ -4,9 +4,10 @@ installed as `jax`, test by test.
     .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--report optax-report.json]
 
 Without `--all` it runs SAMPLE, the files the test tier runs; with it, every `*_test.py` of the
-installed optax, one pytest process per file (about two hours under webjax on two cores). Each flavour runs in its own pytest process (a library binds `jax` when it is
-imported, so the two cannot share one) with a JUnit XML report; the summary gives passed,
-failed, errors and skipped per flavour and the tests that pass under JAX but not under webjax.
+installed optax, one pytest process per file (about two hours under webjax on two cores). Each
+flavour runs in its own pytest processes (a library binds `jax` when it is imported, so the two
+cannot share one) with JUnit XML reports; the summary gives passed, failed, errors and skipped
+per flavour and the tests that pass under JAX but not under webjax.
 """
 
 from __future__ import annotations
