@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import urllib.error
 import urllib.request
 
 import pytest
@@ -28,13 +30,25 @@ def _headers(url: str) -> dict[str, str]:
 def test_server_headers_and_mime_types(server_url, plain_server_url, path, mime):
     isolated = _headers(server_url + path)
     assert isolated["content-type"].split(";")[0] == mime
-    assert isolated["cache-control"] == "no-store"
+    assert isolated["cache-control"] == "no-cache"  # kept, revalidated by its ETag
+    assert isolated["etag"]
     assert isolated["cross-origin-opener-policy"] == "same-origin"
     assert isolated["cross-origin-embedder-policy"] == "require-corp"
     assert isolated["cross-origin-resource-policy"] == "same-origin"
     plain = _headers(plain_server_url + path)
     assert plain["content-type"].split(";")[0] == mime
     assert "cross-origin-embedder-policy" not in plain
+
+
+def test_unchanged_files_answer_304_and_hashed_urls_are_immutable(server_url, site):
+    etag = _headers(server_url + "manifest.json")["etag"]
+    request = urllib.request.Request(server_url + "manifest.json", headers={"If-None-Match": etag})
+    with pytest.raises(urllib.error.HTTPError) as e:  # urllib raises on a 304
+        urllib.request.urlopen(request)
+    assert e.value.code == 304
+    wheel = json.loads((site / "manifest.json").read_text())
+    hashed = _headers(f"{server_url}{wheel['wheel']}?sha256={wheel['wheel_sha256']}")
+    assert hashed["cache-control"] == "max-age=31536000, immutable"
 
 
 def test_wheel_served_as_zip(server_url, site):
