@@ -83,14 +83,17 @@ def test_digits_jitted_step_equals_eager():
 
 
 def mandelbrot_reference(cr: np.ndarray, ci: np.ndarray, iterations: int) -> np.ndarray:
-    zr = np.zeros_like(cr)
-    zi = np.zeros_like(ci)
-    count = np.zeros_like(cr)
-    for _ in range(iterations):
-        zr, zi = zr * zr - zi * zi + cr, 2 * zr * zi + ci
-        inside = zr * zr + zi * zi < 4
-        zr, zi = np.where(inside, zr, 2.0), np.where(inside, zi, 0.0)
-        count += inside
+    """Point by point: the number of steps z <- z^2 + c takes before |z| >= 2 (at most
+    `iterations`)."""
+    count = np.zeros(cr.shape)
+    for idx in np.ndindex(cr.shape):
+        c = complex(cr[idx], ci[idx])
+        z = 0j
+        for step in range(iterations):
+            z = z * z + c
+            if abs(z) >= 2:
+                break
+            count[idx] = step + 1
     return count
 
 

@@ -34,6 +34,10 @@ export async function runDemo(name) {
   const status = document.getElementById("status");
   root.dataset.demo = "loading";
   const device = bindParam("device", "wasm");
+  // every other picker (size, n, ...) starts at its `selected` option, the demo's default
+  for (const select of document.querySelectorAll("select[id]")) {
+    if (select.id !== "device") bindParam(select.id, select.value);
+  }
   const t0 = performance.now();
   try {
     status.textContent = "loading Pyodide and webjax…";

@@ -18,15 +18,16 @@ def escape_counts(cr: Any, ci: Any) -> Any:
     |z| < 2."""
 
     def step(i: Any, state: Any) -> Any:
-        zr, zi, count = state
-        zr, zi = zr * zr - zi * zi + cr, 2 * zr * zi + ci
-        inside = zr * zr + zi * zi < 4
-        # points that escaped stop growing (no overflow to inf or nan)
-        zr, zi = jnp.where(inside, zr, 2.0), jnp.where(inside, zi, 0.0)
-        return zr, zi, count + inside
+        zr, zi, count, alive = state
+        nr, ni = zr * zr - zi * zi + cr, 2 * zr * zi + ci
+        alive = alive & (nr * nr + ni * ni < 4)  # once out, a point stays out
+        # an escaped point keeps its last value (no overflow to inf or nan)
+        zr, zi = jnp.where(alive, nr, zr), jnp.where(alive, ni, zi)
+        return zr, zi, count + alive, alive
 
     zeros = jnp.zeros_like(cr)
-    return jax.lax.fori_loop(0, ITERATIONS, step, (zeros, zeros, zeros))[2]
+    alive = jnp.ones(cr.shape, dtype=bool)
+    return jax.lax.fori_loop(0, ITERATIONS, step, (zeros, zeros, zeros, alive))[2]
 
 
 def grid(width: int) -> tuple[Any, Any]:

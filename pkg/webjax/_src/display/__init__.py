@@ -269,7 +269,9 @@ def imshow(
         _size(width, 40)
         draw_w, draw_h = width, max(1, round(width * h / w))
     top = 8 + (20 if title else 0)
-    bar_w = 70 if bar else 0
+    # the colorbar: a 12-pixel strip, a gap, then its end labels (about 7 pixels a character)
+    labels = (scene.tick_label(bar[2]), scene.tick_label(bar[1])) if bar else ("", "")
+    bar_w = 12 + 16 + 7 * max(len(t) for t in labels) + 8 if bar else 0
     total_w, total_h = int(draw_w + 16 + bar_w), int(draw_h + top + 8)
     paper = {"op": "rect", "x": 0, "y": 0, "w": total_w, "h": total_h, "fill": scene.PAPER}
     picture = {"op": "image", "x": 8, "y": top, "w": draw_w, "h": draw_h, "iw": w, "ih": h}
@@ -281,7 +283,7 @@ def imshow(
             )
         )
     if bar:
-        table, lo, hi = bar
+        table = bar[0]
         strip = bytes(c for k in range(255, -1, -1) for c in (*table[k], 255))
         bx = 8 + draw_w + 12
         items.append(
@@ -307,8 +309,8 @@ def imshow(
                 "stroke": scene.MUTED,
             }
         )
-        items.append(scene._text(bx + 16, top + 5, scene.tick_label(hi)))
-        items.append(scene._text(bx + 16, top + draw_h - 5, scene.tick_label(lo)))
+        items.append(scene._text(bx + 16, top + 5, labels[0]))
+        items.append(scene._text(bx + 16, top + draw_h - 5, labels[1]))
     kind = (
         f"{h}x{w} values, colormap {cmap}"
         if bar
