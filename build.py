@@ -995,6 +995,54 @@ def fuzz(budget: float, devices: list[str], report: Path | None, seed: int) -> i
     return 1 if merged["failures"] else 0
 
 
+# The Array API standard's test suite (data-apis/array-api-tests, not on the package
+# registries), pinned with its spec submodule; run by `build.py array-api`, not by the tests.
+ARRAY_API_TESTS = "https://github.com/data-apis/array-api-tests"
+ARRAY_API_TESTS_COMMIT = "55fcc60179efa2680ddd6cd926ddf17b83530e2b"  # 2026-04-03
+ARRAY_API_SPEC = "https://github.com/data-apis/array-api"
+ARRAY_API_SPEC_COMMIT = "5f847a3858875c682ae901aa22b0413bf24be9da"  # its submodule there
+ARRAY_API_REQUIREMENTS = ["hypothesis>=6.151.0", "ndindex>=1.8", "pytest-json-report>=1.5"]
+
+
+def _git_checkout(source: str, commit: str, dest: Path) -> None:
+    if not (dest / ".git").exists():
+        if dest.exists():
+            shutil.rmtree(dest)
+        run(["git", "clone", "--quiet", source, str(dest)])
+    if subprocess.run(["git", "-C", str(dest), "cat-file", "-e", commit + "^{commit}"]).returncode:
+        run(["git", "-C", str(dest), "fetch", "--quiet", source])
+    run(["git", "-C", str(dest), "checkout", "--quiet", "--force", commit])
+
+
+def array_api(
+    module: str, max_examples: int, report: Path | None, source: str, spec: str, rest: list[str]
+) -> int:
+    """array-api-tests against `module` (webjax.numpy, or jax.numpy for the oracle's figure)
+    with 64-bit types on; the counts go to `report` (default dist/array-api.<module>.json)."""
+    python = ensure_venv()
+    assemble_kernels(python)
+    checkout = CACHE / "array-api-tests"
+    _git_checkout(source, ARRAY_API_TESTS_COMMIT, checkout)
+    _git_checkout(spec, ARRAY_API_SPEC_COMMIT, checkout / "array-api")
+    run([str(python), "-m", "pip", "install", "--quiet", *ARRAY_API_REQUIREMENTS])
+    target = report or ROOT / "dist" / f"array-api.{module}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "pkg"),
+        "ARRAY_API_TESTS_MODULE": module,
+        "JAX_ENABLE_X64": "1",
+    }
+    cmd = [str(python), "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider"]
+    cmd += [f"--max-examples={max_examples}", "--disable-warnings", "--json-report"]
+    cmd += [f"--json-report-file={target}", "--json-report-omit", "log", "streams", *rest]
+    log("$ " + " ".join(cmd[1:]))
+    subprocess.run(cmd, cwd=checkout, env=env)
+    summary = json.loads(target.read_text())["summary"]
+    log(f"array-api ({module}, --max-examples={max_examples}): {summary}; report: {target}")
+    return 0 if summary.get("failed", 0) == 0 else 1
+
+
 def soak(steps: int, ops: int, report: Path | None) -> int:
     """tests/browser/test_soak_browser.py at full length on every browser device; the sampled
     series go to `report` (default dist/soak.json)."""
@@ -1053,8 +1101,16 @@ def main(argv: list[str]) -> int:
     soak_parser.add_argument("--steps", type=int, default=10_000, help="training steps")
     soak_parser.add_argument("--ops", type=int, default=100_000, help="eager ops")
     soak_parser.add_argument("--report", type=Path, default=None, help="default dist/soak.json")
+    aat_parser = sub.add_parser(
+        "array-api", help="the Array API test suite (array-api-tests), counts in a JSON report"
+    )
+    aat_parser.add_argument("--module", default="webjax.numpy", help="or jax.numpy, the oracle")
+    aat_parser.add_argument("--max-examples", type=int, default=20)
+    aat_parser.add_argument("--report", type=Path, default=None)
+    aat_parser.add_argument("--source", default=ARRAY_API_TESTS, help="a git URL or a clone")
+    aat_parser.add_argument("--spec-source", default=ARRAY_API_SPEC, help="its spec submodule's")
     args, rest = parser.parse_known_args(argv)
-    if rest and args.command not in ("test", "bench"):
+    if rest and args.command not in ("test", "bench", "array-api"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command in (None, "build"):
@@ -1079,6 +1135,10 @@ def main(argv: list[str]) -> int:
             return fuzz(args.budget, args.device, args.report, args.seed)
         elif args.command == "soak":
             return soak(args.steps, args.ops, args.report)
+        elif args.command == "array-api":
+            return array_api(
+                args.module, args.max_examples, args.report, args.source, args.spec_source, rest
+            )
         elif args.command == "bench":
             build()
             python = ensure_venv()

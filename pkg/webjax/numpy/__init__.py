@@ -1,6 +1,7 @@
 """webjax.numpy: the jax.numpy API."""
 
 import math as _math
+import sys as _sys
 
 from webjax._src.dispatch.basearray import Array as ndarray
 from webjax._src.dtype_queries import issubdtype as _issubdtype
@@ -9,6 +10,8 @@ from webjax._src.dtypes import NARROW_SCALAR_TYPES as _NARROW
 from webjax._src.dtypes import dtype
 from webjax._src.numpy import *  # noqa: F403
 from webjax._src.numpy import __all__ as _all
+from webjax._src.numpy import array_api_metadata as _array_api
+from webjax._src.numpy.array_api_metadata import __array_api_version__, __array_namespace_info__
 from webjax._src.numpy.linalg import jnp_cross as cross
 from webjax._src.shard_map import with_out_sharding as _with_out_sharding
 from webjax.numpy import fft, linalg
@@ -90,3 +93,5 @@ __all__ = [
     "nan",
     "newaxis",
 ]
+
+_array_api.register_namespace(_sys.modules[__name__])  # what `Array.__array_namespace__` returns

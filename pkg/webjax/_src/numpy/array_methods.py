@@ -8,7 +8,17 @@ from typing import Any
 from .. import core, dtypes
 from ..dispatch.array import Array
 from ..lax import lax
-from . import contractions, creation, indexing, matrices, reductions, shape, ufuncs, util
+from . import (
+    array_api_metadata,
+    contractions,
+    creation,
+    indexing,
+    matrices,
+    reductions,
+    shape,
+    ufuncs,
+    util,
+)
 from .sorting import argsort, sort
 
 
@@ -197,6 +207,7 @@ def _install(cls: type) -> None:
         "__abs__": ufuncs.absolute,
         "__invert__": ufuncs.invert,
         "__round__": _round,
+        "__array_namespace__": array_api_metadata.__array_namespace__,
     }
     for name, fn in extra.items():
         setattr(cls, name, fn)
