@@ -149,7 +149,7 @@ def _decode(v: Any, reader: str) -> Any:
             return numpy_helper.to_array(v)
         from webjax._src.onnx import protobuf
 
-        return protobuf.TensorProto.parse(v.SerializeToString()).numpy()
+        return np.asarray(protobuf.TensorProto.parse(v.SerializeToString()).value())
     return v
 
 

@@ -258,7 +258,7 @@ def test_initializers_in_every_type(dtype) -> None:
     typed = helper.make_tensor("t", raw.data_type, arr.shape, arr.ravel())
     assert not typed.raw_data
     for t in (raw, typed):
-        got = protobuf.TensorProto.parse(t.SerializeToString()).numpy()
+        got = np.asarray(protobuf.TensorProto.parse(t.SerializeToString()).value())
         assert got.dtype == arr.dtype and got.shape == arr.shape
         np.testing.assert_array_equal(got, arr)
 

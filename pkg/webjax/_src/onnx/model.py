@@ -6,11 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from webjax._src import numpy as jnp
 from webjax._src.onnx import protobuf as pb
 from webjax._src.onnx import registry
+from webjax._src.onnx.host import HostArray
 
 # importing the operator modules fills registry.OPS
 from webjax._src.onnx.ops import (  # noqa: F401
@@ -58,8 +57,8 @@ class GraphEvaluator:
             scope = scope.parent
         raise KeyError(f"webjax.onnx: value {name!r} is used before it is computed")
 
-    def tensor_value(self, t: pb.TensorProto) -> np.ndarray:
-        return t.numpy(self.base_dir)
+    def tensor_value(self, t: pb.TensorProto) -> HostArray:
+        return t.value(self.base_dir)
 
     def run_nodes(self, nodes: list[pb.NodeProto]) -> None:
         for proto in nodes:
@@ -108,7 +107,7 @@ class GraphEvaluator:
         for t in graph.initializers:
             env[t.name] = self.tensor_value(t)
         for sparse in graph.sparse_initializers:
-            env[sparse.values.name] = sparse.numpy(self.base_dir)
+            env[sparse.values.name] = sparse.value(self.base_dir)
         for info, value in zip(graph.inputs, inputs):
             env[info.name] = value
         inner = GraphEvaluator(self.model, env, self)
@@ -121,9 +120,11 @@ class ONNXModel:
 
     `run(inputs)` (also `model(inputs)` or `model(**inputs)`) evaluates the graph with
     webjax.numpy/lax, so `jit`, `grad` and `vmap` apply to it; values known at trace time
-    (initializers, shapes and what is computed from them) are kept as NumPy, so shape arithmetic
-    stays concrete under `jit` (one trace per input shape). External tensor data is read from
-    files beside the model (`base_dir`, the model's folder when it is given as a path).
+    (initializers, shapes and what is computed from them) are kept on the host as `HostArray`s
+    (pure Python, exact int64), so shape arithmetic stays concrete under `jit` (one trace per
+    input shape). Inputs may be webjax arrays, NumPy arrays or nested lists. External tensor
+    data is read from files beside the model (`base_dir`, the model's folder when it is given as
+    a path).
     """
 
     def __init__(
@@ -151,11 +152,11 @@ class ONNXModel:
         self.opset_import.setdefault("", 1)
         self.functions = {(f.domain, f.name): f for f in self.proto.functions}
         graph = self.proto.graph
-        self.initializers: dict[str, np.ndarray] = {}
+        self.initializers: dict[str, HostArray] = {}
         for t in graph.initializers:
-            self.initializers[t.name] = t.numpy(base_dir)
+            self.initializers[t.name] = t.value(base_dir)
         for s in graph.sparse_initializers:
-            self.initializers[s.values.name] = s.numpy(base_dir)
+            self.initializers[s.values.name] = s.value(base_dir)
         # inputs that are also initializers are optional overrides (IR < 4 lists them all)
         self.input_names = [i.name for i in graph.inputs if i.name not in self.initializers]
         self.output_names = [o.name for o in graph.outputs]

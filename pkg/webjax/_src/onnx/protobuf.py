@@ -10,12 +10,16 @@ Pyodide).
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from webjax._src import dtypes
+from webjax._src.dtypes import DType
+from webjax._src.onnx import host
+from webjax._src.onnx.host import HostArray
 
 Fields = dict[int, list[Any]]
 
@@ -94,15 +98,21 @@ def varints(values: list[Any], signed: bool = True) -> list[int]:
     return [_signed64(x) for x in out] if signed else out
 
 
-def fixed_array(values: list[Any], dtype: str, size: int) -> np.ndarray:
-    """A repeated fixed32/fixed64 field (float, double), packed or not."""
+def fixed_bytes(values: list[Any], size: int) -> bytes:
+    """A repeated fixed32/fixed64 field (float, double), packed or not, as little-endian
+    element bytes."""
     chunks = []
     for v in values:
         if isinstance(v, int):
             chunks.append(v.to_bytes(size, "little"))
         else:
             chunks.append(bytes(v))
-    return np.frombuffer(b"".join(chunks), dtype=np.dtype(dtype).newbyteorder("<"))
+    return b"".join(chunks)
+
+
+def floats(values: list[Any]) -> list[float]:
+    """A repeated float field as Python floats."""
+    return host.decode(fixed_bytes(values, 4), dtypes.float32)
 
 
 def string(values: list[Any], default: str = "") -> str:
@@ -136,16 +146,13 @@ DATA_TYPE_NAMES = {
     24: "FLOAT8E8M0", 25: "UINT2", 26: "INT2",
 }  # fmt: skip
 
-_NUMPY_TYPES = {
-    FLOAT: "float32", UINT8: "uint8", INT8: "int8", UINT16: "uint16", INT16: "int16",
-    INT32: "int32", INT64: "int64", BOOL: "bool", FLOAT16: "float16", DOUBLE: "float64",
-    UINT32: "uint32", UINT64: "uint64", COMPLEX64: "complex64", COMPLEX128: "complex128",
-}  # fmt: skip
-
-# the ml_dtypes names of the narrow floats (NumPy knows them where ml_dtypes is installed)
-_ML_DTYPES = {
-    BFLOAT16: "bfloat16", FLOAT8E4M3FN: "float8_e4m3fn", FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
-    FLOAT8E5M2: "float8_e5m2", FLOAT8E5M2FNUZ: "float8_e5m2fnuz",
+# the webjax dtype of each TensorProto data type that has one
+_DTYPES = {
+    FLOAT: dtypes.float32, UINT8: dtypes.uint8, INT8: dtypes.int8, UINT16: dtypes.uint16,
+    INT16: dtypes.int16, INT32: dtypes.int32, INT64: dtypes.int64, BOOL: dtypes.bool_,
+    FLOAT16: dtypes.float16, DOUBLE: dtypes.float64, UINT32: dtypes.uint32,
+    UINT64: dtypes.uint64, COMPLEX64: dtypes.complex64, COMPLEX128: dtypes.complex128,
+    BFLOAT16: dtypes.bfloat16,
 }  # fmt: skip
 
 
@@ -153,34 +160,19 @@ def data_type_name(t: int) -> str:
     return DATA_TYPE_NAMES.get(t, f"data type {t}")
 
 
-def numpy_dtype(t: int) -> np.dtype:
-    """The NumPy dtype of an ONNX TensorProto data type; NotImplementedError for one with no
-    NumPy/JAX counterpart (STRING, 4-bit and 2-bit types, FLOAT4E2M1, FLOAT8E8M0)."""
-    if t in _NUMPY_TYPES:
-        return np.dtype(_NUMPY_TYPES[t])
-    if t in _ML_DTYPES:
-        from webjax._src import dtypes as dt
-
-        if t == BFLOAT16:
-            return np.dtype(dt.bfloat16)
-        try:
-            import ml_dtypes
-        except ImportError:
-            raise NotImplementedError(
-                f"ONNX tensors of type {data_type_name(t)} need the ml_dtypes package"
-            ) from None
-        return np.dtype(getattr(ml_dtypes, _ML_DTYPES[t]))
+def dtype_of(t: int) -> DType:
+    """The webjax dtype of an ONNX TensorProto data type; NotImplementedError for one with no
+    JAX array dtype here (STRING, the float8, 4-bit and 2-bit types, FLOAT4E2M1, FLOAT8E8M0)."""
+    if t in _DTYPES:
+        return _DTYPES[t]
     raise NotImplementedError(f"ONNX tensor data type {data_type_name(t)} has no JAX dtype")
 
 
 def onnx_data_type(dtype: Any) -> int:
-    """The TensorProto data type of a NumPy dtype (Cast/EyeLike targets go the other way)."""
-    d = np.dtype(dtype)
-    for t, name in _NUMPY_TYPES.items():
-        if d.name == name:
-            return t
-    for t, name in _ML_DTYPES.items():
-        if d.name == name:
+    """The TensorProto data type of a dtype (Cast/EyeLike targets go the other way)."""
+    d = dtypes.dtype(dtype)
+    for t, dt in _DTYPES.items():
+        if dt is d:
             return t
     raise NotImplementedError(f"dtype {d} has no ONNX data type")
 
@@ -213,51 +205,49 @@ class TensorProto:
             external_data=external,
         )
 
-    def numpy(self, base_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
-        """The tensor's values as a NumPy array (raw_data, the typed repeated fields, or an
-        external data file relative to `base_dir`)."""
+    def value(self, base_dir: str | os.PathLike[str] | None = None) -> HostArray:
+        """The tensor as a HostArray (raw_data, the typed repeated fields, or an external data
+        file relative to `base_dir`); raw bytes are kept and decoded only when needed."""
         t = self.data_type
         f = self.fields
         if t == STRING:
             raise NotImplementedError(
                 f"ONNX tensor {self.name!r}: STRING tensors have no JAX dtype"
             )
-        dtype = numpy_dtype(t)
-        count = int(np.prod(self.dims, dtype=np.int64))
+        dt = dtype_of(t)
+        count = math.prod(self.dims)
         raw: bytes | None = None
+        exact = False  # a typed field holds exactly the elements; raw data at least them
         if self.external_data:
             raw = self._read_external(base_dir)
         elif 9 in f:
             raw = bytes(f[9][-1])
+        elif t in (FLOAT, COMPLEX64):  # float_data: the elements' little-endian bytes
+            raw, exact = fixed_bytes(f.get(4, []), 4), True
+        elif t in (DOUBLE, COMPLEX128):
+            raw, exact = fixed_bytes(f.get(10, []), 8), True
         if raw is not None:
-            arr = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=count)
-            return arr.astype(dtype).reshape(self.dims)
-        if t == FLOAT:
-            arr = fixed_array(f.get(4, []), "float32", 4)
-        elif t == COMPLEX64:
-            arr = fixed_array(f.get(4, []), "float32", 4).view(np.complex64)
-        elif t == DOUBLE:
-            arr = fixed_array(f.get(10, []), "float64", 8)
-        elif t == COMPLEX128:
-            arr = fixed_array(f.get(10, []), "float64", 8).view(np.complex128)
-        elif t == INT64:
-            arr = np.array(varints(f.get(7, [])), dtype=np.int64)
+            n = len(raw) // dt.itemsize
+            if n < count or (exact and n != count):
+                raise DecodeError(
+                    f"ONNX tensor {self.name!r}: {n} values for dims {list(self.dims)}"
+                )
+            return HostArray.from_bytes(raw, self.dims, dt)
+        values: list[Any]
+        if t == INT64:
+            values = varints(f.get(7, []))
         elif t in (UINT32, UINT64):
-            arr = np.array(varints(f.get(11, []), signed=False), dtype=np.uint64).astype(dtype)
-        elif t in (FLOAT16, BFLOAT16) or t in _ML_DTYPES:
-            # stored as their bit patterns in int32_data
-            bits = np.array(varints(f.get(5, [])), dtype=np.int64)
-            width = "uint16" if t in (FLOAT16, BFLOAT16) else "uint8"
-            arr = bits.astype(width).view(dtype)
-        elif t == BOOL:
-            arr = np.array(varints(f.get(5, [])), dtype=np.int64) != 0
-        else:  # INT32, INT16, INT8, UINT16, UINT8
-            arr = np.array(varints(f.get(5, [])), dtype=np.int64).astype(dtype)
-        if arr.size != count:
+            values = varints(f.get(11, []), signed=False)
+        elif t in (FLOAT16, BFLOAT16):  # stored as their bit patterns in int32_data
+            bits = [b & 0xFFFF for b in varints(f.get(5, []))]
+            values = host.decode(host.encode(bits, dtypes.uint16), dt)
+        else:  # BOOL, INT32, INT16, INT8, UINT16, UINT8
+            values = varints(f.get(5, []))
+        if len(values) != count:
             raise DecodeError(
-                f"ONNX tensor {self.name!r}: {arr.size} values for dims {list(self.dims)}"
+                f"ONNX tensor {self.name!r}: {len(values)} values for dims {list(self.dims)}"
             )
-        return arr.astype(dtype).reshape(self.dims)
+        return HostArray(host.normalize(values, dt), self.dims, dt)
 
     def _read_external(self, base_dir: str | os.PathLike[str] | None) -> bytes:
         location = self.external_data.get("location")
@@ -290,15 +280,25 @@ class SparseTensorProto:
             dims=tuple(varints(f.get(3, []))),
         )
 
-    def numpy(self, base_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
-        values = self.values.numpy(base_dir)
-        indices = self.indices.numpy(base_dir).astype(np.int64)
-        dense = np.zeros(self.dims, dtype=values.dtype)
+    def value(self, base_dir: str | os.PathLike[str] | None = None) -> HostArray:
+        """The dense tensor, zero where no value is given."""
+        values = self.values.value(base_dir)
+        indices = self.indices.value(base_dir)
+        (zero,) = host.normalize([0], values.dtype)
+        dense = [zero] * math.prod(self.dims)
         if indices.ndim == 1:  # linearized indices
-            dense.reshape(-1)[indices] = values
-        else:
-            dense[tuple(indices.T)] = values
-        return dense
+            flat = [int(i) for i in indices.data]
+        else:  # [count, rank] coordinates
+            rank = indices.shape[1]
+            strides = [math.prod(self.dims[d + 1 :]) for d in range(rank)]
+            coords = indices.data
+            flat = [
+                sum(int(coords[r * rank + d]) * strides[d] for d in range(rank))
+                for r in range(indices.shape[0])
+            ]
+        for i, v in zip(flat, values.data):
+            dense[i] = v
+        return HostArray(dense, self.dims, values.dtype)
 
 
 @dataclass
@@ -390,7 +390,7 @@ class AttributeProto:
         elif t == ATTR_GRAPH:
             value = GraphProto.parse(f[6][-1])
         elif t == ATTR_FLOATS:
-            value = [float(x) for x in fixed_array(f.get(7, []), "float32", 4)]
+            value = floats(f.get(7, []))
         elif t == ATTR_INTS:
             value = varints(f.get(8, []))
         elif t == ATTR_STRINGS:

@@ -2,9 +2,10 @@
 
 An operator is a function `impl(node, *inputs)` returning one value or a tuple of values (a
 list is one value, an ONNX sequence); `node`
-is a `Node` (its attributes, the opset it is read at, subgraph evaluation). Values are NumPy
-arrays while they are known at trace time (initializers, constants, shapes and what is computed
-from them only) and webjax arrays otherwise, so shape arithmetic stays concrete under jit.
+is a `Node` (its attributes, the opset it is read at, subgraph evaluation). Values are
+`host.HostArray`s while they are known at trace time (initializers, constants, shapes and what
+is computed from them only) and webjax arrays otherwise, so shape arithmetic stays concrete
+under jit.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from webjax._src import core
 from webjax._src.onnx import protobuf as pb
+from webjax._src.onnx.host import HostArray, asarray
 
 OpImpl = Callable[..., Any]
 OPS: dict[tuple[str, str], OpImpl] = {}
@@ -56,7 +56,7 @@ class Node:
         if a.type == pb.ATTR_TENSORS:
             return [self.evaluator.tensor_value(t) for t in a.value]
         if a.type == pb.ATTR_SPARSE_TENSOR:
-            return a.value.numpy(self.evaluator.base_dir)
+            return a.value.value(self.evaluator.base_dir)
         return a.value
 
     def has(self, name: str) -> bool:
@@ -72,18 +72,18 @@ class Node:
 
 
 def is_host(*values: Any) -> bool:
-    """True when every value is known at trace time (a NumPy array or scalar, or None)."""
-    return all(v is None or isinstance(v, (np.ndarray, np.generic)) for v in values)
+    """True when every value is known at trace time (a HostArray, or None)."""
+    return all(v is None or isinstance(v, HostArray) for v in values)
 
 
-def static(node: Node, value: Any, what: str) -> np.ndarray:
-    """A value the operator needs at trace time (a shape, axes, pads, ...), as NumPy."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        return np.asarray(value)
+def static(node: Node, value: Any, what: str) -> HostArray:
+    """A value the operator needs at trace time (a shape, axes, pads, ...), as a HostArray."""
+    if isinstance(value, HostArray):
+        return value
     if isinstance(value, core.Tracer):
         raise NotImplementedError(
             f"webjax.onnx: {node.op_type} (opset {node.opset}) needs its {what} at trace time, "
             "but it is computed from a traced input; pass that input as a constant (outside jit) "
             "or compute it from shapes and initializers only"
         )
-    return np.asarray(value)
+    return asarray(value)

@@ -3,12 +3,12 @@ masks, softcap, the qk output modes), RotaryEmbedding."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
-from webjax._src.onnx.ops.common import Node, cast, dev, onnx_dtype, static
+from webjax._src.onnx.ops.common import Node, cast, const, dev, onnx_dtype, static
 from webjax._src.onnx.registry import op
 
 
@@ -38,46 +38,47 @@ def attention(
     dtype = q.dtype
     scale = node.attr("scale", None)
     if scale is None:
-        scale = 1 / np.sqrt(q.shape[3])
-    root = np.asarray(np.sqrt(scale), dtype=dtype)
+        scale = 1 / math.sqrt(q.shape[3])
+    root = const(q, math.sqrt(scale))
     if past_k is not None:
         k = jnp.concatenate([dev(past_k), k], axis=2)
         v = jnp.concatenate([dev(past_v), v], axis=2)
     present_k, present_v = k, v
     s_q, s_kv = q.shape[2], k.shape[2]
-    neg = np.asarray(-np.inf, dtype=dtype)
-    zero = np.asarray(0, dtype=dtype)
+    neg = const(q, -math.inf)
+    zero = const(q, 0)
     bias: Any = jnp.zeros((s_q, s_kv), dtype)
     if mask is not None:
         mask = dev(mask)
         pad = s_kv - mask.shape[-1]
         if pad > 0:
-            fill = False if mask.dtype == np.bool_ else -np.inf
+            fill = False if mask.dtype == dtypes.bool_ else -math.inf
             mask = jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, pad)], constant_values=fill)
-        mask = jnp.where(mask, zero, neg) if mask.dtype == np.bool_ else mask.astype(dtype)
+        mask = jnp.where(mask, zero, neg) if mask.dtype == dtypes.bool_ else mask.astype(dtype)
         bias = bias + mask
     left, right = node.attr("left_window_size", -1), node.attr("right_window_size", -1)
     causal = node.attr("is_causal", 0)
     if causal or left >= 0 or right >= 0:
         if past_k is None and nonpad is not None:
-            offset = static(node, nonpad, "nonpad_kv_seqlen").reshape(-1, 1, 1, 1) - s_q
+            lens = dev(static(node, nonpad, "nonpad_kv_seqlen")).astype(dtypes.int32)
+            offset: Any = jnp.reshape(lens, (-1, 1, 1, 1)) - s_q
         else:
-            offset = np.asarray(past_k.shape[2] if past_k is not None else 0)
-        i = np.arange(s_q).reshape(-1, 1)
-        j = np.arange(s_kv).reshape(1, -1)
-        allowed = np.ones(np.broadcast_shapes(offset.shape, (s_q, s_kv)), dtype=bool)
+            offset = past_k.shape[2] if past_k is not None else 0
+        i = jnp.reshape(jnp.arange(s_q), (-1, 1))
+        j = jnp.reshape(jnp.arange(s_kv), (1, -1))
         diff = i + offset - j
+        allowed = jnp.ones(jnp.shape(diff), dtype=dtypes.bool_)
         if causal:
-            allowed &= diff >= 0
+            allowed = allowed & (diff >= 0)
         if left >= 0:
-            allowed &= diff <= left
+            allowed = allowed & (diff <= left)
         if right >= 0:
-            allowed &= -diff <= right
-        bias = bias + np.where(allowed, 0, -np.inf).astype(dtype)
+            allowed = allowed & (-diff <= right)
+        bias = bias + jnp.where(allowed, zero, neg)
     if nonpad is not None:
-        lens = static(node, nonpad, "nonpad_kv_seqlen").reshape(-1, 1, 1, 1)
-        keep = np.arange(s_kv).reshape(1, 1, 1, -1) < lens
-        bias = bias + np.where(keep, 0, -np.inf).astype(dtype)
+        lens = dev(static(node, nonpad, "nonpad_kv_seqlen")).astype(dtypes.int32)
+        keep = jnp.reshape(jnp.arange(s_kv), (1, 1, 1, -1)) < jnp.reshape(lens, (-1, 1, 1, 1))
+        bias = bias + jnp.where(keep, zero, neg)
     hq, hk = q.shape[1], k.shape[1]
     if hq != hk:
         k = jnp.repeat(k, hq // hk, axis=1)
@@ -85,7 +86,7 @@ def attention(
     qk = jnp.matmul(q * root, jnp.swapaxes(k * root, 2, 3))
     softcap = node.attr("softcap", 0.0)
     if softcap > 0:
-        cap = np.asarray(softcap, dtype=dtype)
+        cap = const(q, softcap)
         qk = jnp.tanh(qk / cap) * cap
     with_bias = qk + bias
     mode = node.attr("qk_matmul_output_mode", 0)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from webjax._src import core
+from webjax._src import core, dtypes
 from webjax._src import numpy as jnp
 from webjax._src.lax.control_flow import cond, while_loop
+from webjax._src.onnx import host
 from webjax._src.onnx.ops.common import Node, dev, norm_axis
-from webjax._src.onnx.registry import op
+from webjax._src.onnx.registry import op, static
 
 
 def _known(v: Any) -> bool:
@@ -23,7 +22,7 @@ def _known(v: Any) -> bool:
 def if_op(node: Node, condition: Any) -> Any:
     then_g, else_g = node.attr("then_branch"), node.attr("else_branch")
     if _known(condition):
-        taken = then_g if bool(np.ravel(np.asarray(condition))[0]) else else_g
+        taken = then_g if bool(static(node, condition, "cond").data[0]) else else_g
         return tuple(node.run_graph(taken, []))
 
     def branch(g: Any) -> Any:
@@ -49,7 +48,7 @@ def loop(node: Node, max_trip: Any = None, condition: Any = None, *carried: Any)
         if n_scan:
             raise node.unsupported("scan outputs with a traced trip count")
         return _while(node, body, max_trip, 0, keep_going, list(carried))
-    trip = None if max_trip is None else int(np.ravel(np.asarray(max_trip))[0])
+    trip = None if max_trip is None else int(static(node, max_trip, "M").data[0])
     scans: list[list[Any]] = []
     state = list(carried)
     i = 0
@@ -60,9 +59,10 @@ def loop(node: Node, max_trip: Any = None, condition: Any = None, *carried: Any)
             if scans and any(scans):
                 raise node.unsupported("scan outputs under a traced loop condition")
             return _while(node, body, trip, i, keep_going, state)
-        if not bool(np.ravel(np.asarray(keep_going))[0]):
+        if not bool(static(node, keep_going, "cond").data[0]):
             break
-        outs = node.run_graph(body, [np.array(i, dtype=np.int64), np.array(True), *state])
+        iteration = host.full((), i, host.int64)
+        outs = node.run_graph(body, [iteration, host.full((), True, host.bool_), *state])
         keep_going = outs[0]
         state = list(outs[1 : 1 + n_carried])
         scans.append(list(outs[1 + n_carried :]))
@@ -72,7 +72,7 @@ def loop(node: Node, max_trip: Any = None, condition: Any = None, *carried: Any)
         if scans:
             stacked.append(jnp.stack([dev(s[j]) for s in scans]))
         else:
-            stacked.append(jnp.zeros((0,), np.float32))
+            stacked.append(jnp.zeros((0,), dtypes.float32))
     return (*state, *stacked)
 
 
@@ -86,7 +86,7 @@ def _while(node: Node, body: Any, trip: Any, start: int, go0: Any, state: list) 
 
     def step(c: Any) -> Any:
         i, go, *vals = c
-        outs = node.run_graph(body, [i.astype(np.int32), go, *vals])
+        outs = node.run_graph(body, [i.astype(dtypes.int32), go, *vals])
         return (
             i + 1,
             jnp.reshape(dev(outs[0]), ()).astype(bool),

@@ -6,13 +6,13 @@ import math
 from functools import reduce
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
 from webjax._src.lax import lax
 from webjax._src.lax.lax import bitcast_convert_type
 from webjax._src.nn import functions as jnn
-from webjax._src.onnx.ops.common import Node, cast, dev, is_host, onnx_dtype, static, xp
+from webjax._src.onnx import host
+from webjax._src.onnx.ops.common import Node, cast, const, dev, is_host, onnx_dtype, scalar, xp
 from webjax._src.onnx.registry import op
 
 
@@ -44,12 +44,12 @@ def round_(node: Node, x: Any) -> Any:
 
 @op("Reciprocal")
 def reciprocal(node: Node, x: Any) -> Any:
-    return xp(x).reciprocal(x) if not is_host(x) else np.reciprocal(x)
+    return xp(x).reciprocal(x)
 
 
 @op("Erf")
 def erf(node: Node, x: Any) -> Any:
-    return lax.erf(dev(x))
+    return host.erf(x) if xp(x) is host else lax.erf(dev(x))
 
 
 @op("IsInf")
@@ -80,11 +80,14 @@ for _name, _fn in _BINARY:
 @op("Div")
 def div(node: Node, a: Any, b: Any) -> Any:
     m = xp(a, b)
-    dtype = np.result_type(a.dtype, b.dtype) if is_host(a, b) else jnp.result_type(a, b)
-    if np.issubdtype(dtype, np.integer):
-        if m is np:
-            q = np.abs(a) // np.abs(b)
-            return (q * np.sign(a) * np.sign(b)).astype(dtype)
+    if m is host:
+        dtype = host.promote_types(a.dtype, b.dtype)
+        if dtype.kind in "iu":  # rounding toward zero, as C
+            q = host.floor_divide(host.abs(a), host.abs(b))
+            return (q * host.sign(a) * host.sign(b)).astype(dtype)
+        return host.divide(a, b)
+    dtype = jnp.result_type(a, b)
+    if dtype.kind in "iu":
         return lax.div(*jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype)))
     return m.divide(a, b)
 
@@ -98,9 +101,9 @@ def mod(node: Node, a: Any, b: Any) -> Any:
 @op("Pow")
 def pow_(node: Node, x: Any, y: Any) -> Any:
     m = xp(x, y)
-    if np.issubdtype(np.dtype(x.dtype), np.integer) and not np.issubdtype(
-        np.dtype(y.dtype), np.integer
-    ):
+    if m is jnp:
+        x, y = dev(x), dev(y)
+    if x.dtype.kind in "iu" and y.dtype.kind not in "iu":
         return m.power(cast(x, y.dtype), y).astype(x.dtype)
     return m.power(x, cast(y, x.dtype))
 
@@ -135,11 +138,8 @@ def where(node: Node, c: Any, a: Any, b: Any) -> Any:
 
 @op("Cast")
 def cast_op(node: Node, x: Any) -> Any:
-    to = node.attr("to")
-    dtype = onnx_dtype(node, to)
-    if node.attr("saturate", 1) == 0 and dtype.itemsize == 1 and dtype.kind == "V":
-        raise node.unsupported("saturate=0")
-    if np.dtype(x.dtype) == np.bool_ or dtype != np.bool_:
+    dtype = onnx_dtype(node, node.attr("to"))
+    if x.dtype == dtypes.bool_ or dtype != dtypes.bool_:
         return cast(x, dtype)
     return xp(x).not_equal(x, 0)
 
@@ -156,11 +156,9 @@ def identity(node: Node, x: Any) -> Any:
 
 @op("Dropout")
 def dropout(node: Node, x: Any, ratio: Any = None, training_mode: Any = None) -> Any:
-    if training_mode is not None and bool(
-        np.ravel(static(node, training_mode, "training_mode"))[0]
-    ):
+    if training_mode is not None and bool(scalar(node, training_mode, "training_mode")):
         raise node.unsupported("training_mode=True (dropout needs a random key)")
-    return x, xp(x).ones(np.shape(x), dtype=bool)
+    return x, xp(x).ones(tuple(x.shape), dtype=dtypes.bool_)
 
 
 @op("Clip")
@@ -169,8 +167,8 @@ def clip(node: Node, x: Any, lo: Any = None, hi: Any = None) -> Any:
     if node.opset < 11:
         lo = node.attr("min", None)
         hi = node.attr("max", None)
-        lo = None if lo is None else np.asarray(lo, dtype=x.dtype)
-        hi = None if hi is None else np.asarray(hi, dtype=x.dtype)
+        lo = None if lo is None else const(x, lo)
+        hi = None if hi is None else const(x, hi)
     if lo is not None:
         x = m.maximum(x, lo)
     if hi is not None:
@@ -181,23 +179,21 @@ def clip(node: Node, x: Any, lo: Any = None, hi: Any = None) -> Any:
 # --- activations ----------------------------------------------------------------------------
 
 
-def _const(x: Any, v: float) -> Any:
-    return np.asarray(v, dtype=x.dtype)
-
-
 @op("Relu")
 def relu(node: Node, x: Any) -> Any:
-    return xp(x).maximum(x, _const(x, 0))
+    return xp(x).maximum(x, const(x, 0))
 
 
 @op("LeakyRelu")
 def leaky_relu(node: Node, x: Any) -> Any:
-    a = _const(x, node.attr("alpha", 0.01))
+    x = dev(x)
+    a = const(x, node.attr("alpha", 0.01))
     return jnp.where(x >= 0, x, x * a)
 
 
 @op("PRelu")
 def prelu(node: Node, x: Any, slope: Any) -> Any:
+    x = dev(x)
     return jnp.where(x >= 0, x, x * slope)
 
 
@@ -208,83 +204,96 @@ def sigmoid(node: Node, x: Any) -> Any:
 
 @op("HardSigmoid")
 def hard_sigmoid(node: Node, x: Any) -> Any:
-    a, b = _const(x, node.attr("alpha", 0.2)), _const(x, node.attr("beta", 0.5))
+    x = dev(x)
+    a, b = const(x, node.attr("alpha", 0.2)), const(x, node.attr("beta", 0.5))
     return jnp.clip(x * a + b, 0, 1).astype(x.dtype)
 
 
 @op("HardSwish")
 def hard_swish(node: Node, x: Any) -> Any:
-    return x * jnp.clip(x * _const(x, 1 / 6) + _const(x, 0.5), 0, 1).astype(x.dtype)
+    x = dev(x)
+    return x * jnp.clip(x * const(x, 1 / 6) + const(x, 0.5), 0, 1).astype(x.dtype)
 
 
 @op("Elu")
 def elu(node: Node, x: Any) -> Any:
-    a = _const(x, node.attr("alpha", 1.0))
+    x = dev(x)
+    a = const(x, node.attr("alpha", 1.0))
     return jnp.where(x > 0, x, a * jnp.expm1(jnp.minimum(x, 0)))
 
 
 @op("Selu")
 def selu(node: Node, x: Any) -> Any:
-    a = _const(x, node.attr("alpha", 1.67326319217681884765625))
-    g = _const(x, node.attr("gamma", 1.05070102214813232421875))
+    x = dev(x)
+    a = const(x, node.attr("alpha", 1.67326319217681884765625))
+    g = const(x, node.attr("gamma", 1.05070102214813232421875))
     return g * jnp.where(x > 0, x, a * jnp.expm1(jnp.minimum(x, 0)))
 
 
 @op("Celu")
 def celu(node: Node, x: Any) -> Any:
-    a = _const(x, node.attr("alpha", 1.0))
+    x = dev(x)
+    a = const(x, node.attr("alpha", 1.0))
     return jnp.maximum(x, 0) + jnp.minimum(0, a * jnp.expm1(x / a))
 
 
 @op("ThresholdedRelu")
 def thresholded_relu(node: Node, x: Any) -> Any:
-    a = _const(x, node.attr("alpha", 1.0))
+    x = dev(x)
+    a = const(x, node.attr("alpha", 1.0))
     return jnp.where(x > a, x, jnp.zeros_like(x))
 
 
 @op("Softplus")
 def softplus(node: Node, x: Any) -> Any:
-    return jnp.logaddexp(x, _const(x, 0))
+    x = dev(x)
+    return jnp.logaddexp(x, const(x, 0))
 
 
 @op("Softsign")
 def softsign(node: Node, x: Any) -> Any:
+    x = dev(x)
     return x / (1 + jnp.abs(x))
 
 
 @op("Mish")
 def mish(node: Node, x: Any) -> Any:
-    return x * jnp.tanh(jnp.logaddexp(x, _const(x, 0)))
+    x = dev(x)
+    return x * jnp.tanh(jnp.logaddexp(x, const(x, 0)))
 
 
 @op("Swish")
 def swish(node: Node, x: Any) -> Any:
-    a = _const(x, node.attr("alpha", 1.0))
+    x = dev(x)
+    a = const(x, node.attr("alpha", 1.0))
     return x * jnn.sigmoid(a * dev(x))
 
 
 @op("Gelu")
 def gelu(node: Node, x: Any) -> Any:
+    x = dev(x)
     approximate = node.attr("approximate", "none")
     if approximate == "tanh":
-        c = _const(x, math.sqrt(2 / math.pi))
-        return _const(x, 0.5) * x * (1 + jnp.tanh(c * (x + _const(x, 0.044715) * x * x * x)))
+        c = const(x, math.sqrt(2 / math.pi))
+        return const(x, 0.5) * x * (1 + jnp.tanh(c * (x + const(x, 0.044715) * x * x * x)))
     if approximate != "none":
         raise node.unsupported(f"approximate={approximate!r}")
-    return _const(x, 0.5) * x * (1 + lax.erf(dev(x) * _const(x, 1 / math.sqrt(2))))
+    return const(x, 0.5) * x * (1 + lax.erf(dev(x) * const(x, 1 / math.sqrt(2))))
 
 
 @op("Shrink")
 def shrink(node: Node, x: Any) -> Any:
-    lambd = _const(x, node.attr("lambd", 0.5))
-    bias = _const(x, node.attr("bias", 0.0))
+    x = dev(x)
+    lambd = const(x, node.attr("lambd", 0.5))
+    bias = const(x, node.attr("bias", 0.0))
     zero = jnp.zeros_like(x)
     return jnp.where(x < -lambd, x + bias, jnp.where(x > lambd, x - bias, zero))
 
 
 @op("SwiGLU")
 def swiglu(node: Node, a: Any, b: Any) -> Any:
-    alpha = _const(a, node.attr("alpha", 1.0))
+    a, b = dev(a), dev(b)
+    alpha = const(a, node.attr("alpha", 1.0))
     return a * jnn.sigmoid(alpha * dev(a)) * b
 
 
@@ -292,7 +301,7 @@ def swiglu(node: Node, a: Any, b: Any) -> Any:
 def bitcast(node: Node, x: Any) -> Any:
     dtype = onnx_dtype(node, node.attr("to"))
     if is_host(x):
-        return np.asarray(x).view(dtype)
-    if np.dtype(x.dtype).itemsize != dtype.itemsize:
+        return host.view(x, dtype)
+    if x.dtype.itemsize != dtype.itemsize:
         raise node.unsupported(f"a bitcast from {x.dtype} to {dtype} (64-bit types are off)")
     return bitcast_convert_type(x, dtype)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
 from webjax._src.nn import functions as jnn
 from webjax._src.onnx.ops.common import Node, dev
@@ -13,7 +12,7 @@ from webjax._src.onnx.registry import op
 
 
 def _nll(node: Node, logp: Any, target: Any, weight: Any) -> Any:
-    target = dev(target).astype(np.int32)
+    target = dev(target).astype(dtypes.int32)
     ignore = node.attr("ignore_index", None)
     c = logp.shape[1]
     keep = jnp.ones(target.shape, bool) if ignore is None else target != ignore

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
-from webjax._src.dtype_queries import issubdtype
 from webjax._src.lax import lax
 from webjax._src.lax.convolution import conv_general_dilated
 from webjax._src.lax.windowed import reduce_window
-from webjax._src.onnx.ops.common import Node, dev, norm_axis, xp
+from webjax._src.onnx.ops.common import Node, const, dev, norm_axis
 from webjax._src.onnx.registry import op
+
+
+def _lowest(dt: dtypes.DType) -> Any:
+    """The identity of a maximum over `dt`: -inf, or the integer type's minimum."""
+    return -math.inf if dt.kind == "f" else dtypes.iinfo_bounds(dt)[0]
 
 
 @op("MatMul")
 def matmul(node: Node, a: Any, b: Any) -> Any:
-    return xp(a, b).matmul(a, b)
+    return jnp.matmul(dev(a), dev(b))
 
 
 @op("Gemm")
@@ -30,16 +35,16 @@ def gemm(node: Node, a: Any, b: Any, c: Any = None) -> Any:
     alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
     y = jnp.matmul(a, b)
     if alpha != 1.0:
-        y = y * np.asarray(alpha, dtype=y.dtype)
+        y = y * const(y, alpha)
     if c is not None:
         cc = dev(c)
-        y = y + (cc * np.asarray(beta, dtype=cc.dtype) if beta != 1.0 else cc)
+        y = y + (cc * const(cc, beta) if beta != 1.0 else cc)
     return y
 
 
 @op("Einsum")
 def einsum(node: Node, *xs: Any) -> Any:
-    return xp(*xs).einsum(node.attr("equation").replace(" ", ""), *xs)
+    return jnp.einsum(node.attr("equation").replace(" ", ""), *[dev(x) for x in xs])
 
 
 # --- convolution ----------------------------------------------------------------------------
@@ -166,13 +171,9 @@ def max_pool(node: Node, x: Any) -> Any:
     k, s, d, pads, extra = _pool_geometry(node, x)
     if len([o for o in node.proto.outputs if o]) > 1:
         return _max_pool_with_indices(node, x, k, s, d, pads, extra)
-    if issubdtype(x.dtype, np.floating):
-        init = -np.inf
-    else:
-        init = np.iinfo(np.dtype(x.dtype)).min
     return reduce_window(
         x,
-        np.asarray(init, x.dtype),
+        const(x, _lowest(x.dtype)),
         lax.max,
         (1, 1, *k),
         (1, 1, *s),
@@ -191,32 +192,31 @@ def _max_pool_with_indices(
         (size + lo + hi + e - ((kk - 1) * dd + 1)) // ss + 1
         for size, (lo, hi), e, kk, ss, dd in zip(sizes, pads, extra, k, s, d)
     ]
-    out_pos = np.stack(np.meshgrid(*[np.arange(o) for o in out_sizes], indexing="ij"), -1)
-    offsets = np.stack(np.meshgrid(*[np.arange(kk) for kk in k], indexing="ij"), -1)
-    out_pos = out_pos.reshape(-1, len(k))
-    offsets = offsets.reshape(-1, len(k))
-    coords = (
-        out_pos[:, None, :] * np.array(s)
-        + offsets[None, :, :] * np.array(d)
-        - np.array([lo for lo, _ in pads])
-    )
-    inside = np.all((coords >= 0) & (coords < np.array(sizes)), axis=-1)
-    clipped = np.clip(coords, 0, np.array(sizes) - 1)
-    flat = np.ravel_multi_index(tuple(np.moveaxis(clipped, -1, 0)), sizes)
+    column_major = node.attr("storage_order", 0)
+    rows_strides = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    col_strides = [math.prod(sizes[:i]) for i in range(len(sizes))]
+    inside, flat, stored = [], [], []
+    for pos in itertools.product(*[range(o) for o in out_sizes]):
+        in_row, flat_row, stored_row = [], [], []
+        for off in itertools.product(*[range(kk) for kk in k]):
+            coord = [p * ss + o * dd - lo for p, o, ss, dd, (lo, _) in zip(pos, off, s, d, pads)]
+            in_row.append(all(0 <= cc < size for cc, size in zip(coord, sizes)))
+            clipped = [min(max(cc, 0), size - 1) for cc, size in zip(coord, sizes)]
+            flat_row.append(sum(cc * st for cc, st in zip(clipped, rows_strides)))
+            stored_row.append(sum(cc * st for cc, st in zip(clipped, col_strides)))
+        inside.append(in_row)
+        flat.append(flat_row)
+        stored.append(stored_row)
     plane = jnp.reshape(x, (n, c, -1))
-    vals = plane[:, :, jnp.asarray(flat.astype(np.int32))]  # (n, c, outputs, window)
-    low = np.asarray(
-        -np.inf if issubdtype(x.dtype, np.floating) else np.iinfo(np.dtype(x.dtype)).min, x.dtype
-    )
-    vals = jnp.where(jnp.asarray(inside), vals, low)
+    vals = plane[:, :, jnp.asarray(flat, dtype=dtypes.int32)]  # (n, c, outputs, window)
+    vals = jnp.where(jnp.asarray(inside), vals, const(x, _lowest(x.dtype)))
     best = jnp.argmax(vals, axis=-1)
     y = jnp.max(vals, axis=-1)
-    if node.attr("storage_order", 0):
-        flat = np.ravel_multi_index(tuple(np.moveaxis(clipped, -1, 0)), sizes, order="F")
-    idx = jnp.take_along_axis(
-        jnp.broadcast_to(jnp.asarray(flat.astype(np.int32)), vals.shape), best[..., None], axis=-1
-    )[..., 0]
-    base = jnp.reshape(jnp.arange(n * c) * int(np.prod(sizes)), (n, c, 1))
+    positions = jnp.asarray(stored if column_major else flat, dtype=dtypes.int32)
+    idx = jnp.take_along_axis(jnp.broadcast_to(positions, vals.shape), best[..., None], axis=-1)[
+        ..., 0
+    ]
+    base = jnp.reshape(jnp.arange(n * c) * math.prod(sizes), (n, c, 1))
     shape = (n, c, *out_sizes)
     return jnp.reshape(y, shape), jnp.reshape(idx + base, shape)
 
@@ -228,7 +228,7 @@ def average_pool(node: Node, x: Any) -> Any:
     window = ((1, 1, *k), (1, 1, *s))
     total = reduce_window(
         x,
-        np.asarray(0, x.dtype),
+        const(x, 0),
         lax.add,
         *window,
         _full(pads, extra),
@@ -239,7 +239,7 @@ def average_pool(node: Node, x: Any) -> Any:
         ones = jnp.pad(ones, _full(pads, [0] * len(pads)), constant_values=1)
         count = reduce_window(
             ones,
-            np.asarray(0, x.dtype),
+            const(x, 0),
             lax.add,
             *window,
             _full([(0, 0)] * len(pads), extra),
@@ -248,7 +248,7 @@ def average_pool(node: Node, x: Any) -> Any:
     else:
         count = reduce_window(
             ones,
-            np.asarray(0, x.dtype),
+            const(x, 0),
             lax.add,
             *window,
             _full(pads, extra),
@@ -264,24 +264,24 @@ def lp_pool(node: Node, x: Any) -> Any:
     k, s, d, pads, extra = _pool_geometry(node, x)
     total = reduce_window(
         jnp.abs(x) ** p,
-        np.asarray(0, x.dtype),
+        const(x, 0),
         lax.add,
         (1, 1, *k),
         (1, 1, *s),
         _full(pads, extra),
         window_dilation=(1, 1, *d),
     )
-    return total ** np.asarray(1.0 / p, x.dtype)
+    return total ** const(x, 1.0 / p)
 
 
 @op("GlobalAveragePool")
 def global_average_pool(node: Node, x: Any) -> Any:
-    return jnp.mean(dev(x), axis=tuple(range(2, np.ndim(x))), keepdims=True)
+    return jnp.mean(dev(x), axis=tuple(range(2, len(x.shape))), keepdims=True)
 
 
 @op("GlobalMaxPool")
 def global_max_pool(node: Node, x: Any) -> Any:
-    return jnp.max(dev(x), axis=tuple(range(2, np.ndim(x))), keepdims=True)
+    return jnp.max(dev(x), axis=tuple(range(2, len(x.shape))), keepdims=True)
 
 
 @op("GlobalLpPool")
@@ -289,7 +289,7 @@ def global_lp_pool(node: Node, x: Any) -> Any:
     p = node.attr("p", 2)
     x = dev(x)
     s = jnp.sum(jnp.abs(x) ** p, axis=tuple(range(2, x.ndim)), keepdims=True)
-    return s ** np.asarray(1.0 / p, x.dtype)
+    return s ** const(x, 1.0 / p)
 
 
 # --- normalization --------------------------------------------------------------------------
@@ -304,7 +304,7 @@ def batch_norm(node: Node, x: Any, scale: Any, bias: Any, mean: Any, var: Any) -
     if node.attr("training_mode", 0):
         raise node.unsupported("training_mode=1")
     x = dev(x)
-    eps = np.asarray(node.attr("epsilon", 1e-5), dtype=x.dtype)
+    eps = const(x, node.attr("epsilon", 1e-5))
     r = x.ndim
     inv = lax.rsqrt(_channel(var, r).astype(x.dtype) + eps)
     y = (x - _channel(mean, r).astype(x.dtype)) * inv * _channel(scale, r).astype(x.dtype)
@@ -322,7 +322,7 @@ def _normalize(x: Any, axes: tuple, eps: Any) -> tuple[Any, Any, Any]:
 @op("InstanceNormalization")
 def instance_norm(node: Node, x: Any, scale: Any, bias: Any) -> Any:
     x = dev(x)
-    eps = np.asarray(node.attr("epsilon", 1e-5), dtype=x.dtype)
+    eps = const(x, node.attr("epsilon", 1e-5))
     y, _, _ = _normalize(x, tuple(range(2, x.ndim)), eps)
     return y * _channel(scale, x.ndim) + _channel(bias, x.ndim)
 
@@ -332,9 +332,9 @@ def layer_norm(node: Node, x: Any, scale: Any, bias: Any = None) -> Any:
     x = dev(x)
     axis = norm_axis(node.attr("axis", -1), x.ndim)
     stash = node.attr("stash_type", 1)
-    compute = np.float32 if stash == 1 else x.dtype
+    compute = dtypes.float32 if stash == 1 else x.dtype
     xc = x.astype(compute)
-    eps = np.asarray(node.attr("epsilon", 1e-5), dtype=compute)
+    eps = jnp.asarray(node.attr("epsilon", 1e-5), dtype=compute)
     y, mean, inv = _normalize(xc, tuple(range(axis, x.ndim)), eps)
     y = y.astype(x.dtype) * dev(scale)
     if bias is not None:
@@ -346,9 +346,9 @@ def layer_norm(node: Node, x: Any, scale: Any, bias: Any = None) -> Any:
 def rms_norm(node: Node, x: Any, scale: Any) -> Any:
     x = dev(x)
     axis = norm_axis(node.attr("axis", -1), x.ndim)
-    compute = np.float32 if node.attr("stash_type", 1) == 1 else x.dtype
+    compute = dtypes.float32 if node.attr("stash_type", 1) == 1 else x.dtype
     xc = x.astype(compute)
-    eps = np.asarray(node.attr("epsilon", 1e-5), dtype=compute)
+    eps = jnp.asarray(node.attr("epsilon", 1e-5), dtype=compute)
     ms = jnp.mean(xc * xc, axis=tuple(range(axis, x.ndim)), keepdims=True)
     return (xc * lax.rsqrt(ms + eps)).astype(x.dtype) * dev(scale)
 
@@ -358,8 +358,8 @@ def group_norm(node: Node, x: Any, scale: Any, bias: Any) -> Any:
     x = dev(x)
     g = node.attr("num_groups")
     n, c = x.shape[:2]
-    compute = np.float32 if node.attr("stash_type", 1) == 1 else x.dtype
-    eps = np.asarray(node.attr("epsilon", 1e-5), dtype=compute)
+    compute = dtypes.float32 if node.attr("stash_type", 1) == 1 else x.dtype
+    eps = jnp.asarray(node.attr("epsilon", 1e-5), dtype=compute)
     grouped = jnp.reshape(x.astype(compute), (n, g, -1))
     y, _, _ = _normalize(grouped, (2,), eps)
     y = jnp.reshape(y, x.shape).astype(x.dtype)
@@ -376,7 +376,7 @@ def mean_variance_norm(node: Node, x: Any) -> Any:
     axes = tuple(norm_axis(a, x.ndim) for a in node.attr("axes", [0, 2, 3]))
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(x * x, axis=axes, keepdims=True) - mean * mean
-    return (x - mean) / (jnp.sqrt(var) + np.asarray(1e-9, x.dtype))
+    return (x - mean) / (jnp.sqrt(var) + const(x, 1e-9))
 
 
 @op("LRN")
@@ -390,15 +390,13 @@ def lrn(node: Node, x: Any) -> Any:
     pads = [(0, 0), (lo, hi)] + [(0, 0)] * (x.ndim - 2)
     sq = reduce_window(
         x * x,
-        np.asarray(0, x.dtype),
+        const(x, 0),
         lax.add,
         (1, size) + (1,) * (x.ndim - 2),
         (1,) * x.ndim,
         pads,
     )
-    return x / (np.asarray(bias, x.dtype) + np.asarray(alpha / size, x.dtype) * sq) ** np.asarray(
-        beta, x.dtype
-    )
+    return x / (const(x, bias) + const(x, alpha / size) * sq) ** const(x, beta)
 
 
 @op("LpNormalization")

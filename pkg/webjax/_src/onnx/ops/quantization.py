@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
 from webjax._src.onnx.ops import nn
 from webjax._src.onnx.ops.common import Node, dev, norm_axis, onnx_dtype
@@ -18,20 +17,20 @@ def _per_axis(node: Node, v: Any, x: Any) -> Any:
     v = dev(v)
     if v.ndim == 0 or v.size == 1:
         return jnp.reshape(v, ())
-    axis = norm_axis(node.attr("axis", 1), np.ndim(x))
+    axis = norm_axis(node.attr("axis", 1), len(x.shape))
     block = node.attr("block_size", 0)
     if block:
         return jnp.repeat(v, block, axis=axis)[
-            tuple(slice(0, np.shape(x)[i]) if i == axis else slice(None) for i in range(v.ndim))
+            tuple(slice(0, x.shape[i]) if i == axis else slice(None) for i in range(v.ndim))
         ]
-    shape = [1] * np.ndim(x)
+    shape = [1] * len(x.shape)
     shape[axis] = v.shape[0]
     return jnp.reshape(v, shape)
 
 
 def _integer_range(dtype: Any) -> tuple[float, float]:
-    info = np.iinfo(np.dtype(dtype))
-    return float(info.min), float(info.max)
+    lo, hi = dtypes.iinfo_bounds(dtypes.dtype(dtype))
+    return float(lo), float(hi)
 
 
 @op("QuantizeLinear")
@@ -39,16 +38,16 @@ def quantize_linear(node: Node, x: Any, scale: Any, zero_point: Any = None) -> A
     if node.has("output_dtype") and node.attr("output_dtype"):
         out_dtype = onnx_dtype(node, node.attr("output_dtype"))
     elif zero_point is not None:
-        out_dtype = np.dtype(zero_point.dtype)
+        out_dtype = dtypes.dtype(zero_point.dtype)
     else:
-        out_dtype = np.dtype(np.uint8)
+        out_dtype = dtypes.uint8
     if out_dtype.kind not in "iu":
         raise node.unsupported(f"output type {out_dtype}")
-    x = dev(x).astype(np.float32)
-    s = _per_axis(node, scale, x).astype(np.float32)
+    x = dev(x).astype(dtypes.float32)
+    s = _per_axis(node, scale, x).astype(dtypes.float32)
     q = jnp.round(x / s)
     if zero_point is not None:
-        q = q + _per_axis(node, zero_point, x).astype(np.float32)
+        q = q + _per_axis(node, zero_point, x).astype(dtypes.float32)
     lo, hi = _integer_range(out_dtype)
     return jnp.clip(q, lo, hi).astype(out_dtype)
 
@@ -57,11 +56,11 @@ def quantize_linear(node: Node, x: Any, scale: Any, zero_point: Any = None) -> A
 def dequantize_linear(node: Node, x: Any, scale: Any, zero_point: Any = None) -> Any:
     x = dev(x)
     s = _per_axis(node, scale, x)
-    if np.dtype(x.dtype).kind not in "iu":
+    if x.dtype.kind not in "iu":
         raise node.unsupported(f"input type {x.dtype}")
-    v = x.astype(np.int32)
+    v = x.astype(dtypes.int32)
     if zero_point is not None:
-        v = v - _per_axis(node, zero_point, x).astype(np.int32)
+        v = v - _per_axis(node, zero_point, x).astype(dtypes.int32)
     out = v.astype(s.dtype) * s
     if node.has("output_dtype") and node.attr("output_dtype"):
         out = out.astype(onnx_dtype(node, node.attr("output_dtype")))
@@ -70,20 +69,20 @@ def dequantize_linear(node: Node, x: Any, scale: Any, zero_point: Any = None) ->
 
 @op("DynamicQuantizeLinear")
 def dynamic_quantize_linear(node: Node, x: Any) -> Any:
-    x = dev(x).astype(np.float32)
+    x = dev(x).astype(dtypes.float32)
     lo = jnp.minimum(jnp.min(x), 0.0)
     hi = jnp.maximum(jnp.max(x), 0.0)
     scale = (hi - lo) / 255.0
     zp = jnp.clip(jnp.round(-lo / scale), 0, 255)
-    y = jnp.clip(jnp.round(x / scale) + zp, 0, 255).astype(np.uint8)
-    return y, scale, zp.astype(np.uint8)
+    y = jnp.clip(jnp.round(x / scale) + zp, 0, 255).astype(dtypes.uint8)
+    return y, scale, zp.astype(dtypes.uint8)
 
 
 def _centered(x: Any, zp: Any, axis: int | None = None) -> Any:
-    v = dev(x).astype(np.int32)
+    v = dev(x).astype(dtypes.int32)
     if zp is None:
         return v
-    z = dev(zp).astype(np.int32)
+    z = dev(zp).astype(dtypes.int32)
     if z.ndim == 1 and z.size > 1 and axis is not None:
         shape = [1] * v.ndim
         shape[axis] = z.shape[0]
@@ -93,18 +92,18 @@ def _centered(x: Any, zp: Any, axis: int | None = None) -> Any:
 
 @op("MatMulInteger")
 def matmul_integer(node: Node, a: Any, b: Any, a_zp: Any = None, b_zp: Any = None) -> Any:
-    return jnp.matmul(_centered(a, a_zp, np.ndim(a) - 2), _centered(b, b_zp, np.ndim(b) - 1))
+    return jnp.matmul(_centered(a, a_zp, len(a.shape) - 2), _centered(b, b_zp, len(b.shape) - 1))
 
 
 @op("ConvInteger")
 def conv_integer(node: Node, x: Any, w: Any, x_zp: Any = None, w_zp: Any = None) -> Any:
-    xc = _centered(x, x_zp).astype(np.float32)
-    wc = _centered(w, w_zp, 0).astype(np.float32)
-    return jnp.round(nn.conv(node, xc, wc)).astype(np.int32)
+    xc = _centered(x, x_zp).astype(dtypes.float32)
+    wc = _centered(w, w_zp, 0).astype(dtypes.float32)
+    return jnp.round(nn.conv(node, xc, wc)).astype(dtypes.int32)
 
 
 def _requantize(y: Any, y_scale: Any, y_zp: Any) -> Any:
-    q = jnp.round(y / dev(y_scale).astype(np.float32)) + dev(y_zp).astype(np.float32)
+    q = jnp.round(y / dev(y_scale).astype(dtypes.float32)) + dev(y_zp).astype(dtypes.float32)
     lo, hi = _integer_range(y_zp.dtype)
     return jnp.clip(q, lo, hi).astype(y_zp.dtype)
 
@@ -113,9 +112,11 @@ def _requantize(y: Any, y_scale: Any, y_zp: Any) -> Any:
 def qlinear_matmul(
     node: Node, a: Any, a_s: Any, a_zp: Any, b: Any, b_s: Any, b_zp: Any, y_s: Any, y_zp: Any
 ) -> Any:
-    af = _centered(a, a_zp, np.ndim(a) - 2).astype(np.float32) * dev(a_s).astype(np.float32)
-    bs = dev(b_s).astype(np.float32)
-    bf = _centered(b, b_zp, np.ndim(b) - 1).astype(np.float32) * bs
+    af = _centered(a, a_zp, len(a.shape) - 2).astype(dtypes.float32) * dev(a_s).astype(
+        dtypes.float32
+    )
+    bs = dev(b_s).astype(dtypes.float32)
+    bf = _centered(b, b_zp, len(b.shape) - 1).astype(dtypes.float32) * bs
     return _requantize(jnp.matmul(af, bf), y_s, y_zp)
 
 
@@ -132,15 +133,15 @@ def qlinear_conv(
     y_zp: Any,
     b: Any = None,
 ) -> Any:
-    xf = _centered(x, x_zp).astype(np.float32) * dev(x_s).astype(np.float32)
-    ws = dev(w_s).astype(np.float32)
+    xf = _centered(x, x_zp).astype(dtypes.float32) * dev(x_s).astype(dtypes.float32)
+    ws = dev(w_s).astype(dtypes.float32)
     if ws.ndim == 1 and ws.size > 1:
-        ws = jnp.reshape(ws, (-1,) + (1,) * (np.ndim(w) - 1))
-    wf = _centered(w, w_zp, 0).astype(np.float32) * ws
+        ws = jnp.reshape(ws, (-1,) + (1,) * (len(w.shape) - 1))
+    wf = _centered(w, w_zp, 0).astype(dtypes.float32) * ws
     y = nn.conv(node, xf, wf)
     if b is not None:
         scale = jnp.reshape(
-            dev(x_s).astype(np.float32) * jnp.ravel(ws), (1, -1) + (1,) * (y.ndim - 2)
+            dev(x_s).astype(dtypes.float32) * jnp.ravel(ws), (1, -1) + (1,) * (y.ndim - 2)
         )
-        y = y + jnp.reshape(dev(b).astype(np.float32), (1, -1) + (1,) * (y.ndim - 2)) * scale
+        y = y + jnp.reshape(dev(b).astype(dtypes.float32), (1, -1) + (1,) * (y.ndim - 2)) * scale
     return _requantize(y, y_s, y_zp)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
-from webjax._src.dtype_queries import issubdtype
 from webjax._src.lax.sorting import top_k
 from webjax._src.nn import functions as jnn
+from webjax._src.onnx import host
 from webjax._src.onnx.ops.common import Node, axis_list, dev, norm_axis, scalar_int, xp
 from webjax._src.onnx.registry import op
 
@@ -23,38 +23,38 @@ def _reduce(name: str, combine: Any) -> None:
         axes = axis_list(node, axes_in) if node.opset >= since else node.attr("axes", None)
         keepdims = bool(node.attr("keepdims", 1))
         m = xp(x)
+        if m is jnp:
+            x = dev(x)
         if not axes:
             if node.attr("noop_with_empty_axes", 0):
                 return x
-            axes = list(range(np.ndim(x)))
-        ax = tuple(norm_axis(a, np.ndim(x)) for a in axes)
+            axes = list(range(len(x.shape)))
+        ax = tuple(norm_axis(a, len(x.shape)) for a in axes)
         return combine(m, x, ax, keepdims)
 
     op(name)(impl)
 
 
 def _empty_guard(m: Any, x: Any, ax: tuple, keepdims: bool, fn: str, identity: Any) -> Any:
-    if any(np.shape(x)[a] == 0 for a in ax):
-        shape = tuple(
-            (1 if keepdims else None) if i in ax else d for i, d in enumerate(np.shape(x))
-        )
+    if any(x.shape[a] == 0 for a in ax):
+        shape = tuple((1 if keepdims else None) if i in ax else d for i, d in enumerate(x.shape))
         return m.full(tuple(d for d in shape if d is not None), identity, dtype=x.dtype)
     return getattr(m, fn)(x, axis=ax, keepdims=keepdims)
 
 
 def _extreme_identity(x: Any, largest: bool) -> Any:
-    d = np.dtype(x.dtype)
-    if issubdtype(d, np.floating):
-        return -np.inf if largest else np.inf
-    if d == np.bool_:
+    d = x.dtype
+    if d.kind == "f":
+        return -math.inf if largest else math.inf
+    if d == dtypes.bool_:
         return not largest
-    info = np.iinfo(d)
-    return info.min if largest else info.max
+    lo, hi = dtypes.iinfo_bounds(d)
+    return lo if largest else hi
 
 
 def _logsumexp(m: Any, x: Any, ax: tuple, k: bool) -> Any:
-    if m is np:
-        return np.log(np.sum(np.exp(x), axis=ax, keepdims=k))
+    if m is host:
+        return host.log(host.sum(host.exp(x), axis=ax, keepdims=k))
     big = jnp.max(x, axis=ax, keepdims=True)
     big = jnp.where(jnp.isfinite(big), big, jnp.zeros_like(big))
     out = jnp.log(jnp.sum(jnp.exp(x - big), axis=ax, keepdims=True)) + big
@@ -82,18 +82,20 @@ _reduce("ReduceLogSumExp", lambda m, x, ax, k: _logsumexp(m, x, ax, k).astype(x.
 
 def _arg(name: str, largest: bool) -> None:
     def impl(node: Node, x: Any) -> Any:
-        axis = norm_axis(node.attr("axis", 0), np.ndim(x))
+        axis = norm_axis(node.attr("axis", 0), len(x.shape))
         keepdims = bool(node.attr("keepdims", 1))
         m = xp(x)
+        if m is jnp:
+            x = dev(x)
         if node.attr("select_last_index", 0):
             flipped = m.flip(x, axis)
             idx = (m.argmax if largest else m.argmin)(flipped, axis=axis)
-            idx = np.shape(x)[axis] - 1 - idx
+            idx = x.shape[axis] - 1 - idx
         else:
             idx = (m.argmax if largest else m.argmin)(x, axis=axis)
         if keepdims:
             idx = m.expand_dims(idx, axis)
-        return idx.astype(np.int64) if m is np else idx
+        return idx
 
     op(name)(impl)
 
@@ -104,8 +106,10 @@ _arg("ArgMin", False)
 
 @op("CumSum")
 def cumsum(node: Node, x: Any, axis: Any) -> Any:
-    ax = norm_axis(scalar_int(node, axis, "axis"), np.ndim(x))
+    ax = norm_axis(scalar_int(node, axis, "axis"), len(x.shape))
     m = xp(x)
+    if m is jnp:
+        x = dev(x)
     exclusive, reverse = node.attr("exclusive", 0), node.attr("reverse", 0)
     if reverse:
         x = m.flip(x, ax)
@@ -123,13 +127,13 @@ def topk(node: Node, x: Any, k: Any) -> Any:
         kk = node.attr("k")
     else:
         kk = scalar_int(node, k, "k")
-    axis = norm_axis(node.attr("axis", -1), np.ndim(x))
+    axis = norm_axis(node.attr("axis", -1), len(x.shape))
     largest = node.attr("largest", 1)
     x = dev(x)
     moved = jnp.moveaxis(x, axis, -1)
     key = moved if largest else -moved
-    if not largest and not issubdtype(x.dtype, np.floating):
-        key = ~moved if issubdtype(x.dtype, np.signedinteger) else -moved.astype(np.int32)
+    if not largest and x.dtype.kind != "f":
+        key = ~moved if x.dtype.kind == "i" else -moved.astype(dtypes.int32)
     _, idx = top_k(key, kk)
     vals = jnp.take_along_axis(moved, idx, axis=-1)
     return jnp.moveaxis(vals, -1, axis), jnp.moveaxis(idx, -1, axis)
@@ -141,7 +145,7 @@ def _softmax_like(node: Node, x: Any, fn: Any) -> Any:
     if node.opset < 13:  # the input is coerced to 2-D at axis
         axis = norm_axis(node.attr("axis", 1), rank)
         shape = x.shape
-        flat = jnp.reshape(x, (int(np.prod(shape[:axis], dtype=np.int64)), -1))
+        flat = jnp.reshape(x, (math.prod(shape[:axis]), -1))
         return jnp.reshape(fn(flat, 1), shape)
     return fn(x, norm_axis(node.attr("axis", -1), rank))
 
@@ -167,14 +171,16 @@ def hardmax(node: Node, x: Any) -> Any:
 
 @op("CumProd")
 def cumprod(node: Node, x: Any, axis: Any) -> Any:
-    ax = norm_axis(scalar_int(node, axis, "axis"), np.ndim(x))
+    ax = norm_axis(scalar_int(node, axis, "axis"), len(x.shape))
     m = xp(x)
+    if m is jnp:
+        x = dev(x)
     exclusive, reverse = node.attr("exclusive", 0), node.attr("reverse", 0)
     if reverse:
         x = m.flip(x, ax)
     if exclusive:  # shift by one along the axis, a 1 in front
-        ones = m.ones_like(m.take(x, m.arange(1), axis=ax) if m is np else x[_first(x, ax)])
-        x = m.concatenate([ones, m.take(x, m.arange(np.shape(x)[ax] - 1), axis=ax)], axis=ax)
+        ones = m.ones_like(x[_first(x, ax)])
+        x = m.concatenate([ones, m.take(x, m.arange(x.shape[ax] - 1), axis=ax)], axis=ax)
     out = m.cumprod(x, axis=ax).astype(x.dtype)
     if reverse:
         out = m.flip(out, ax)
@@ -182,4 +188,4 @@ def cumprod(node: Node, x: Any, axis: Any) -> Any:
 
 
 def _first(x: Any, axis: int) -> tuple:
-    return tuple(slice(0, 1) if i == axis else slice(None) for i in range(np.ndim(x)))
+    return tuple(slice(0, 1) if i == axis else slice(None) for i in range(len(x.shape)))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from webjax._src import numpy as jnp
 from webjax._src.nn import functions as jnn
 from webjax._src.onnx.ops.common import Node, dev, static
@@ -73,7 +71,7 @@ def _recurrent(
     if layout:
         x = jnp.swapaxes(x, 0, 1)
     seq, batch = x.shape[:2]
-    if seq_lens is not None and np.any(static(node, seq_lens, "sequence_lens") != seq):
+    if seq_lens is not None and any(v != seq for v in static(node, seq_lens, "sequence_lens").data):
         raise node.unsupported("sequence_lens shorter than the sequence")
     w, r = dev(w), dev(r)
     hidden = r.shape[-1]

@@ -4,12 +4,13 @@ and AffineGrid."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
-from webjax._src.onnx.ops.common import Node, dev, static
+from webjax._src.onnx import host
+from webjax._src.onnx.ops.common import Node, dev, int_list
 from webjax._src.onnx.registry import op
 
 
@@ -46,8 +47,8 @@ def _pad_index(i: Any, size: int, align: bool, padding: str) -> tuple[Any, Any]:
     if padding == "border":
         return jnp.clip(i, 0, size - 1), jnp.ones_like(inside)
     lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
-    r = jnp.clip(_reflect(i.astype(np.float32), lo, hi), 0, size - 1)
-    return jnp.round(r).astype(np.int32), jnp.ones_like(inside)
+    r = jnp.clip(_reflect(i.astype(dtypes.float32), lo, hi), 0, size - 1)
+    return jnp.round(r).astype(dtypes.int32), jnp.ones_like(inside)
 
 
 def _cubic(t: Any, a: float = -0.75) -> list[Any]:
@@ -76,13 +77,13 @@ def grid_sample(node: Node, x: Any, grid: Any) -> Any:
     out_sp = grid.shape[1:-1]
     coords = []
     for d in range(nd):  # the grid's last axis lists x (the last spatial axis) first
-        g = grid[..., nd - 1 - d].astype(np.float32)
+        g = grid[..., nd - 1 - d].astype(dtypes.float32)
         coords.append(_pad_coord(_unnormalize(g, sizes[d], align), sizes[d], align, padding))
     flat = jnp.reshape(x, (n, c, -1))
-    strides = np.cumprod((1, *sizes[::-1]))[:-1][::-1]
+    strides = [math.prod(sizes[i + 1 :]) for i in range(nd)]
 
     def gather(indices: list[Any]) -> Any:
-        lin = sum(idx.astype(np.int32) * int(s) for idx, s in zip(indices, strides))
+        lin = sum(idx.astype(dtypes.int32) * int(s) for idx, s in zip(indices, strides))
         lin = jnp.reshape(lin, (n, 1, -1))
         lin = jnp.broadcast_to(lin, (n, c, lin.shape[-1]))
         return jnp.take_along_axis(flat, lin, axis=2)
@@ -100,20 +101,20 @@ def grid_sample(node: Node, x: Any, grid: Any) -> Any:
         return total
 
     if mode == "nearest":
-        taps = [[(jnp.round(co).astype(np.int32), jnp.ones_like(co))] for co in coords]
+        taps = [[(jnp.round(co).astype(dtypes.int32), jnp.ones_like(co))] for co in coords]
     elif mode == "linear":
         taps = []
         for co in coords:
             lo = jnp.floor(co)
             t = co - lo
-            lo = lo.astype(np.int32)
+            lo = lo.astype(dtypes.int32)
             taps.append([(lo, 1 - t), (lo + 1, t)])
     elif mode == "cubic":
         taps = []
         for co in coords:
             lo = jnp.floor(co)
             ws = _cubic(co - lo)
-            lo = lo.astype(np.int32)
+            lo = lo.astype(dtypes.int32)
             taps.append([(lo + k - 1, ws[k]) for k in range(4)])
     else:
         raise node.unsupported(f"mode={mode!r}")
@@ -123,18 +124,18 @@ def grid_sample(node: Node, x: Any, grid: Any) -> Any:
 
 @op("AffineGrid")
 def affine_grid(node: Node, theta: Any, size: Any) -> Any:
-    dims = [int(v) for v in static(node, size, "size")]
+    dims = int_list(node, size, "size")
     align = bool(node.attr("align_corners", 0))
     n, spatial = dims[0], dims[2:]
     axes = []
     for s in spatial:
         if align:
-            axes.append(np.linspace(-1, 1, s) if s > 1 else np.zeros(1))
+            axes.append(host.linspace(-1.0, 1.0, s) if s > 1 else [0.0])
         else:
-            axes.append((np.arange(s) * 2 + 1) / s - 1)
-    mesh = np.meshgrid(*axes, indexing="ij")  # spatial order (d, h, w)
-    base = np.stack([*mesh[::-1], np.ones_like(mesh[0])], axis=-1)  # x, y, (z), 1
+            axes.append([(i * 2 + 1) / s - 1 for i in range(s)])
+    # every grid point in spatial order (d, h, w), as (x, y, (z), 1)
+    points = [[*p[::-1], 1.0] for p in itertools.product(*axes)]
     theta = dev(theta)
-    base = jnp.asarray(base.reshape(-1, len(spatial) + 1).astype(np.dtype(theta.dtype)))
+    base = jnp.asarray(host.asarray(points, host.float64).astype(theta.dtype))
     out = jnp.einsum("pk,njk->npj", base, theta)
     return jnp.reshape(out, (n, *spatial, len(spatial)))

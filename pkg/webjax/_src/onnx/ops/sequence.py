@@ -5,10 +5,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import numpy as np
-
 from webjax._src import numpy as jnp
-from webjax._src.onnx.ops.common import Node, dev, norm_axis, scalar_int, xp
+from webjax._src.onnx import host
+from webjax._src.onnx.ops.common import Node, dev, norm_axis, scalar_int, static, xp
 from webjax._src.onnx.registry import op
 
 
@@ -24,7 +23,7 @@ def sequence_empty(node: Node) -> Any:
 
 @op("SequenceLength")
 def sequence_length(node: Node, seq: list) -> Any:
-    return np.array(len(seq), dtype=np.int64)
+    return host.full((), len(seq), host.int64)
 
 
 @op("SequenceAt")
@@ -54,14 +53,16 @@ def sequence_erase(node: Node, seq: list, pos: Any = None) -> Any:
 def concat_from_sequence(node: Node, seq: list) -> Any:
     axis = node.attr("axis")
     m = xp(*seq)
+    if m is jnp:
+        seq = [dev(x) for x in seq]
     if node.attr("new_axis", 0):
-        return m.stack(seq, axis=norm_axis(axis, np.ndim(seq[0]) + 1))
-    return m.concatenate(seq, axis=norm_axis(axis, np.ndim(seq[0])))
+        return m.stack(seq, axis=norm_axis(axis, len(seq[0].shape) + 1))
+    return m.concatenate(seq, axis=norm_axis(axis, len(seq[0].shape)))
 
 
 @op("SplitToSequence")
 def split_to_sequence(node: Node, x: Any, split: Any = None) -> Any:
-    axis = norm_axis(node.attr("axis", 0), np.ndim(x))
+    axis = norm_axis(node.attr("axis", 0), len(x.shape))
     x = dev(x)
     dim = x.shape[axis]
     if split is None:
@@ -69,13 +70,13 @@ def split_to_sequence(node: Node, x: Any, split: Any = None) -> Any:
         if not node.attr("keepdims", 1):
             parts = [jnp.squeeze(p, axis) for p in parts]
         return parts
-    s = np.asarray(split)
+    s = static(node, split, "split")
     if s.ndim == 0:
-        n = int(s)
+        n = int(s.data[0])
         sizes = [min(n, dim - i) for i in range(0, dim, n)]
     else:
-        sizes = [int(v) for v in s]
-    bounds = np.cumsum([0, *sizes])
+        sizes = [int(v) for v in s.data]
+    bounds = list(itertools.accumulate([0, *sizes]))
     return [jnp.take(x, jnp.arange(lo, hi), axis=axis) for lo, hi in itertools.pairwise(bounds)]
 
 
@@ -97,7 +98,7 @@ def optional(node: Node, x: Any = None) -> Any:
 
 @op("OptionalHasElement")
 def optional_has_element(node: Node, x: Any = None) -> Any:
-    return np.array(x is not None)
+    return host.full((), x is not None, host.bool_)
 
 
 @op("OptionalGetElement")

@@ -5,13 +5,13 @@ Trilu, Constant, DepthToSpace/SpaceToDepth, ReverseSequence, Compress."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
-from webjax._src.dtype_queries import issubdtype
 from webjax._src.dtypes import canonicalize_dtype
+from webjax._src.onnx import host
 from webjax._src.onnx.ops.common import (
     Node,
     axis_list,
@@ -20,6 +20,7 @@ from webjax._src.onnx.ops.common import (
     is_host,
     norm_axis,
     onnx_dtype,
+    scalar,
     scalar_int,
     static,
     xp,
@@ -29,8 +30,8 @@ from webjax._src.onnx.registry import op
 
 @op("Shape")
 def shape_op(node: Node, x: Any) -> Any:
-    s = np.array(np.shape(x), dtype=np.int64)
-    rank = len(s)
+    s = host.asarray(list(x.shape), host.int64)
+    rank = len(x.shape)
     start = node.attr("start", 0)
     end = node.attr("end", rank)
     start = min(max(start + rank if start < 0 else start, 0), rank)
@@ -40,22 +41,22 @@ def shape_op(node: Node, x: Any) -> Any:
 
 @op("Size")
 def size_op(node: Node, x: Any) -> Any:
-    return np.array(int(np.prod(np.shape(x), dtype=np.int64)), dtype=np.int64)
+    return host.full((), math.prod(x.shape), host.int64)
 
 
 @op("Constant")
 def constant(node: Node) -> Any:
     for name in ("value", "sparse_value"):
         if node.has(name):
-            return np.asarray(node.attr(name))
+            return node.attr(name)
     for name, dtype in (
-        ("value_float", np.float32),
-        ("value_floats", np.float32),
-        ("value_int", np.int64),
-        ("value_ints", np.int64),
+        ("value_float", host.float32),
+        ("value_floats", host.float32),
+        ("value_int", host.int64),
+        ("value_ints", host.int64),
     ):
         if node.has(name):
-            return np.asarray(node.attr(name), dtype=dtype)
+            return host.asarray(node.attr(name), dtype)
     raise node.unsupported(f"attributes {sorted(node.attributes)}")
 
 
@@ -64,18 +65,18 @@ def reshape(node: Node, x: Any, shape: Any = None) -> Any:
     if node.opset < 5:
         target = list(node.attr("shape"))
     else:
-        target = [int(v) for v in static(node, shape, "shape")]
+        target = int_list(node, shape, "shape")
     allowzero = node.attr("allowzero", 0)
     if not allowzero:
-        target = [np.shape(x)[i] if d == 0 else d for i, d in enumerate(target)]
+        target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
     return xp(x).reshape(x, tuple(target))
 
 
 @op("Flatten")
 def flatten(node: Node, x: Any) -> Any:
-    axis = norm_axis(node.attr("axis", 1), np.ndim(x))
-    s = np.shape(x)
-    return xp(x).reshape(x, (int(np.prod(s[:axis], dtype=np.int64)), -1 if s else 1))
+    axis = norm_axis(node.attr("axis", 1), len(x.shape))
+    s = tuple(x.shape)
+    return xp(x).reshape(x, (math.prod(s[:axis]), -1 if s else 1))
 
 
 @op("Squeeze")
@@ -84,15 +85,15 @@ def squeeze(node: Node, x: Any, axes: Any = None) -> Any:
     m = xp(x)
     if ax is None:
         return m.squeeze(x)
-    return m.squeeze(x, tuple(norm_axis(a, np.ndim(x)) for a in ax))
+    return m.squeeze(x, tuple(norm_axis(a, len(x.shape)) for a in ax))
 
 
 @op("Unsqueeze")
 def unsqueeze(node: Node, x: Any, axes: Any = None) -> Any:
     ax = int_list(node, axes, "axes") if node.opset >= 13 else list(node.attr("axes"))
-    rank = np.ndim(x) + len(ax)
+    rank = len(x.shape) + len(ax)
     out_shape: list[int] = []
-    dims = iter(np.shape(x))
+    dims = iter(x.shape)
     positions = {norm_axis(a, rank) for a in ax}
     for i in range(rank):
         out_shape.append(1 if i in positions else next(dims))
@@ -108,13 +109,13 @@ def transpose(node: Node, x: Any) -> Any:
 @op("Concat")
 def concat(node: Node, *xs: Any) -> Any:
     xs = tuple(x for x in xs if x is not None)
-    axis = norm_axis(node.attr("axis", 0 if node.opset < 4 else None), np.ndim(xs[0]))
+    axis = norm_axis(node.attr("axis", 0 if node.opset < 4 else None), len(xs[0].shape))
     return xp(*xs).concatenate(xs, axis=axis)
 
 
 @op("Split")
 def split(node: Node, x: Any, split_in: Any = None, *rest: Any) -> Any:
-    axis = norm_axis(node.attr("axis", 0), np.ndim(x))
+    axis = norm_axis(node.attr("axis", 0), len(x.shape))
     n_out = len(node.proto.outputs)
     if node.opset >= 13:
         sizes = axis_list(node, split_in, "split")
@@ -122,18 +123,18 @@ def split(node: Node, x: Any, split_in: Any = None, *rest: Any) -> Any:
         sizes = node.attr("split", None)
         if sizes is None and split_in is not None and node.opset == 2:
             sizes = axis_list(node, split_in, "split")
-    dim = np.shape(x)[axis]
+    dim = x.shape[axis]
     if not sizes:
         parts = node.attr("num_outputs", n_out)
         chunk = -(-dim // parts)
         sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
-    bounds = np.cumsum([0, *sizes])
-    m = xp(x)
-    index = [slice(None)] * np.ndim(x)
+    bounds = list(itertools.accumulate([0, *sizes]))
+    src = x if xp(x) is host else dev(x)
+    index = [slice(None)] * len(x.shape)
     out = []
     for lo, hi in itertools.pairwise(bounds):
         index[axis] = slice(int(lo), int(hi))
-        out.append(x[tuple(index)] if m is np else jnp.asarray(x)[tuple(index)])
+        out.append(src[tuple(index)])
     return tuple(out)
 
 
@@ -141,7 +142,7 @@ def split(node: Node, x: Any, split_in: Any = None, *rest: Any) -> Any:
 def slice_op(
     node: Node, x: Any, starts: Any = None, ends: Any = None, axes: Any = None, steps: Any = None
 ) -> Any:
-    rank = np.ndim(x)
+    rank = len(x.shape)
     if node.opset < 10:
         st, en = node.attr("starts"), node.attr("ends")
         ax = node.attr("axes", list(range(len(st))))
@@ -154,14 +155,14 @@ def slice_op(
     index = [slice(None)] * rank
     for s, e, a, p in zip(st, en, ax, sp):
         a = norm_axis(a, rank)
-        dim = np.shape(x)[a]
+        dim = x.shape[a]
         lo, hi, step = (
             slice(s, e, p).indices(dim)
             if abs(s) < 2**62 and abs(e) < 2**62
             else _clamp(s, e, p, dim)
         )
         index[a] = slice(lo, hi if hi >= 0 else None, step)
-    return x[tuple(index)] if is_host(x) else jnp.asarray(x)[tuple(index)]
+    return (x if xp(x) is host else dev(x))[tuple(index)]
 
 
 def _clamp(s: int, e: int, p: int, dim: int) -> tuple[int, int, int]:
@@ -171,22 +172,21 @@ def _clamp(s: int, e: int, p: int, dim: int) -> tuple[int, int, int]:
 
 @op("Gather")
 def gather(node: Node, x: Any, indices: Any) -> Any:
-    axis = norm_axis(node.attr("axis", 0), np.ndim(x))
-    dim = np.shape(x)[axis]
+    axis = norm_axis(node.attr("axis", 0), len(x.shape))
+    dim = x.shape[axis]
     m = xp(x, indices)
     idx = m.where(indices < 0, indices + dim, indices)
-    if m is np:
-        return np.take(x, idx, axis=axis)
+    if m is host:
+        return host.take(x, idx, axis=axis)
     return jnp.take(dev(x), dev(idx), axis=axis, mode="clip")
 
 
 @op("GatherElements")
 def gather_elements(node: Node, x: Any, indices: Any) -> Any:
-    axis = norm_axis(node.attr("axis", 0), np.ndim(x))
-    dim = np.shape(x)[axis]
-    m = xp(x, indices)
-    idx = m.where(indices < 0, indices + dim, indices)
-    return m.take_along_axis(x if m is np else dev(x), idx, axis=axis)
+    axis = norm_axis(node.attr("axis", 0), len(x.shape))
+    indices = dev(indices)
+    idx = jnp.where(indices < 0, indices + x.shape[axis], indices)
+    return jnp.take_along_axis(dev(x), idx, axis=axis)
 
 
 @op("GatherND")
@@ -194,10 +194,10 @@ def gather_nd(node: Node, x: Any, indices: Any) -> Any:
     b = node.attr("batch_dims", 0)
     x, indices = dev(x), dev(indices)
     k = indices.shape[-1]
-    dims = jnp.asarray(np.array(x.shape[b : b + k]), dtype=indices.dtype)
+    dims = jnp.asarray(list(x.shape[b : b + k]), dtype=indices.dtype)
     indices = jnp.where(indices < 0, indices + dims, indices)
     batch = x.shape[:b]
-    nb = int(np.prod(batch, dtype=np.int64))
+    nb = math.prod(batch)
     xf = jnp.reshape(x, (nb, *x.shape[b:]))
     idf = jnp.reshape(indices, (nb, -1, k))
     bidx = jnp.arange(nb)[:, None]
@@ -245,8 +245,8 @@ def scatter_nd(node: Node, x: Any, indices: Any, updates: Any) -> Any:
 
 @op("Expand")
 def expand(node: Node, x: Any, shape: Any) -> Any:
-    target = [int(v) for v in static(node, shape, "shape")]
-    out = np.broadcast_shapes(np.shape(x), tuple(target))
+    target = int_list(node, shape, "shape")
+    out = host.broadcast_shapes(tuple(x.shape), tuple(target))
     return xp(x).broadcast_to(x, out)
 
 
@@ -257,29 +257,32 @@ def tile(node: Node, x: Any, repeats: Any) -> Any:
 
 @op("Pad")
 def pad(node: Node, x: Any, pads: Any = None, value: Any = None, axes: Any = None) -> Any:
-    rank = np.ndim(x)
+    rank = len(x.shape)
     mode = node.attr("mode", "constant")
     if node.opset < 11:
         p = list(node.attr("pads" if node.opset >= 2 else "paddings"))
         v = node.attr("value", 0.0)
     else:
         p = int_list(node, pads, "pads")
-        v = 0 if value is None else static(node, value, "constant_value").reshape(()).item()
+        v = 0 if value is None else scalar(node, value, "constant_value")
     ax = int_list(node, axes, "axes") if axes is not None else list(range(rank))
     ax = [norm_axis(a, rank) for a in ax]
     widths = [[0, 0] for _ in range(rank)]
     for i, a in enumerate(ax):
         widths[a] = [p[i], p[i + len(ax)]]
     m = xp(x)
+    if m is jnp:
+        x = dev(x)
     # negative pads crop
     crop = tuple(
-        slice(-lo if lo < 0 else 0, (np.shape(x)[d] + hi) if hi < 0 else None)
+        slice(-lo if lo < 0 else 0, (x.shape[d] + hi) if hi < 0 else None)
         for d, (lo, hi) in enumerate(widths)
     )
     x = x[crop]
     w = tuple((max(lo, 0), max(hi, 0)) for lo, hi in widths)
     if mode == "constant":
-        return m.pad(x, w, mode="constant", constant_values=np.asarray(v).astype(x.dtype))
+        fill = host.full((), v, x.dtype)
+        return m.pad(x, w, mode="constant", constant_values=fill if m is host else fill.item())
     if mode in ("reflect", "edge"):
         return m.pad(x, w, mode=mode)
     if mode == "wrap":
@@ -289,34 +292,37 @@ def pad(node: Node, x: Any, pads: Any = None, value: Any = None, axes: Any = Non
 
 @op("ConstantOfShape")
 def constant_of_shape(node: Node, shape: Any) -> Any:
-    dims = tuple(int(v) for v in static(node, shape, "shape"))
+    dims = tuple(int_list(node, shape, "shape"))
     value = node.attr("value", None)
     if value is None:
-        return np.zeros(dims, dtype=np.float32)
-    value = np.asarray(value)
-    return np.full(dims, value.reshape(-1)[0], dtype=value.dtype)
+        return host.zeros(dims, host.float32)
+    return host.full(dims, value.data[0], value.dtype)
 
 
 @op("Range")
 def range_op(node: Node, start: Any, limit: Any, delta: Any) -> Any:
     if is_host(start, limit, delta):
-        s, lim, d = (np.asarray(v).reshape(()) for v in (start, limit, delta))
-        n = max(int(np.ceil((lim - s) / d)), 0)
-        return (s + np.arange(n, dtype=s.dtype) * d).astype(s.dtype)
+        s, lim, d = (v.data[0] for v in (start, limit, delta))
+        dt = start.dtype
+        n = max(math.ceil((lim - s) / d), 0)
+        if dt.kind == "f":  # as ONNX's reference: start + i * delta in the input type
+            first, step = host.full((), s, dt), host.full((), d, dt)
+            return host.add(first, host.multiply(host.arange(n, dtype=dt), step))
+        return host.arange(s, s + n * d, d, dtype=dt)
     s, lim, d = (static(node, v, "start, limit and delta") for v in (start, limit, delta))
-    return jnp.asarray(range_op(node, s, lim, d))
+    return dev(range_op(node, s, lim, d))
 
 
 @op("EyeLike")
 def eye_like(node: Node, x: Any) -> Any:
     dtype = onnx_dtype(node, node.attr("dtype")) if node.has("dtype") else x.dtype
-    n, mcols = np.shape(x)
+    n, mcols = x.shape
     return jnp.eye(n, mcols, k=node.attr("k", 0), dtype=canonicalize_dtype(dtype))
 
 
 @op("OneHot")
 def one_hot(node: Node, indices: Any, depth: Any, values: Any) -> Any:
-    d = int(np.ravel(static(node, depth, "depth"))[0])
+    d = int(scalar(node, depth, "depth"))
     axis = node.attr("axis", -1)
     indices = dev(indices)
     idx = jnp.where(indices < 0, indices + d, indices)
@@ -332,20 +338,21 @@ def one_hot(node: Node, indices: Any, depth: Any, values: Any) -> Any:
 @op("NonZero")
 def non_zero(node: Node, x: Any) -> Any:
     arr = static(node, x, "input (NonZero's output shape depends on its values)")
-    return np.array(np.nonzero(arr), dtype=np.int64).reshape(np.ndim(arr), -1)
+    hits = host.nonzero(arr)
+    return host.reshape(host.concatenate(hits), (arr.ndim, -1))
 
 
 @op("Trilu")
 def trilu(node: Node, x: Any, k: Any = None) -> Any:
     kk = 0 if k is None else scalar_int(node, k, "k")
-    m = xp(x)
-    return m.triu(x, kk) if node.attr("upper", 1) else m.tril(x, kk)
+    x = dev(x)
+    return jnp.triu(x, kk) if node.attr("upper", 1) else jnp.tril(x, kk)
 
 
 @op("DepthToSpace")
 def depth_to_space(node: Node, x: Any) -> Any:
     b = node.attr("blocksize")
-    n, c, h, w = np.shape(x)
+    n, c, h, w = x.shape
     if node.attr("mode", "DCR") == "DCR":
         t = jnp.reshape(x, (n, b, b, c // (b * b), h, w)).transpose(0, 3, 4, 1, 5, 2)
     else:
@@ -356,7 +363,7 @@ def depth_to_space(node: Node, x: Any) -> Any:
 @op("SpaceToDepth")
 def space_to_depth(node: Node, x: Any) -> Any:
     b = node.attr("blocksize")
-    n, c, h, w = np.shape(x)
+    n, c, h, w = x.shape
     t = jnp.reshape(x, (n, c, h // b, b, w // b, b))
     if node.attr("mode", "DCR") == "DCR":
         t = t.transpose(0, 3, 5, 1, 2, 4)
@@ -385,11 +392,13 @@ def reverse_sequence(node: Node, x: Any, lens: Any) -> Any:
 def compress(node: Node, x: Any, condition: Any) -> Any:
     cond = static(node, condition, "condition (Compress's output shape depends on it)")
     axis = node.attr("axis", None)
-    idx = np.nonzero(np.ravel(cond))[0]
+    (idx,) = host.nonzero(host.ravel(cond))
+    m = xp(x)
+    src = x if m is host else dev(x)
     if axis is None:
-        return xp(x).ravel(x)[idx] if is_host(x) else jnp.ravel(x)[idx]
-    axis = norm_axis(axis, np.ndim(x))
-    return xp(x).take(x, idx, axis=axis)
+        return m.take(m.ravel(src), idx if m is host else dev(idx), axis=0)
+    axis = norm_axis(axis, len(x.shape))
+    return m.take(src, idx if m is host else dev(idx), axis=axis)
 
 
 # --- Resize -----------------------------------------------------------------------------------
@@ -397,11 +406,13 @@ def compress(node: Node, x: Any, condition: Any) -> Any:
 
 @op("Resize", "Upsample")
 def resize(node: Node, x: Any, roi: Any = None, scales: Any = None, sizes: Any = None) -> Any:
-    rank = np.ndim(x)
-    in_shape = np.array(np.shape(x))
+    rank = len(x.shape)
+    in_shape = list(x.shape)
+    scales_v: list[float] | None
+    sizes_v: list[int] | None
     if node.op_type == "Upsample":
-        sc = node.attr("scales") if node.opset < 9 else static(node, roi, "scales")
-        scales_v: Any = np.asarray(sc, dtype=np.float64)
+        sc = node.attr("scales") if node.opset < 9 else static(node, roi, "scales").data
+        scales_v = [float(v) for v in sc]
         sizes_v = None
         mode = node.attr("mode", "nearest")
         coord = "asymmetric"
@@ -413,34 +424,38 @@ def resize(node: Node, x: Any, roi: Any = None, scales: Any = None, sizes: Any =
         coord = node.attr("coordinate_transformation_mode", "half_pixel")
         nearest_mode = node.attr("nearest_mode", "round_prefer_floor")
         scales_v = (
-            None if scales is None or np.size(scales) == 0 else static(node, scales, "scales")
+            None
+            if scales is None or math.prod(scales.shape) == 0
+            else [float(v) for v in static(node, scales, "scales").data]
         )
-        sizes_v = None if sizes is None or np.size(sizes) == 0 else static(node, sizes, "sizes")
+        sizes_v = (
+            None if sizes is None or math.prod(sizes.shape) == 0 else int_list(node, sizes, "sizes")
+        )
         if node.attr("antialias", 0):
             raise node.unsupported("antialias=1")
         if coord == "tf_crop_and_resize":
             raise node.unsupported("coordinate_transformation_mode='tf_crop_and_resize'")
     axes = node.attr("axes", None)
     axes = list(range(rank)) if axes is None else [norm_axis(a, rank) for a in axes]
-    full_scales = np.ones(rank)
-    out_shape = in_shape.copy()
+    full_scales = [1.0] * rank
+    out_shape = list(in_shape)
     if sizes_v is not None:
-        sizes_v = np.asarray(sizes_v, dtype=np.int64)
         policy = node.attr("keep_aspect_ratio_policy", "stretch")
-        sub = sizes_v / in_shape[axes]
+        sub = [sizes_v[i] / in_shape[a] for i, a in enumerate(axes)]
         if policy == "not_larger":
-            sub = np.full(len(axes), sub.min())
+            sub = [min(sub)] * len(axes)
         elif policy == "not_smaller":
-            sub = np.full(len(axes), sub.max())
+            sub = [max(sub)] * len(axes)
         for i, a in enumerate(axes):
             full_scales[a] = sub[i]
             out_shape[a] = (
-                sizes_v[i] if policy == "stretch" else int(np.floor(in_shape[a] * sub[i] + 0.5))
+                sizes_v[i] if policy == "stretch" else math.floor(in_shape[a] * sub[i] + 0.5)
             )
     else:
+        assert scales_v is not None
         for i, a in enumerate(axes):
-            full_scales[a] = float(np.asarray(scales_v, dtype=np.float64)[i])
-            out_shape[a] = int(np.floor(in_shape[a] * full_scales[a]))
+            full_scales[a] = scales_v[i]
+            out_shape[a] = math.floor(in_shape[a] * full_scales[a])
     y = dev(x)
     for a in range(rank):
         if out_shape[a] == in_shape[a] and full_scales[a] == 1.0:
@@ -449,23 +464,36 @@ def resize(node: Node, x: Any, roi: Any = None, scales: Any = None, sizes: Any =
     return y
 
 
-def _source_coords(node: Node, out_len: int, in_len: int, scale: float, coord: str) -> np.ndarray:
-    o = np.arange(out_len, dtype=np.float64)
+def _source_coords(node: Node, out_len: int, in_len: int, scale: float, coord: str) -> list[float]:
+    o = [float(i) for i in range(out_len)]
     if coord == "half_pixel":
-        return (o + 0.5) / scale - 0.5
+        return [(v + 0.5) / scale - 0.5 for v in o]
     if coord == "pytorch_half_pixel":
-        return (o + 0.5) / scale - 0.5 if out_len > 1 else np.zeros(out_len)
+        return [(v + 0.5) / scale - 0.5 for v in o] if out_len > 1 else [0.0] * out_len
     if coord == "align_corners":  # over the unrounded resized length, in_len * scale
         span = in_len * scale - 1
-        return o * (in_len - 1) / span if span > 0 else np.zeros(out_len)
+        return [v * (in_len - 1) / span for v in o] if span > 0 else [0.0] * out_len
     if coord == "asymmetric":
-        return o / scale
+        return [v / scale for v in o]
     if coord == "half_pixel_symmetric":
         adj = out_len / (scale * in_len)
         center = in_len / 2
         offset = center * (1 - adj)
-        return offset + (o + 0.5) / scale - 0.5
+        return [offset + (v + 0.5) / scale - 0.5 for v in o]
     raise node.unsupported(f"coordinate_transformation_mode={coord!r}")
+
+
+def _nearest(node: Node, v: float, nm: str) -> int:
+    lo = math.floor(v)
+    if nm == "round_prefer_floor":
+        return lo if v - lo == 0.5 else round(v)
+    if nm == "round_prefer_ceil":
+        return math.ceil(v) if v - lo == 0.5 else round(v)
+    if nm == "floor":
+        return lo
+    if nm == "ceil":
+        return math.ceil(v)
+    raise node.unsupported(f"nearest_mode={nm!r}")
 
 
 def _resize_axis(
@@ -474,18 +502,8 @@ def _resize_axis(
     in_len = y.shape[axis]
     src = _source_coords(node, out_len, in_len, scale, coord)
     if mode == "nearest":
-        if nm == "round_prefer_floor":
-            idx = np.where(src - np.floor(src) == 0.5, np.floor(src), np.round(src))
-        elif nm == "round_prefer_ceil":
-            idx = np.where(src - np.floor(src) == 0.5, np.ceil(src), np.round(src))
-        elif nm == "floor":
-            idx = np.floor(src)
-        elif nm == "ceil":
-            idx = np.ceil(src)
-        else:
-            raise node.unsupported(f"nearest_mode={nm!r}")
-        idx = np.clip(idx, 0, in_len - 1).astype(np.int32)
-        return jnp.take(y, jnp.asarray(idx), axis=axis)
+        idx = [min(max(_nearest(node, v, nm), 0), in_len - 1) for v in src]
+        return jnp.take(y, jnp.asarray(idx, dtype=dtypes.int32), axis=axis)
     if mode == "linear":
         weights = _linear_weights(src, in_len)
     elif mode == "cubic":
@@ -493,53 +511,65 @@ def _resize_axis(
         weights = _cubic_weights(src, in_len, a, node.attr("exclude_outside", 0))
     else:
         raise node.unsupported(f"mode={mode!r}")
-    floating = issubdtype(y.dtype, np.floating)
-    w = jnp.asarray(weights.astype(np.dtype(y.dtype) if floating else np.float32))
+    floating = y.dtype.kind == "f"
+    w = jnp.asarray(
+        host.asarray(weights, host.float64).astype(y.dtype if floating else host.float32)
+    )
     moved = jnp.moveaxis(y, axis, -1)
     out = jnp.matmul(moved.astype(w.dtype), w.T)
     return jnp.moveaxis(out, -1, axis).astype(y.dtype)
 
 
-def _linear_weights(src: np.ndarray, in_len: int) -> np.ndarray:
-    s = np.clip(src, 0, in_len - 1)
-    lo = np.floor(s).astype(np.int64)
-    hi = np.minimum(lo + 1, in_len - 1)
-    frac = s - lo
-    w = np.zeros((len(src), in_len))
-    np.add.at(w, (np.arange(len(src)), lo), 1 - frac)
-    np.add.at(w, (np.arange(len(src)), hi), frac)
+def _linear_weights(src: list[float], in_len: int) -> list[list[float]]:
+    w = [[0.0] * in_len for _ in src]
+    for row, v in zip(w, src):
+        s = min(max(v, 0.0), in_len - 1.0)
+        lo = math.floor(s)
+        hi = min(lo + 1, in_len - 1)
+        frac = s - lo
+        row[lo] += 1 - frac
+        row[hi] += frac
     return w
 
 
-def _cubic_weights(src: np.ndarray, in_len: int, a: float, exclude_outside: int) -> np.ndarray:
-    w = np.zeros((len(src), in_len))
-    base = np.floor(src).astype(np.int64)
-    for k in range(-1, 3):
-        idx = base + k
-        t = np.abs(src - idx)
-        coef = np.where(
-            t <= 1,
-            (a + 2) * t**3 - (a + 3) * t**2 + 1,
-            np.where(t < 2, a * t**3 - 5 * a * t**2 + 8 * a * t - 4 * a, 0.0),
-        )
-        inside = (idx >= 0) & (idx < in_len)
+def _cubic_coefficient(t: float, a: float) -> float:
+    if t <= 1:
+        return (a + 2) * t**3 - (a + 3) * t**2 + 1
+    if t < 2:
+        return a * t**3 - 5 * a * t**2 + 8 * a * t - 4 * a
+    return 0.0
+
+
+def _cubic_weights(
+    src: list[float], in_len: int, a: float, exclude_outside: int
+) -> list[list[float]]:
+    w = [[0.0] * in_len for _ in src]
+    for row, v in zip(w, src):
+        base = math.floor(v)
+        for k in range(-1, 3):
+            idx = base + k
+            coef = _cubic_coefficient(abs(v - idx), a)
+            inside = 0 <= idx < in_len
+            if exclude_outside and not inside:
+                coef = 0.0
+            row[min(max(idx, 0), in_len - 1)] += coef
         if exclude_outside:
-            coef = np.where(inside, coef, 0.0)
-        np.add.at(w, (np.arange(len(src)), np.clip(idx, 0, in_len - 1)), coef)
-    if exclude_outside:
-        w = w / w.sum(axis=1, keepdims=True)
+            total = sum(row)
+            row[:] = [c / total for c in row]
     return w
 
 
 @op("CenterCropPad")
 def center_crop_pad(node: Node, x: Any, shape: Any) -> Any:
-    rank = np.ndim(x)
-    target = [int(v) for v in static(node, shape, "shape")]
+    rank = len(x.shape)
+    target = int_list(node, shape, "shape")
     axes = node.attr("axes", None)
     axes = list(range(rank)) if axes is None else [norm_axis(a, rank) for a in axes]
     m = xp(x)
+    if m is jnp:
+        x = dev(x)
     for a, size in zip(axes, target):
-        dim = np.shape(x)[a]
+        dim = x.shape[a]
         if size < dim:
             start = (dim - size) // 2
             index = [slice(None)] * rank
@@ -553,23 +583,47 @@ def center_crop_pad(node: Node, x: Any, shape: Any) -> Any:
     return x
 
 
+def _unique_key(v: Any) -> tuple:
+    """A sort key ordering NumPy's way: NaN after every number."""
+    return tuple((1, 0.0) if e != e else (0, e) for e in v)
+
+
 @op("Unique")
 def unique(node: Node, x: Any) -> Any:
     arr = static(node, x, "input (Unique's output shape depends on its values)")
     axis = node.attr("axis", None)
     if axis is None:
-        y, idx, inv, counts = np.unique(arr, True, True, True)
+        axis_n = 0
+        flat = host.ravel(arr)
+        rows = [(v,) for v in flat.data]
+        moved = flat
     else:
-        y, idx, inv, counts = np.unique(arr, True, True, True, axis=norm_axis(axis, arr.ndim))
-    if not node.attr("sorted", 1):
-        order = np.argsort(idx)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        idx, counts = idx[order], counts[order]
-        inv = rank[inv]
-        y = np.take(arr, idx, axis=0 if axis is None else norm_axis(axis, arr.ndim))
-    i64 = np.int64
-    return y, idx.astype(i64), inv.reshape(-1).astype(i64), counts.astype(i64)
+        axis_n = norm_axis(axis, arr.ndim)
+        moved = host.moveaxis(arr, axis_n, 0)
+        n = moved.shape[0]
+        width = moved.size // n if n else 0
+        rows = [tuple(moved.data[i * width : (i + 1) * width]) for i in range(n)]
+    first: dict[tuple, int] = {}
+    for i, r in enumerate(rows):
+        first.setdefault(r, i)
+    keys = list(first)
+    if node.attr("sorted", 1):
+        keys.sort(key=_unique_key)
+    position = {k: j for j, k in enumerate(keys)}
+    idx = [first[k] for k in keys]
+    inv = [position[r] for r in rows]
+    counts = [0] * len(keys)
+    for j in inv:
+        counts[j] += 1
+    picked = host.take(moved, host.asarray(idx, host.int64), axis=0)
+    y = picked if axis is None else host.moveaxis(picked, 0, axis_n)
+    i64 = host.int64
+    return (
+        y,
+        host.asarray(idx, i64),
+        host.asarray(inv, i64).reshape(-1),
+        host.asarray(counts, i64),
+    )
 
 
 @op("TensorScatter")
@@ -578,9 +632,9 @@ def tensor_scatter(node: Node, cache: Any, update: Any, write_indices: Any = Non
     axis = norm_axis(node.attr("axis", -2), cache.ndim)
     circular = node.attr("mode", "linear") == "circular"
     batch, length, steps = cache.shape[0], cache.shape[axis], update.shape[axis]
-    start = (jnp.zeros((batch,), np.int32) if write_indices is None else dev(write_indices)).astype(
-        np.int32
-    )
+    start = (
+        jnp.zeros((batch,), dtypes.int32) if write_indices is None else dev(write_indices)
+    ).astype(dtypes.int32)
     pos = start[:, None] + jnp.arange(steps)[None, :]  # [batch, steps]
     if circular:
         pos = pos % length

@@ -3,13 +3,14 @@ MelWeightMatrix."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
-
+from webjax._src import dtypes
 from webjax._src import numpy as jnp
 from webjax._src.numpy import fft as jfft
-from webjax._src.onnx.ops.common import Node, dev, norm_axis, onnx_dtype, scalar_int
+from webjax._src.onnx import host
+from webjax._src.onnx.ops.common import Node, dev, norm_axis, onnx_dtype, scalar, scalar_int
 from webjax._src.onnx.registry import op
 
 
@@ -17,11 +18,10 @@ def _window(node: Node, size: Any, coefficients: tuple[float, ...]) -> Any:
     n = scalar_int(node, size, "size")
     periodic = node.attr("periodic", 1)
     denom = n if periodic else n - 1
-    k = np.arange(n, dtype=np.float64)
-    w = np.zeros(n)
+    w = [0.0] * n
     for i, c in enumerate(coefficients):
-        w += (-1) ** i * c * np.cos(2 * np.pi * i * k / denom)
-    return w.astype(onnx_dtype(node, node.attr("output_datatype", 1)))
+        w = [v + (-1) ** i * c * math.cos(2 * math.pi * i * k / denom) for k, v in enumerate(w)]
+    return host.asarray(w, host.float64).astype(onnx_dtype(node, node.attr("output_datatype", 1)))
 
 
 @op("HannWindow")
@@ -42,8 +42,8 @@ def blackman_window(node: Node, size: Any) -> Any:
 def _complex(x: Any) -> Any:
     """A [..., 1] (real) or [..., 2] (real, imaginary) signal as complex values."""
     if x.shape[-1] == 1:
-        return x[..., 0].astype(np.complex64)
-    return (x[..., 0] + 1j * x[..., 1]).astype(np.complex64)
+        return x[..., 0].astype(dtypes.complex64)
+    return (x[..., 0] + 1j * x[..., 1]).astype(dtypes.complex64)
 
 
 def _pair(z: Any, dtype: Any) -> Any:
@@ -82,13 +82,13 @@ def stft(node: Node, signal: Any, step: Any, window: Any = None, frame_length: A
     if frame_length is not None:
         n = scalar_int(node, frame_length, "frame_length")
     else:
-        n = int(np.shape(window)[0])
+        n = int(window.shape[0])
     z = _complex(signal)  # [batch, length]
     frames = (z.shape[1] - n) // hop + 1
-    starts = np.arange(frames)[:, None] * hop + np.arange(n)[None, :]
-    framed = z[:, jnp.asarray(starts)]  # [batch, frames, n]
+    starts = [[f * hop + i for i in range(n)] for f in range(frames)]
+    framed = z[:, jnp.asarray(starts, dtype=dtypes.int32)]  # [batch, frames, n]
     if window is not None:
-        framed = framed * dev(window).astype(np.complex64)
+        framed = framed * dev(window).astype(dtypes.complex64)
     out = jfft.fft(framed, axis=-1)
     if node.attr("onesided", 1):
         out = out[..., : n // 2 + 1]
@@ -102,22 +102,24 @@ def mel_weight_matrix(
     n_mel = scalar_int(node, num_mel, "num_mel_bins")
     n_dft = scalar_int(node, dft_length, "dft_length")
     sr = scalar_int(node, rate, "sample_rate")
-    lo, hi = (float(np.ravel(np.asarray(v))[0]) for v in (lower, upper))
+    lo, hi = (float(scalar(node, v, "frequency edges")) for v in (lower, upper))
     n_spec = n_dft // 2 + 1
 
-    def to_mel(f: Any) -> Any:
-        return 2595 * np.log10(1 + f / 700)
+    def to_mel(f: float) -> float:
+        return 2595 * math.log10(1 + f / 700)
 
-    mel = np.linspace(to_mel(lo), to_mel(hi), n_mel + 2)
-    hz = 700 * (10 ** (mel / 2595) - 1)
-    bins = np.floor((n_dft + 1) * hz / sr).astype(np.int64)
-    out = np.zeros((n_spec, n_mel))
+    mel = host.linspace(to_mel(lo), to_mel(hi), n_mel + 2)
+    bins = [math.floor((n_dft + 1) * (700 * (10 ** (m / 2595) - 1)) / sr) for m in mel]
+    out = [[0.0] * n_mel for _ in range(n_spec)]
     for i in range(n_mel):
         left, center, right = bins[i], bins[i + 1], bins[i + 2]
         if center == left:
-            out[center, i] = 1
+            out[center][i] = 1.0
         else:
-            out[left : center + 1, i] = (np.arange(left, center + 1) - left) / (center - left)
+            for k in range(left, center + 1):
+                out[k][i] = (k - left) / (center - left)
         if right != center:
-            out[center:right, i] = (right - np.arange(center, right)) / (right - center)
-    return out.astype(onnx_dtype(node, node.attr("output_datatype", 1)))
+            for k in range(center, right):
+                out[k][i] = (right - k) / (right - center)
+    dt = onnx_dtype(node, node.attr("output_datatype", 1))
+    return host.asarray(out, host.float64).astype(dt)
