@@ -1018,7 +1018,9 @@ def array_api(
     module: str, max_examples: int, report: Path | None, source: str, spec: str, rest: list[str]
 ) -> int:
     """array-api-tests against `module` (webjax.numpy, or jax.numpy for the oracle's figure)
-    with 64-bit types on; the counts go to `report` (default dist/array-api.<module>.json)."""
+    with 64-bit types on, no deadline (a slow example is not a wrong one) and no shrinking
+    (tests/array_api_plugin.py); the counts go to `report` (default
+    dist/array-api.<module>.json)."""
     python = ensure_venv()
     assemble_kernels(python)
     checkout = CACHE / "array-api-tests"
@@ -1029,12 +1031,14 @@ def array_api(
     target.parent.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT / "pkg"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "pkg"), str(ROOT / "tests")]),
         "ARRAY_API_TESTS_MODULE": module,
         "JAX_ENABLE_X64": "1",
     }
     cmd = [str(python), "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider"]
-    cmd += [f"--max-examples={max_examples}", "--disable-warnings", "--json-report"]
+    cmd += ["-p", "array_api_plugin", "-p", "no:randomly"]
+    cmd += [f"--max-examples={max_examples}", "--disable-deadline", "--disable-warnings"]
+    cmd += ["--json-report"]
     cmd += [f"--json-report-file={target}", "--json-report-omit", "log", "streams", *rest]
     log("$ " + " ".join(cmd[1:]))
     subprocess.run(cmd, cwd=checkout, env=env)
