@@ -77,3 +77,44 @@ def test_info_capabilities_and_devices():
         assert webjax.devices(d.platform)[0] == d
     with pytest.raises(KeyError):
         info.dtypes(kind="floating")
+
+
+CREATORS = {
+    "zeros": lambda m, d: m.zeros(3, device=d),
+    "ones": lambda m, d: m.ones((2,), m.int32, device=d),
+    "empty": lambda m, d: m.empty(2, device=d),
+    "full": lambda m, d: m.full((2,), 7.0, device=d),
+    "zeros_like": lambda m, d: m.zeros_like(m.ones(2), device=d),
+    "ones_like": lambda m, d: m.ones_like(m.ones(2), device=d),
+    "full_like": lambda m, d: m.full_like(m.ones(2), 3, device=d),
+    "empty_like": lambda m, d: m.empty_like(m.ones(2), device=d),
+    "arange": lambda m, d: m.arange(4, device=d),
+    "linspace": lambda m, d: m.linspace(0, 1, 5, device=d),
+    "eye": lambda m, d: m.eye(3, 2, 1, device=d),
+    "asarray": lambda m, d: m.asarray([1, 2], device=d),
+    "astype": lambda m, d: m.astype(m.ones(2), m.int32, device=d),
+    "astype_method": lambda m, d: m.ones(2).astype(m.int32, device=d),
+    "to_device": lambda m, d: m.ones(2).to_device(d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CREATORS))
+def test_device_keyword_commits_as_in_jax(name):
+    make = CREATORS[name]
+    theirs, ours = make(jnp, jax.devices("cpu")[0]), make(wnp, webjax.devices("cpu")[0])
+    assert ours.committed == theirs.committed is True
+    assert ours.devices() == set(webjax.devices("cpu"))
+    assert ours.tolist() == theirs.tolist()
+    # no device: uncommitted; under jit: what the traced function returns, uncommitted
+    assert make(wnp, None).committed == make(jnp, None).committed is False
+    assert webjax.jit(lambda: make(wnp, webjax.devices("cpu")[0]))().committed is False
+
+
+def test_setitem_raises_as_in_jax():
+    with pytest.raises(TypeError) as theirs:
+        jnp.ones(3)[0] = 2
+    with pytest.raises(TypeError) as ours:
+        wnp.ones(3)[0] = 2
+    assert str(ours.value) == str(theirs.value)
+    with pytest.raises(NotImplementedError, match="stream"):
+        wnp.ones(2).to_device(webjax.devices()[0], stream=1)

@@ -151,6 +151,41 @@ CASES: dict[str, Any] = {
     "grad_ndtri_outside_unit_interval": lambda jnp, lax: _vmap(
         jnp, _lib(jnp).grad(_lib(jnp).scipy.special.ndtri)
     )(np.float32([0.0, 1.0, -0.5, 1.5, 0.3, np.nan])),
+    # found by the Array API test suite (build.py array-api)
+    "signbit_of_negative_nan": lambda jnp, lax: jnp.signbit(
+        -np.float32([np.nan, -np.nan, 0.0, -0.0, np.inf])
+    ),
+    "copysign_from_negative_nan": lambda jnp, lax: jnp.copysign(
+        np.float32(2), -np.float32([np.nan, -np.nan])
+    ),
+    "cumulative_sum_widens_small_ints": lambda jnp, lax: [
+        jnp.cumulative_sum(np.array(v, dt)) for v, dt in ((B, bool), (I8, np.int8), (I8, np.uint8))
+    ],
+    "cumulative_prod_keeps_small_ints": lambda jnp, lax: jnp.cumulative_prod(np.uint8([2, 3])),
+    "cumulative_sum_empty_include_initial": lambda jnp, lax: jnp.cumulative_sum(
+        np.zeros(0, np.uint16), include_initial=True
+    ),
+    "empty_mask_of_empty_axis": lambda jnp, lax: jnp.asarray(np.zeros((0, 3), np.float32))[
+        jnp.asarray(np.zeros(0, bool))
+    ],
+    "empty_index_of_empty_axis": lambda jnp, lax: jnp.asarray(np.zeros((2, 0), np.int32))[
+        :, jnp.asarray(np.zeros((0,), np.int32))
+    ],
+    "take_from_empty_axis_raises": lambda jnp, lax: jnp.take(
+        np.zeros(0, np.float32), np.int32([0])
+    ),
+    "tanh_complex_nonfinite_imaginary": lambda jnp, lax: jnp.isnan(
+        jnp.tanh(np.complex64([30 + 1j * np.inf, 3e15 + 1j * np.nan, 3 + 1j * np.inf]))
+    ),
+    "asinh_complex_zero_signs": lambda jnp, lax: jnp.signbit(
+        jnp.imag(jnp.asinh(np.complex64([0j, complex(-0.0, 0.0), complex(0.0, -0.0), -2 + 0j])))
+    ),
+    "expm1_complex_negative_zero": lambda jnp, lax: jnp.signbit(
+        jnp.real(jnp.expm1(np.complex64([complex(-0.0, 0.0), 0j])))
+    ),
+    "atanh_complex_nan_infinite": lambda jnp, lax: jnp.imag(
+        jnp.atanh(np.complex64([complex(np.nan, np.inf), complex(np.nan, -np.inf)]))
+    ),
     "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
     "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
 }

@@ -314,7 +314,9 @@ def c_tanh(z: C) -> C:
     den = beta * s * s + 1.0
     re = beta * rho * s / den
     im = t / den
-    far = V(E.const(big, a.e.dtype)).lt(abs_(a))
+    # (not for an infinite or NaN b with a finite a: that is NaN + NaN i, as the general form
+    # gives)
+    far = and_(V(E.const(big, a.e.dtype)).lt(abs_(a)), or_(is_finite(b), is_inf(a)))
     one = copysign_(const(1.0, a), a)
     im_far = where(is_inf(a), const(0.0, a), sin_(b * 2.0) * 2.0 * exp_(abs_(a) * -2.0))
     # b = 0 keeps the zero's sign (tanh of a real is real)
@@ -333,7 +335,9 @@ def c_expm1(z: C) -> C:
     """e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b / 2): no cancellation near 0."""
     a, b = z
     s = sin_(b * 0.5)
-    return expm1_(a) * cos_(b) - s * s * 2.0, where(b.eq(0.0), b, exp_(a) * sin_(b))
+    re = expm1_(a) * cos_(b) - s * s * 2.0
+    # a zero real part is +0 (expm1(-0 + 0i) = 0 + 0i, as JAX and the array API standard)
+    return where(re.eq(0.0), const(0.0, a), re), where(b.eq(0.0), b, exp_(a) * sin_(b))
 
 
 def c_log1p(z: C) -> C:
@@ -493,9 +497,10 @@ def c_acos(z: C) -> C:
 
 
 def c_asinh(z: C) -> C:
-    """asinh z = -i asin(iz)."""
-    u, v = c_asin((-z[1], z[0]))
-    return v, -u
+    """asinh z = -i asin(iz): the real part from asin's imaginary one, the imaginary part
+    from asin's real one with the sign of Im z (its zero's too, as in JAX)."""
+    re, _, im = _asin_acos_parts(abs_(z[1]), abs_(z[0]))
+    return _with_sign(im, z[0]), copysign_(re, z[1])
 
 
 def c_acosh(z: C) -> C:
@@ -524,6 +529,9 @@ def c_atanh(z: C) -> C:
     inf = m.eq(math.inf)
     re = where(big, where(inf, const(0.0, x), x / m / m), re)
     im = where(big, where(inf, half_pi, half_pi - y / m / m), im)
+    # an infinite imaginary part gives +-0 + i pi/2 even with a NaN real part (C99's catanh)
+    y_inf = is_inf(y)
+    re, im = where(y_inf, const(0.0, x), re), where(y_inf, half_pi, im)
     return copysign_(re, z[0]), copysign_(im, z[1])
 
 

@@ -56,7 +56,23 @@ _COMPARE = {
 
 
 def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
-    return util.convert(self, dtypes.canonicalize_user(dtype, "astype"))
+    return creation.placed(util.convert(self, dtypes.canonicalize_user(dtype, "astype")), device)
+
+
+def _to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
+    """`Array.to_device`: the array committed to `device` (a Device or a one-device
+    Sharding), as JAX's."""
+    if stream is not None:
+        raise NotImplementedError("stream argument of array.to_device()")
+    return creation.placed(self, device)
+
+
+def _setitem(self: Any, i: Any, x: Any) -> None:
+    raise TypeError(
+        "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+        "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+    )
 
 
 def _reshape(self: Any, *args: Any, order: str = "C", **kw: Any) -> Any:
@@ -208,6 +224,8 @@ def _install(cls: type) -> None:
         "__invert__": ufuncs.invert,
         "__round__": _round,
         "__array_namespace__": array_api_metadata.__array_namespace__,
+        "__setitem__": _setitem,
+        "to_device": _to_device,
     }
     for name, fn in extra.items():
         setattr(cls, name, fn)

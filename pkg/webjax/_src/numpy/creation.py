@@ -12,14 +12,29 @@ from typing import Any
 
 from .. import core, dtypes
 from ..dispatch import array as array_mod
+from ..dispatch import devices as _devices
 from ..dispatch.array import Array, from_flat, from_host_bytes
-from ..dispatch.devices import default_device, using_device
+from ..dispatch.devices import default_device
 from ..dtypes import DType
 from ..ir import scalar
 from ..lax import lax
 from . import util
 from .shape import stack
 from .ufuncs import power
+
+
+def placed(out: Any, device: Any) -> Any:
+    """A creation function's `device=`: the result committed to that device (a Device, a
+    platform name, or a Sharding of one device), as JAX's; no device leaves it uncommitted,
+    and under a transformation it stays what it is."""
+    if device is None or not isinstance(out, Array) or core.find_cur_trace() is not core.eval_trace:
+        return out
+    if not isinstance(device, str) and hasattr(device, "device_set"):  # a Sharding
+        device_set = device.device_set
+        if len(device_set) != 1:
+            raise ValueError(f"device= takes a sharding of one device, got {device}")
+        device = next(iter(device_set))
+    return _devices.put(out, device, commit=True)
 
 
 def _shape_and_leaves(obj: Any) -> tuple[tuple[int, ...], list[Any]]:
@@ -62,8 +77,7 @@ def asarray(
 ) -> Any:
     dt = None if dtype is None else dtypes.canonicalize_user(dtype, "asarray")
     if device is not None:
-        with using_device(device):
-            return asarray(a, dtype)
+        return placed(asarray(a, dtype), device)
     if isinstance(a, (Array, core.Tracer)):
         if dt is dtypes.bool_ and util.aval(a).dtype.kind == "c":  # the real part, as JAX
             return lax.convert_element_type(a, dt)
@@ -160,22 +174,22 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         dtype = dtypes.canonicalize_user(dtype, "full")
     if not util.is_scalar(fill_value):
         fill = asarray(fill_value, dtype)
-        return util.broadcast_to(fill, shape)
-    return lax.full(shape, fill_value, dtype)
+        return placed(util.broadcast_to(fill, shape), device)
+    return placed(lax.full(shape, fill_value, dtype), device)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device: Any = None, _name: str = "zeros") -> Any:
     dt = dtypes.canonicalize_user(dtype, _name) if dtype is not None else dtypes.default_float()
-    return lax.full(core.canonicalize_shape(shape), 0, dt)
+    return placed(lax.full(core.canonicalize_shape(shape), 0, dt), device)
 
 
 def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
     dt = dtypes.canonicalize_user(dtype, "ones") if dtype is not None else dtypes.default_float()
-    return lax.full(core.canonicalize_shape(shape), 1, dt)
+    return placed(lax.full(core.canonicalize_shape(shape), 1, dt), device)
 
 
 def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
-    return zeros(shape, dtype, _name="empty")
+    return zeros(shape, dtype, device=device, _name="empty")
 
 
 def _like(x: Any, dtype: Any, shape: Any, name: str) -> tuple[tuple[int, ...], DType]:
@@ -188,14 +202,14 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
     if not (hasattr(a, "dtype") and hasattr(a, "shape")):  # duck-typed, as in JAX
         util.check_arraylike("zeros_like", a)
     s, dt = _like(a, dtype, shape, "zeros_like")
-    return lax.full(s, 0, dt)
+    return placed(lax.full(s, 0, dt), device)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
     if not (hasattr(a, "dtype") and hasattr(a, "shape")):  # duck-typed, as in JAX
         util.check_arraylike("ones_like", a)
     s, dt = _like(a, dtype, shape, "ones_like")
-    return lax.full(s, 1, dt)
+    return placed(lax.full(s, 1, dt), device)
 
 
 def full_like(
@@ -206,12 +220,16 @@ def full_like(
     else:
         util.check_arraylike("full_like", a, fill_value)
     s, dt = _like(a, dtype, shape, "full_like")
-    return lax.full(s, fill_value, dt)
+    return placed(lax.full(s, fill_value, dt), device)
 
 
 def arange(
     start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None
 ) -> Any:
+    return placed(_arange(start, stop, step, dtype), device)
+
+
+def _arange(start: Any, stop: Any, step: Any, dtype: Any) -> Any:
     util.check_arraylike_or_none("arange", start, stop, step)
     for v in (start, stop, step):
         if isinstance(v, core.Tracer):
@@ -237,7 +255,7 @@ def arange(
         dt = dtypes.canonicalize_user(dtype, "arange")
     n = builtins.max(0, math.ceil((stop - start) / step))
     if dt.kind == "c":  # the real range, then complex
-        return util.convert(arange(start, stop, step, dtypes.component(dt)), dt)
+        return util.convert(_arange(start, stop, step, dtypes.component(dt)), dt)
     if all(isinstance(v, int) for v in (start, step)) or dt.kind in "iu":
         # exact: a lazy iota, scaled and shifted in the target dtype
         out = lax.iota(dt, n)
@@ -373,6 +391,13 @@ def linspace(
     *,
     device: Any = None,
 ) -> Any:
+    out = _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    return (placed(out[0], device), out[1]) if retstep else placed(out, device)
+
+
+def _linspace(
+    start: Any, stop: Any, num: int, endpoint: bool, retstep: bool, dtype: Any, axis: int
+) -> Any:
     util.check_arraylike("linspace", start, stop)
     num = core.concrete_or_error(operator.index, num, "'num' argument of jnp.linspace")
     if num < 0:
@@ -439,7 +464,11 @@ def _array_linspace(
     return out, lax.squeeze(delta, (axis,))
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, _name: str = "eye") -> Any:
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None) -> Any:
+    return placed(_eye(N, M, k, dtype, "eye"), device)
+
+
+def _eye(N: int, M: int | None, k: int, dtype: Any, _name: str) -> Any:
     util.check_arraylike(_name, N)
     M = N if M is None else M
     dt = dtypes.canonicalize_user(dtype, _name) if dtype is not None else dtypes.default_float()
@@ -451,7 +480,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, _name: s
 
 
 def identity(n: int, dtype: Any = None) -> Any:
-    return eye(n, dtype=dtype, _name="identity")
+    return _eye(n, None, 0, dtype, "identity")
 
 
 def logspace(
@@ -494,7 +523,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     x = util.ensure_array(x)
     if dtype is None:
         dtype = dtypes.default_float()
-    return util.convert(x, dtypes.canonicalize_user(dtype, "astype"))
+    return placed(util.convert(x, dtypes.canonicalize_user(dtype, "astype")), device)
 
 
 def copy(a: Any, order: Any = None) -> Any:
@@ -520,7 +549,7 @@ def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: 
         hasattr(prototype, "dtype") and hasattr(prototype, "shape")
     ):  # JAX reports ones_like here
         util.check_arraylike("ones_like", prototype)
-    return zeros_like(prototype, dtype, shape)
+    return zeros_like(prototype, dtype, shape, device=device)
 
 
 # ---- from bytes, text and iterators ------------------------------------------------------------

@@ -587,6 +587,10 @@ def _one_hot_gather(x: Any, idx: Any, axis: int) -> Any:
     dn = slicing.GatherDimensionNumbers(
         offset_dims=offset_dims, collapsed_slice_dims=(axis,), start_index_map=(axis,)
     )
+    ishape = util.aval(idx).shape
+    if xs[axis] == 0 and math.prod(ishape) == 0:  # nothing taken from an empty axis
+        out_shape = (*xs[:axis], *ishape, *xs[axis + 1 :])
+        return util.with_weak_type_of(lax.full(out_shape, 0, util.aval(x).dtype), x)
     sizes = tuple(1 if d == axis else n for d, n in enumerate(xs))
     out = slicing.gather(x, lax.expand_dims(idx, (k,)), dn, sizes, mode="clip")
     return util.with_weak_type_of(out, x)
@@ -668,7 +672,10 @@ def take(
     if axis is None:
         a, axis = lax.reshape(a, (util.aval(a).size,)), 0
     ax = util.canonical_axis(axis, util.aval(a).ndim)
-    return _gather_mode(a, _as_index_array(indices), ax, mode, fill_value, "take")
+    idx = _as_index_array(indices)
+    if util.aval(a).shape[ax] == 0 and util.aval(idx).size:
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    return _gather_mode(a, idx, ax, mode, fill_value, "take")
 
 
 def take_along_axis(

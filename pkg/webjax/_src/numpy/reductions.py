@@ -587,6 +587,9 @@ def _cumulative_api(fn: Any, name: str) -> Any:
                     "for one-dimensional arrays."
                 )
             axis = 0
+        if name == "cumulative_sum" and dtype is None:
+            # small integers accumulate as in `sum` (JAX's cumulative_prod keeps the dtype)
+            dtype = _upcast_small_int(util.aval(x).dtype)
         res = fn(x, axis, dtype)
         if include_initial:
             ax = util.canonical_axis(axis, util.aval(res).ndim)

@@ -433,14 +433,11 @@ def signbit(x: Any, /) -> Any:
     _real_only("signbit", x, ValueError, f"jax.numpy.signbit is not well defined for {dt.name}")
     if dt.kind in "ub":
         return _full(lax.convert_element_type(x, dtypes.bool_), False)
-    neg = lax.lt(x, _zero(x))
     if dt.kind != "f":
-        return neg
-    # -0.0 has its sign bit set: 1 / -0.0 == -inf (no bitcast primitive yet)
-    neg_zero = lax.bitwise_and(
-        lax.eq(x, _zero(x)), lax.lt(lax.div(lax.full((), 1, dt), x), _zero(x))
-    )
-    return lax.bitwise_or(neg, neg_zero)
+        return lax.lt(x, _zero(x))
+    # the sign bit itself, so -0.0 and NaNs with their sign bit set count (as in JAX)
+    bits = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[dt.itemsize]
+    return lax.lt(lax.bitcast_convert_type(x, bits), lax.full((), 0, bits))
 
 
 def nan_to_num(
