@@ -518,6 +518,22 @@ def fetch_digits(python: Path) -> Path:
     return dest
 
 
+def make_digits_onnx(python: Path, digits: Path) -> Path:
+    """dist/site/demos/digits.onnx, the ONNX demo's model: tools/digits_onnx.py trains a small
+    CNN on the digits with webjax natively (some 20 s) and writes it with the venv's onnx;
+    cached in .cache/ until that script or the digits demo's data handling changes."""
+    sources = [ROOT / "tools" / "digits_onnx.py", WEB / "demos" / "digits.py"]
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    out = CACHE / f"digits-{key}.onnx"
+    if not out.exists():
+        log("training the ONNX demo's digits CNN (tools/digits_onnx.py)")
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "pkg")}
+        run([str(python), str(sources[0]), str(digits), str(out)], env=env)
+    dest = SITE / "demos" / "digits.onnx"
+    shutil.copyfile(out, dest)
+    return dest
+
+
 def bundle_editor() -> Path:
     """npm install web/editor/package.json's pinned packages into .cache/editor/ (again only
     when package.json changes) and bundle web/editor/index.mjs with esbuild into
@@ -618,7 +634,7 @@ def build() -> Path:
     extra = add_pyodide_packages(python, pyodide_dir)
     layout_site(compile_for_pyodide(wheel, pyodide_dir), extra, fetch_ecosystem_wheels(python))
     bundle_editor()
-    fetch_digits(python)
+    make_digits_onnx(python, fetch_digits(python))
     fetch_pyscript(json.loads((SITE / "manifest.json").read_text())["wheel"])
     return python
 

@@ -17,6 +17,7 @@ import pytest
 import webjax as jax
 import webjax.numpy as jnp
 from webjax import safetensors
+from webjax.onnx import ONNXModel
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMOS = ROOT / "web" / "demos"
@@ -145,3 +146,92 @@ def test_benchmark_checks():
     assert out.shape == (1, 4, 8, 8)
     assert conv2d.check(lhs, rhs, out) < 1e-5
     assert conv2d.flops(1, 4, 8, 8, 4) == 2 * 4 * 64 * 4 * 9
+
+
+def tool(name: str) -> Any:
+    path = ROOT / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"webjax_tool_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_onnx_digits_model_matches_its_training_and_onnxruntime(digits_data, tmp_path):
+    """The build's digits CNN (tools/digits_onnx.py, fewer steps): the ONNX file it writes
+    computes the trained network (webjax's own forward pass), in webjax.onnx and in
+    onnxruntime alike, and classifies the held-out digits."""
+    ort = pytest.importorskip("onnxruntime")
+    digits_onnx = tool("digits_onnx")
+    digits = demo("digits")
+    onnx_demo = demo("onnx")
+    x, y = digits.parse_digits(digits_data)
+    xtr, ytr, xte, yte = digits.split(x, y)
+    params = digits_onnx.train(xtr, ytr, steps=60)
+    data = digits_onnx.to_onnx(params)
+    want = np.asarray(jax.nn.softmax(digits_onnx.logits(params, xte.reshape(-1, 1, 8, 8))))
+    model = ONNXModel(data)
+    assert model.input_names == ["pixels"] and model.output_names == ["probabilities"]
+    got = np.asarray(onnx_demo.predict(jax.jit(model.run), xte))
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    (ref,) = sess.run(["probabilities"], {"pixels": np.asarray(xte).reshape(-1, 1, 8, 8)})
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-6)
+    assert (got.argmax(1) == np.asarray(yte)).mean() > 0.8
+    # the command line the build runs writes the same kind of file
+    out = tmp_path / "digits.onnx"
+    (tmp_path / "d.csv.gz").write_bytes(digits_data)
+    assert digits_onnx.main([str(tmp_path / "d.csv.gz"), str(out), "--steps", "5"]) == 0
+    assert ONNXModel(out.read_bytes()).output_names == ["probabilities"]
+
+
+def paint_cells(pattern: np.ndarray, cell: int, at: tuple[int, int], size: int = 256) -> bytes:
+    image = np.zeros((size, size), np.uint8)
+    up = np.kron(pattern, np.ones((cell, cell)))
+    image[at[0] : at[0] + up.shape[0], at[1] : at[1] + up.shape[1]] = np.round(up * 255)
+    return image.tobytes()
+
+
+def test_onnx_demo_ink_to_pixels_normalises_size_and_place():
+    onnx_demo = demo("onnx")
+    rng = np.random.default_rng(0)
+    pattern = rng.integers(0, 17, (8, 8)) / 16
+    pattern[0, 0] = pattern[7, 7] = 1.0  # the ink's box is the whole grid
+    for cell, at in ((32, (0, 0)), (8, (37, 90)), (16, (100, 3))):
+        got = onnx_demo.ink_to_pixels(paint_cells(pattern, cell, at), 256, 256)
+        np.testing.assert_allclose(np.reshape(got, (8, 8)), pattern, atol=1 / 255)
+    # a narrow drawing (8 rows, 4 columns) is centred in the square box
+    narrow = np.zeros((8, 8))
+    narrow[:, 2:6] = pattern[:, 2:6]
+    narrow[0, 2] = narrow[7, 5] = 1.0
+    got = onnx_demo.ink_to_pixels(paint_cells(narrow[:, 2:6], 16, (50, 150)), 256, 256)
+    np.testing.assert_allclose(np.reshape(got, (8, 8)), narrow, atol=1 / 255)
+    assert onnx_demo.ink_to_pixels(bytes(256 * 256), 256, 256) is None
+
+
+def test_onnx_demo_random_inputs_follow_the_model_types():
+    onnx_demo = demo("onnx")
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("Cast", ["ids"], ["f"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["f", "x"], ["y"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", 3]),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 3]),
+    ]
+    output = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])
+    graph = helper.make_graph(nodes, "g", inputs, [output])
+    model = ONNXModel(helper.make_model(graph).SerializeToString())
+    inputs = onnx_demo.random_inputs(model, jax.random.key(0))
+    assert inputs["ids"].shape == (1, 3) and inputs["ids"].dtype == jnp.zeros(0, jnp.int64).dtype
+    assert inputs["x"].shape == (1, 3) and inputs["x"].dtype == jnp.float32
+    assert model.run(inputs)["y"].shape == (1, 3)
+    assert onnx_demo.describe(model)[1:] == [
+        "input  ids: int64 [batch, 3]",
+        "input  x: float32 [None, 3]",
+        "output y: float32 [batch, 3]",
+    ]

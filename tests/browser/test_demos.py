@@ -2,12 +2,16 @@
 URL parameters allow: each runs to the end on wasm, Mandelbrot also on webgpu and webgl (the
 same picture), their canvases hold a picture (pixels read back), the digits network beats 90%
 on its held-out images and reloads from safetensors with the same accuracy, and the benchmark
-pages report a positive GFLOP/s with a checked result."""
+pages report a positive GFLOP/s with a checked result. The ONNX page classifies a held-out digit
+and digits drawn with the mouse on wasm, the same classes on webgpu, and lists and runs a model
+picked in its file input."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +19,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 RUN_TIMEOUT_MS = 240_000
+SITE_DEMOS = Path(__file__).resolve().parents[2] / "dist" / "site" / "demos"
 
 # (distinct colors, pixels not the most common color, all pixels) of a canvas
 CANVAS_INK = """canvas => {
@@ -109,12 +114,110 @@ def test_pendulum_scan_keeps_energy(new_page, server_url):
     assert_drawn(page, "phase")
 
 
+def draw(page: Any, strokes: list[list[tuple[float, float]]]) -> dict:
+    """Draw `strokes` (points in 0-1 of the pad) with the mouse; wait for the page to classify
+    the drawing; its published result."""
+    box = page.query_selector("#pad").bounding_box()
+    for stroke in strokes:
+        before = page.evaluate("document.documentElement.dataset.interactions")
+        points = [(box["x"] + u * box["width"], box["y"] + v * box["height"]) for u, v in stroke]
+        page.mouse.move(*points[0])
+        page.mouse.down()
+        for point in points[1:]:
+            page.mouse.move(*point, steps=4)
+        page.mouse.up()
+        page.wait_for_function(
+            f"() => document.documentElement.dataset.interactions !== {before!r}",
+            timeout=RUN_TIMEOUT_MS,
+        )
+        assert page.evaluate("document.documentElement.dataset.interactions") != "error", (
+            page.evaluate("() => globalThis.demoError")
+        )
+    return json.loads(page.evaluate("() => globalThis.demoResult"))
+
+
+def ellipse(cx: float, cy: float, rx: float, ry: float, n: int = 24) -> list[tuple[float, float]]:
+    return [
+        (cx + rx * math.sin(2 * math.pi * k / n), cy - ry * math.cos(2 * math.pi * k / n))
+        for k in range(n + 1)
+    ]
+
+
+@pytest.fixture(scope="module")
+def onnx_wasm(browser, server_url) -> dict:
+    context = browser.new_context()
+    try:
+        page, result = open_demo(lambda: context.new_page(), server_url, "onnx.html?sample=7")
+        assert_drawn(page, "input", min_colors=4)
+        colors, inked, total = page.query_selector("#pad").evaluate(CANVAS_INK)
+        assert colors >= 4 and inked > 0.05 * total, (colors, inked, total)
+        # a drawn zero (one stroke) and a drawn one (a short slanted stroke), small and
+        # off-centre: the page's size normalisation puts them in the digits' frame
+        page.click("#clear")
+        zero = draw(page, [ellipse(0.35, 0.4, 0.12, 0.2)])
+        page.click("#clear")
+        one = draw(page, [[(0.62, 0.25), (0.6, 0.45), (0.58, 0.65)]])
+        # any .onnx file: the site's own model picked in the file input, run on random input
+        before = page.evaluate("document.documentElement.dataset.interactions")
+        page.set_input_files("#model-file", str(SITE_DEMOS / "digits.onnx"))
+        page.wait_for_function(
+            f"() => document.documentElement.dataset.interactions !== {before!r}",
+            timeout=RUN_TIMEOUT_MS,
+        )
+        user = json.loads(page.evaluate("() => globalThis.demoResult"))
+        info = page.text_content("#model-info")
+        return {"page": result, "zero": zero, "one": one, "user": user, "info": info}
+    finally:
+        context.close()
+
+
+def test_onnx_demo_classifies_on_wasm(onnx_wasm):
+    result = onnx_wasm["page"]
+    assert result["device"] == "wasm"
+    assert result["model_inputs"] == ["pixels"] and result["model_outputs"] == ["probabilities"]
+    assert result["accuracy"] > 0.9, result["accuracy"]
+    assert result["sample"] == 7
+    latest = result["latest"]
+    assert latest["predicted"] == result["sample_label"], latest
+    assert int(result["held_out_predictions"][7]) == result["sample_label"]
+    assert sum(latest["probabilities"]) == pytest.approx(1.0, abs=1e-5)
+    assert result["first_ms"] > result["steady_ms"] > 0 and result["steady_calls"] >= 3
+    for name, digit in (("zero", 0), ("one", 1)):
+        drawn = onnx_wasm[name]["latest"]
+        assert drawn["source"] == "drawing" and drawn["predicted"] == digit, (name, drawn)
+    user = onnx_wasm["user"]["user_model"]
+    assert user["name"] == "digits.onnx"
+    assert user["outputs"] == {"probabilities": {"shape": [1, 10], "dtype": "float32"}}
+    assert "input  pixels: float32 [N, 1, 8, 8]" in onnx_wasm["info"], onnx_wasm["info"]
+
+
+def test_onnx_demo_same_classes_on_webgpu(new_page, server_url, onnx_wasm):
+    page, result = open_demo(new_page, server_url, "onnx.html?device=webgpu&sample=7")
+    assert result["device"] == "webgpu"
+    want = onnx_wasm["page"]
+    assert result["latest"]["predicted"] == want["latest"]["predicted"]
+    assert result["latest"]["probabilities"] == pytest.approx(
+        want["latest"]["probabilities"], abs=1e-4
+    )
+    # float32 rounding on another device may tip a borderline image, at most one
+    differ = sum(
+        a != b
+        for a, b in zip(result["held_out_predictions"], want["held_out_predictions"], strict=True)
+    )
+    assert differ <= 1, differ
+    page.click("#clear")
+    zero = draw(page, [ellipse(0.5, 0.5, 0.3, 0.4)])
+    assert zero["latest"]["predicted"] == 0, zero["latest"]
+
+
 def test_demo_index_links_every_demo(site):
     pages = sorted(p.name for p in (site / "demos").glob("*.html") if p.name != "index.html")
     index = (site / "demos" / "index.html").read_text()
     assert sorted(set(re.findall(r'href="(\w+\.html)"', index))) == pages
     assert 'href="demos/index.html"' in (site / "index.html").read_text()
     assert (site / "demos" / "digits.csv.gz").stat().st_size > 50_000
+    model = (site / "demos" / "digits.onnx").read_bytes()  # field 1 (ir_version), a varint
+    assert model[:1] == b"\x08" and len(model) > 4000
 
 
 def test_repl_examples_of_the_demos(new_page, server_url):

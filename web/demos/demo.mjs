@@ -1,7 +1,8 @@
 // demo.mjs: the demo pages' loader. A page calls `runDemo("digits")`: it reads ?device= (and
 // the demo's own parameters) from the URL, loads Pyodide and webjax through ../webjax.mjs,
 // puts demo_page.py and <name>.py into Python's path and runs `<name>.main(page)` on that
-// device (demo_page.run). <html data-demo> says "loading", "running", "done" or "error";
+// device (demo_page.run). `runDemo(name, ["digits.py"])` also puts those demos' modules there
+// (the ONNX demo imports digits.py's data parsing). <html data-demo> says "loading", "running", "done" or "error";
 // window.demoResult holds the demo's numbers as JSON, window.demoError the error's text.
 import { loadWebjax } from "../webjax.mjs";
 
@@ -29,7 +30,7 @@ export function bindParam(name, fallback) {
   return value;
 }
 
-export async function runDemo(name) {
+export async function runDemo(name, modules = []) {
   const root = document.documentElement;
   const status = document.getElementById("status");
   root.dataset.demo = "loading";
@@ -44,7 +45,7 @@ export async function runDemo(name) {
     // no memory snapshot: a Python started to be snapshotted cannot call into the page's DOM
     // (its JS proxies raise "Illegal invocation"), and the demos write into it
     const pyodide = await loadWebjax({ snapshot: false });
-    const sources = await Promise.all(["demo_page.py", `${name}.py`].map(async (file) => {
+    const sources = await Promise.all(["demo_page.py", ...modules, `${name}.py`].map(async (file) => {
       const response = await fetch(new URL(file, import.meta.url));
       if (!response.ok) throw new Error(`${file} answered HTTP ${response.status}`);
       return [file, await response.text()];
