@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import core
 from ..config import config
 from ..runtime import backend as rt
 from ..runtime.backend import Device
@@ -98,3 +99,17 @@ def put(x: Any, device: Device | str, commit: bool) -> Any:
             out = Array(x.aval, x._device, array_mod.exp_of(x))
         out._committed = True
     return out
+
+
+def placed(out: Any, device: Any) -> Any:
+    """A creation function's `device=`: the result committed to that device (a Device, a
+    platform name, or a Sharding of one device), as JAX's; no device leaves it uncommitted,
+    and under a transformation it stays what it is."""
+    if device is None or not isinstance(out, Array) or core.find_cur_trace() is not core.eval_trace:
+        return out
+    if not isinstance(device, str) and hasattr(device, "device_set"):  # a Sharding
+        device_set = device.device_set
+        if len(device_set) != 1:
+            raise ValueError(f"device= takes a sharding of one device, got {device}")
+        device = next(iter(device_set))
+    return put(out, device, commit=True)

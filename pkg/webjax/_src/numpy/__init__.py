@@ -24,6 +24,7 @@ from .creation import (
     empty,
     empty_like,
     eye,
+    from_dlpack,
     frombuffer,
     fromfile,
     fromiter,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import core, dtypes
+from ..dispatch import devices, dlpack
 from ..dispatch.array import Array
 from ..lax import lax
 from . import (
@@ -56,7 +57,7 @@ _COMPARE = {
 
 
 def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
-    return creation.placed(util.convert(self, dtypes.canonicalize_user(dtype, "astype")), device)
+    return devices.placed(util.convert(self, dtypes.canonicalize_user(dtype, "astype")), device)
 
 
 def _to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
@@ -64,7 +65,7 @@ def _to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
     Sharding), as JAX's."""
     if stream is not None:
         raise NotImplementedError("stream argument of array.to_device()")
-    return creation.placed(self, device)
+    return devices.placed(self, device)
 
 
 def _setitem(self: Any, i: Any, x: Any) -> None:
@@ -237,3 +238,5 @@ def _install(cls: type) -> None:
 
 _install(Array)
 _install(core.Tracer)
+Array.__dlpack__ = dlpack.to_dlpack  # type: ignore[attr-defined]  # concrete arrays only
+Array.__dlpack_device__ = dlpack.dlpack_device  # type: ignore[attr-defined]

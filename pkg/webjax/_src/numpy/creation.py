@@ -12,9 +12,9 @@ from typing import Any
 
 from .. import core, dtypes
 from ..dispatch import array as array_mod
-from ..dispatch import devices as _devices
+from ..dispatch import dlpack as _dlpack
 from ..dispatch.array import Array, from_flat, from_host_bytes
-from ..dispatch.devices import default_device
+from ..dispatch.devices import default_device, placed
 from ..dtypes import DType
 from ..ir import scalar
 from ..lax import lax
@@ -23,18 +23,11 @@ from .shape import stack
 from .ufuncs import power
 
 
-def placed(out: Any, device: Any) -> Any:
-    """A creation function's `device=`: the result committed to that device (a Device, a
-    platform name, or a Sharding of one device), as JAX's; no device leaves it uncommitted,
-    and under a transformation it stays what it is."""
-    if device is None or not isinstance(out, Array) or core.find_cur_trace() is not core.eval_trace:
-        return out
-    if not isinstance(device, str) and hasattr(device, "device_set"):  # a Sharding
-        device_set = device.device_set
-        if len(device_set) != 1:
-            raise ValueError(f"device= takes a sharding of one device, got {device}")
-        device = next(iter(device_set))
-    return _devices.put(out, device, commit=True)
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array with the values of `x`, any object with `__dlpack__` and `__dlpack_device__`
+    (a NumPy array, another library's tensor), copied onto `device` (default: the default
+    device, uncommitted)."""
+    return _dlpack.from_dlpack(x, device, copy)
 
 
 def _shape_and_leaves(obj: Any) -> tuple[tuple[int, ...], list[Any]]:
