@@ -66,6 +66,20 @@ def test_info_dtypes_match_jax(kind, x64):
             assert _names(default) == _names(jnp.__array_namespace_info__().default_dtypes())
 
 
+def test_info_dtypes_of_a_device():
+    info = wnp.__array_namespace_info__()
+    with webjax.enable_x64(True):
+        for platform in ("cpu", "wasm", "webgpu", "webgl"):
+            (device,) = webjax.devices(platform)
+            names = set(info.dtypes(device=device))
+            wide = {"int64", "uint64", "float64", "complex128"}
+            assert names == set(info.dtypes()) - (
+                wide if platform in ("webgpu", "webgl") else set()
+            )
+            for name in names:  # each can be made there
+                assert wnp.zeros(2, name, device=device).devices() == {device}
+
+
 def test_info_capabilities_and_devices():
     info = wnp.__array_namespace_info__()
     assert info.capabilities() == jnp.__array_namespace_info__().capabilities()

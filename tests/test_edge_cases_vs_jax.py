@@ -186,6 +186,15 @@ CASES: dict[str, Any] = {
     "atanh_complex_nan_infinite": lambda jnp, lax: jnp.imag(
         jnp.atanh(np.complex64([complex(np.nan, np.inf), complex(np.nan, -np.inf)]))
     ),
+    "svdvals_past_the_square_root_of_max": lambda jnp, lax: jnp.linalg.svd(
+        np.float32([[1e30, 2e29, 0], [3e29, 1e29, 5e28], [1e28, 2e29, 3e29]]), compute_uv=False
+    ),
+    "svd_of_huge_entries": lambda jnp, lax: jnp.abs(
+        jnp.linalg.svd(np.float32([[3e25, -1e25], [1e25, 2e25]]))[0]
+    ),
+    "can_cast_64_bit_ints_to_float64": lambda jnp, lax: [
+        jnp.can_cast(a, b) for a in (jnp.int64, jnp.uint64) for b in (jnp.float64, jnp.complex128)
+    ],
     "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
     "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
 }

@@ -90,7 +90,12 @@ def put(x: Any, device: Device | str, commit: bool) -> Any:
     if isinstance(device, str):
         device = rt.device(device)
     if isinstance(x, Array):
-        out = x if x.device == device else transfer(x, device)
+        if x.device == device:
+            out = x
+        elif is_constant(x):  # an expression reading no buffer: made there, nothing copied
+            out = Array(x.aval, device, array_mod.exp_of(x))
+        else:
+            out = transfer(x, device)
     else:
         with using_device(device):
             out = array_mod.asarray(x)

@@ -56,11 +56,16 @@ class ArrayNamespaceInfo:
         "max dimensions": 64,
     }
 
-    def _kind(self, kind: str) -> dict[str, _dtypes.DType]:
+    def _kind(self, kind: str, device: Any) -> dict[str, _dtypes.DType]:
         if kind not in _KINDS:
             raise KeyError(kind)
         wide = config.x64_enabled()
-        return {n: _dtypes.dtype(n) for n in _KINDS[kind] if wide or n not in _WIDE}
+        out = {n: _dtypes.dtype(n) for n in _KINDS[kind] if wide or n not in _WIDE}
+        if device is None:
+            return out
+        # a device's own: webgpu and webgl have no 64-bit types (complex: their parts)
+        backend = device.backend
+        return {n: d for n, d in out.items() if backend.supports_dtype(_dtypes.component(d))}
 
     def default_device(self) -> None:
         return None  # arrays are uncommitted by default, as in JAX
@@ -83,12 +88,11 @@ class ArrayNamespaceInfo:
     def dtypes(
         self, *, device: Any = None, kind: str | tuple[str, ...] | None = None
     ) -> dict[str, _dtypes.DType]:
-        del device
         if kind is None:
-            return self._kind("numeric") | self._kind("bool")
+            return self._kind("numeric", device) | self._kind("bool", device)
         if isinstance(kind, tuple):
             out: dict[str, _dtypes.DType] = {}
             for k in kind:
-                out |= self._kind(k)
+                out |= self._kind(k, device)
             return out
-        return self._kind(kind)
+        return self._kind(kind, device)

@@ -132,6 +132,8 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     if src.kind == "u" and dst.kind == "i":
         return src.itemsize < dst.itemsize
     if src.kind in "iu" and dst.kind == "f":  # bfloat16 holds 8-bit integers only
+        if src.itemsize == dst.itemsize == 8:  # NumPy's one exception: 64-bit ints to float64
+            return True
         return src.itemsize < dst.itemsize and (dst.name != "bfloat16" or src.itemsize == 1)
     if dst.kind == "c" and src.kind in "iuf":  # as casting to the parts' float type
         return can_cast(src, dtypes.component(dst), "safe")

@@ -456,13 +456,29 @@ def _svd(
         u = lax_linalg._batched_take_last(v, idx)
         vh = _mT(ufuncs.multiply(u, _expand_dims(sign, -2)))
         return SVDResult(u, s, vh)
+    # scaled by the largest |a_ij| (a power of two, so exactly): the solver squares entries,
+    # which overflow past 1e154 in float64 (1e19 in float32); the vectors are scale-free
+    scale = _pow2_scale(a)
     out = lax_linalg.svd(
-        a, full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index
+        ufuncs.divide(a, scale),
+        full_matrices=full_matrices,
+        compute_uv=compute_uv,
+        subset_by_index=subset_by_index,
     )
+    scale = lax.squeeze(scale, (len(_shape(a)) - 1,))
     if compute_uv:
         u, s, vh = out
-        return SVDResult(u, s, vh)
-    return out
+        return SVDResult(u, ufuncs.multiply(s, scale), vh)
+    return ufuncs.multiply(out, scale)
+
+
+def _pow2_scale(a: Any) -> Any:
+    """Per matrix of `a` (..., m, n): the power of two at or above its largest |entry|, shaped
+    (..., 1, 1), or 1 where that is zero or not finite; no gradient flows through it."""
+    big = reductions.max(ufuncs.abs(a), axis=(-2, -1), keepdims=True, initial=0)
+    ok = ufuncs.logical_and(ufuncs.isfinite(big), ufuncs.greater(big, 0))
+    safe = lax.select(ok, big, lax.full(_shape(big), 1, util.aval(big).dtype))
+    return lax.stop_gradient(ufuncs.exp2(ufuncs.ceil(ufuncs.log2(safe))))
 
 
 def svdvals(x: Any, /) -> Any:
