@@ -7,6 +7,8 @@ references.
                                   [--no-browser] [--webgl-plain] [--tfjs-sync fence|data]
 
     e.g. only webgl:  .venv/bin/python bench/run.py --quick --no-native --only webgl
+    webjax.onnx vs onnxruntime-web (a ResNet-50-shaped CNN, a transformer encoder layer):
+                      .venv/bin/python bench/run.py --onnx [--only wasm] [--onnx-models encoder]
     time to first result only, by phase, cold and warm:
                       .venv/bin/python bench/run.py --first-result-only [--only wasm] [--repeat 3]
 
@@ -850,6 +852,63 @@ def ensure_tools_python(argv: list[str]) -> None:
     os.execv(venv_python, [str(venv_python), str(Path(__file__).resolve()), *argv])
 
 
+def onnx_part(args: argparse.Namespace, argv: list[str]) -> int:
+    """`--onnx`: webjax.onnx vs onnxruntime-web (bench/onnx_vs_ort.py); a table and JSON in
+    bench/results/onnx-<timestamp>.json. Exits 1 when the two libraries' outputs disagree."""
+    ensure_tools_python(argv)
+    ensure_site()
+    import onnx_vs_ort
+
+    version = onnx_vs_ort.fetch_ort(SITE_BENCH, npm_pack, unpack, args.ort_version)
+    onnx_vs_ort.copy_pages(BENCH, SITE_BENCH)
+    specs = onnx_vs_ort.write_models(SITE_BENCH, BENCH, args.onnx_models)
+    devices = [d for d in onnx_vs_ort.DEVICES if not args.only or any(s in d for s in args.only)]
+    server, url = load_build_module().start_server(SITE, isolated=True)
+    load_before = os.getloadavg()
+    started = time.monotonic()
+    try:
+        rows = asyncio.run(
+            onnx_vs_ort.browser_runs(
+                url, specs, devices, CHROMIUM, CHROMIUM_ARGS, args.onnx_reps, args.onnx_budget
+            )
+        )
+    finally:
+        server.shutdown()
+    text = onnx_vs_ort.table(rows)
+    print(
+        f"\nwebjax.onnx (jit) vs onnxruntime-web {version} in Chromium, batch 1; ms per inference "
+        "(median after the first call); ORT/webjax > 1: webjax is faster; rel err = "
+        "max|webjax - ORT| / max|ORT|"
+    )
+    print(text)
+    print(
+        f"(total {(time.monotonic() - started) / 60:.1f} min; load average "
+        f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs)"
+    )
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    for row in rows:  # the outputs themselves stay out of the report
+        for lib in ("webjax", "ort"):
+            row.get(lib, {}).pop("output_b64", None)
+    report = {
+        "meta": {
+            "timestamp": stamp,
+            "ort": {"package": onnx_vs_ort.ORT_PACKAGE, "version": version},
+            "git": git_describe(),
+            "models": specs,
+            "loadavg_before": load_before,
+            "loadavg_after": os.getloadavg(),
+            "cpus": os.cpu_count(),
+        },
+        "rows": rows,
+        "table": text.splitlines(),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"onnx-{stamp}.json"
+    path.write_text(json.dumps(report, indent=1, default=repr) + "\n")
+    log(f"wrote {path}")
+    return 0 if all(r.get("agree") for r in rows) else 1
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and reps, < 8 minutes")
@@ -878,7 +937,18 @@ def main(argv: list[str]) -> int:
         "--no-snapshot", action="store_true",
         help="webjax without its memory snapshot (the page's ?snapshot=0)",
     )  # fmt: skip
+    parser.add_argument(
+        "--onnx",
+        action="store_true",
+        help="only webjax.onnx vs onnxruntime-web on ONNX models (bench/onnx_vs_ort.py)",
+    )
+    parser.add_argument("--onnx-models", nargs="*", default=["resnet50", "encoder"])
+    parser.add_argument("--onnx-reps", type=int, default=10, help="timed calls (at least 3)")
+    parser.add_argument("--onnx-budget", type=float, default=30.0, help="s of timed calls")
+    parser.add_argument("--ort-version", default="1.30.0")
     args = parser.parse_args(argv)
+    if args.onnx:
+        return onnx_part(args, argv)
     if args.first_result_only:
         ensure_tools_python(argv)
         ensure_site()
