@@ -190,7 +190,7 @@ def to_dlpack(
     if dl_device is not None and tuple(dl_device) != (DLDeviceType.kDLCPU, 0):
         raise ValueError(f"dl_device={dl_device!r}: webjax exports to the CPU (kDLCPU, 0) only")
     if copy is False:
-        raise ValueError("copy=False: a webjax export is always a copy of the device's buffer")
+        raise BufferError("copy=False: a webjax export is always a copy of the device's buffer")
     c = _ctypes()
     ct = c.ctypes
     code, bits = _dl_dtype(x.dtype)
@@ -226,7 +226,7 @@ def _import(external: Any, device: Device, copy: bool | None) -> Array:
             "The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods."
         )
     if copy is False:
-        raise ValueError("copy=False: webjax cannot share another library's memory; it copies")
+        raise BufferError("copy=False: webjax cannot share another library's memory; it copies")
     kind, _ = external.__dlpack_device__()
     if int(kind) not in (DLDeviceType.kDLCPU, DLDeviceType.kDLCUDAHost):
         raise ValueError(
