@@ -519,14 +519,15 @@ def fetch_digits(python: Path) -> Path:
 
 
 def make_digits_onnx(python: Path, digits: Path) -> Path:
-    """dist/site/demos/digits.onnx, the ONNX demo's model: tools/digits_onnx.py trains a small
-    CNN on the digits with webjax natively (some 20 s) and writes it with the venv's onnx;
+    """dist/site/demos/digits.onnx, the ONNX demo's model: web/demos/models/ (its own folder:
+    run as a script, web/demos/ would put the page's onnx.py before the onnx package)
+    trains a small CNN on the digits with webjax natively (some 20 s), writes it with onnx;
     cached in .cache/ until that script or the digits demo's data handling changes."""
-    sources = [ROOT / "tools" / "digits_onnx.py", WEB / "demos" / "digits.py"]
+    sources = [WEB / "demos" / "models" / "train_digits_onnx.py", WEB / "demos" / "digits.py"]
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
     out = CACHE / f"digits-{key}.onnx"
     if not out.exists():
-        log("training the ONNX demo's digits CNN (tools/digits_onnx.py)")
+        log("training the ONNX demo's digits CNN (web/demos/models/train_digits_onnx.py)")
         env = {**os.environ, "PYTHONPATH": str(ROOT / "pkg")}
         run([str(python), str(sources[0]), str(digits), str(out)], env=env)
     dest = SITE / "demos" / "digits.onnx"

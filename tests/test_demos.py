@@ -149,7 +149,7 @@ def test_benchmark_checks():
 
 
 def tool(name: str) -> Any:
-    path = ROOT / "tools" / f"{name}.py"
+    path = ROOT / "web" / "demos" / "models" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"webjax_tool_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -159,11 +159,11 @@ def tool(name: str) -> Any:
 
 
 def test_onnx_digits_model_matches_its_training_and_onnxruntime(digits_data, tmp_path):
-    """The build's digits CNN (tools/digits_onnx.py, fewer steps): the ONNX file it writes
+    """The build's digits CNN (web/demos/models/train_digits_onnx.py, fewer steps): its file
     computes the trained network (webjax's own forward pass), in webjax.onnx and in
     onnxruntime alike, and classifies the held-out digits."""
     ort = pytest.importorskip("onnxruntime")
-    digits_onnx = tool("digits_onnx")
+    digits_onnx = tool("train_digits_onnx")
     digits = demo("digits")
     onnx_demo = demo("onnx")
     x, y = digits.parse_digits(digits_data)

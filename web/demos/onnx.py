@@ -1,6 +1,6 @@
 """The ONNX demo: a digits CNN that the site's build trained and wrote as digits.onnx
-(tools/digits_onnx.py) loaded with webjax.onnx.ONNXModel and run under jit on the chosen device,
-on a digit drawn on the page's canvas, picked as an image file or taken from the held-out
+(models/train_digits_onnx.py) loaded with webjax.onnx.ONNXModel and run under jit on the chosen
+device, on a digit drawn on the page's canvas, picked as an image file or taken from the held-out
 images; its time per inference (first call and steady state) and held-out accuracy; and any
 .onnx file the user picks, its inputs and outputs listed and run on random inputs.
 

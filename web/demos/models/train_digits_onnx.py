@@ -1,8 +1,8 @@
-"""A build step (build.py runs it with the tools venv's Python): trains a small CNN on the
-digits demo's data (web/demos/digits.py's parsing and held-out split) with webjax, natively,
-and writes it as an ONNX model for the ONNX demo page (web/demos/onnx.html).
+"""The ONNX demo's build step, not part of its page: build.py runs it natively with the tools
+venv's Python. It trains a small CNN on the digits demo's data (digits.py's parsing and
+held-out split) with webjax and writes it as an ONNX model for the ONNX page (onnx.html).
 
-    PYTHONPATH=pkg .venv/bin/python tools/digits_onnx.py DIGITS_CSV_GZ OUT.onnx [--steps N]
+    PYTHONPATH=pkg .venv/bin/python web/demos/models/train_digits_onnx.py DIGITS OUT [--steps N]
 
 The network: Conv 1->8 (3x3, pad 1), Relu, MaxPool 2x2, Conv 8->16 (3x3, pad 1), Relu,
 MaxPool 2x2, Flatten, Gemm 64->10, Softmax. Input `pixels` float32 [N, 1, 8, 8] in [0, 1]
@@ -22,7 +22,7 @@ import webjax as jax
 import webjax.numpy as jnp
 from webjax import lax
 
-ROOT = Path(__file__).resolve().parent.parent
+DEMOS = Path(__file__).resolve().parent.parent  # web/demos
 CHANNELS = (1, 8, 16)
 CLASSES = 10
 OPSET = 17
@@ -31,7 +31,7 @@ NCHW = ("NCHW", "OIHW", "NCHW")  # ONNX's Conv layouts
 
 def digits_module() -> Any:
     """web/demos/digits.py (its parse_digits and split), by path."""
-    path = ROOT / "web" / "demos" / "digits.py"
+    path = DEMOS / "digits.py"
     spec = importlib.util.spec_from_file_location("webjax_demo_digits", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -135,7 +135,7 @@ def to_onnx(params: dict[str, Any]) -> bytes:
     model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", OPSET)],
-        producer_name="webjax tools/digits_onnx.py",
+        producer_name="webjax web/demos/models/train_digits_onnx.py",
         doc_string="A CNN for scikit-learn's 8x8 digits: pixels [N,1,8,8] in [0,1] (pixel/16).",
     )
     return model.SerializeToString()
