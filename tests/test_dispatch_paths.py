@@ -151,3 +151,37 @@ def test_jit_retraces_when_x64_changes(device):
         )
     assert f(x).dtype == jnp.int32
     assert f.trace_count == 2
+
+
+def _kernel_exprs(fn):
+    webjax.profiler.start_trace("/tmp/webjax-test-trace")
+    try:
+        out = fn()
+        out.block_until_ready()
+    finally:
+        events = webjax.profiler.stop_trace()
+    rows = events["traceEvents"] if isinstance(events, dict) else events
+    return out, [
+        e["args"]["expr"] for e in rows if e.get("ph") == "X" and "expr" in e.get("args", {})
+    ]
+
+
+def test_matmul_of_a_reshaped_transpose_is_copied_first(device):
+    # heads (B, H, T, D) back to (B, T, H*D): the contracted index would read at
+    # (c // D) * T*D + t*D + c % D, not affine in c, which no tiled product takes; the view is
+    # copied into a buffer first, and the product reads it at affine indices
+    rng = np.random.RandomState(0)
+    a = rng.standard_normal((1, 4, 16, 8)).astype(np.float32)
+    w = rng.standard_normal((32, 24)).astype(np.float32)
+    x, y = jnp.asarray(a) + 0, jnp.asarray(w) + 0
+    x.block_until_ready(), y.block_until_ready()
+    merged = jnp.reshape(jnp.transpose(x, (0, 2, 1, 3)), (1, 16, 32))
+    out, exprs = _kernel_exprs(lambda: merged @ y)
+    want = np.transpose(a, (0, 2, 1, 3)).reshape(1, 16, 32) @ w
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
+    products = [e for e in exprs if "add_r<32>" in e]
+    assert len(exprs) == 2 and len(products) == 1, exprs  # the copy, then the product
+    assert "(r / 8)" not in products[0] and "(r % 8)" not in products[0], products[0]
+    # a plain transposed operand is affine: read in place, no copy
+    _, exprs = _kernel_exprs(lambda: jnp.transpose(y) @ jnp.transpose(y)[0])
+    assert len(exprs) == 1, exprs

@@ -127,6 +127,10 @@ _MATERIALIZE_OPERANDS = frozenset({"dot_general", "conv_general_dilated"})
 
 
 def _materialized(e: Exp, aval: ShapedArray, device: Device) -> Exp:
+    if e.op is Op.LOAD and not _affine_view(e, aval):
+        # a view whose reads are not affine in the operand's coordinates (a transpose merged
+        # into a reshape, say): the tiled matrix products need affine operands, so copy it
+        return lazy.load_all(lazy.schedule(e, aval.size, device))
     if e.op in (Op.LOAD, Op.CONST) or not e.info[1]:
         return e
     if e.op is Op.LOAD or all(
@@ -136,6 +140,44 @@ def _materialized(e: Exp, aval: ShapedArray, device: Device) -> Exp:
     ):
         return e  # only re-indexing (a view): nothing to recompute
     return lazy.load_all(lazy.schedule(e, aval.size, device))
+
+
+def _affine_view(load: Exp, aval: ShapedArray) -> bool:
+    """Whether the buffer index a LOAD reads at is affine in the coordinates of `aval`'s shape
+    (base + sum of coordinate * stride), checked at the corners and the middle: a view that
+    fails (a reshape of a transpose that splits a dimension) is not one strided matrix."""
+    shape = aval.shape
+    if len(shape) == 0 or aval.size < 2:
+        return True
+    index = load.src[0]
+
+    def at(coord: list[int]) -> int | None:
+        flat = sum(c * s for c, s in zip(coord, view.strides(shape), strict=True))
+        r = E.replace(index, {E.idx(aval.size): E.i32(flat)})
+        return int(r.arg) if r.is_const else None
+
+    origin = at([0] * len(shape))
+    if origin is None:
+        return True  # reads that depend on more than the index: not a plain view
+    steps = []
+    for k, d in enumerate(shape):
+        unit = [0] * len(shape)
+        unit[k] = 1 if d > 1 else 0
+        v = at(unit)
+        if v is None:
+            return True
+        steps.append(v - origin)
+    probes = [
+        [d - 1 for d in shape],
+        [d // 2 for d in shape],
+        [(d - 1) * (k % 2) for k, d in enumerate(shape)],
+        [(d - 1) * ((k + 1) % 2) for k, d in enumerate(shape)],
+    ]
+    for coord in probes:
+        want = origin + sum(c * s for c, s in zip(coord, steps, strict=True))
+        if at(coord) != want:
+            return False
+    return True
 
 
 def _fit_buffer_limit(exps: list[Exp], avals: list[ShapedArray], device: Device) -> list[Exp]:
