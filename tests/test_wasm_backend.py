@@ -773,6 +773,18 @@ def test_special_functions(op: Op, d: dt.DType) -> None:
     check(kernel, [pack(d, vs)], tol_ulps=1)
 
 
+@pytest.mark.parametrize("d", [dt.float64, dt.float32], ids=str)
+def test_erf_between_one_and_four(d: dt.DType) -> None:
+    # erf's piecewise Taylor polynomials on [1, 4), their interval edges, and both sides
+    rng = random.Random(23)
+    vs = [rng.uniform(1, 4) * rng.choice((-1, 1)) for _ in range(400)]
+    vs += [1 + k / 8 for k in range(25)] + [math.nextafter(1 + k / 4, 0) for k in range(1, 13)]
+    vs += [math.nextafter(4, 5), 3.999999, -1.0, 0.999999, 6.5]
+    i = E.idx(len(vs))
+    kernel = Kernel(E.unary(Op.ERF, E.load(0, i, d)), len(vs), (d,))
+    check(kernel, [pack(d, vs)], tol_ulps=3 if d is dt.float64 else 0)
+
+
 @pytest.mark.parametrize("op", list(SPECIAL_FUNCTIONS), ids=lambda o: o.value)
 def test_special_functions_float64(op: Op) -> None:
     # the reference is not accurate enough here (lgamma near 1 and 2, digamma, erf_inv near 1):
