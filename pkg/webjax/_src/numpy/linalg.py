@@ -458,6 +458,8 @@ def _svd(
         return SVDResult(u, s, vh)
     # scaled by the largest |a_ij| (a power of two, so exactly): the solver squares entries,
     # which overflow past 1e154 in float64 (1e19 in float32); the vectors are scale-free
+    if len(_shape(a)) < 2:  # lax's svd raises its TypeError
+        return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
     scale = _pow2_scale(a)
     out = lax_linalg.svd(
         ufuncs.divide(a, scale),
