@@ -28,6 +28,7 @@ from webjax._src import core, dtypes
 from webjax._src.dispatch import devices as _devices
 from webjax._src.dispatch.array import Array, from_host_bytes
 from webjax._src.dtypes import DType
+from webjax._src.numpy.util import broadcast_shapes
 
 bool_ = dtypes.bool_
 int8, int16, int32, int64 = dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64
@@ -617,18 +618,6 @@ def _operands(*xs: Any) -> tuple[list[HostArray], DType]:
         else:
             out.append(HostArray(normalize([x], dt), (), dt))
     return out, dt
-
-
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    rank = builtins.max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(rank):
-        dims = {s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
-            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
-        out.append(dims.pop() if dims else 1)
-    return tuple(out)
 
 
 def _spread(x: HostArray, shape: tuple[int, ...]) -> list[Any]:
