@@ -12,6 +12,7 @@ complex operands, and the routine modules for theirs).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -150,6 +151,20 @@ def _affine_view(load: Exp, aval: ShapedArray) -> bool:
     if len(shape) == 0 or aval.size < 2:
         return True
     index = load.src[0]
+    known = _AFFINE_VIEWS.setdefault(index, {})  # interned: the same view, the same node
+    if shape not in known:
+        known[shape] = _affine_in(index, aval)
+    return known[shape]
+
+
+# index expression -> {operand shape: affine?}; weak, so the cache keeps no expression alive
+_AFFINE_VIEWS: weakref.WeakKeyDictionary[Exp, dict[tuple[int, ...], bool]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _affine_in(index: Exp, aval: ShapedArray) -> bool:
+    shape = aval.shape
 
     def at(coord: list[int]) -> int | None:
         flat = sum(c * s for c, s in zip(coord, view.strides(shape), strict=True))
