@@ -42,13 +42,23 @@ from webjax._src.ir.kernel import make_kernel
 from webjax._src.ir.ops import Op
 from webjax._src.runtime.webgpu import WebGPUBackend
 
+T = wgsl_matmul.Tile
 SWEEP = [
     None,  # the backend's own choice from the adapter limits
-    wgsl_matmul.Tile(128, 128, 16, 16, 16),
-    wgsl_matmul.Tile(128, 128, 8, 16, 16),
-    wgsl_matmul.Tile(128, 128, 32, 16, 16),
-    wgsl_matmul.Tile(128, 64, 16, 16, 16),
-    wgsl_matmul.Tile(64, 64, 16, 16, 16),
+    T(128, 128, 8, 16, 16),  # the choice under WebGPU's default limits (16384 B shared)
+    T(128, 256, 16, 16, 16, 1, 8),
+    T(128, 256, 16, 16, 16, 1),
+    T(128, 256, 16, 16, 16, 1, 8, 4),
+    T(128, 256, 16, 16, 16, 1, 8, 8),
+    T(128, 256, 16, 16, 16, 1, 0, 4),
+    T(128, 256, 16, 16, 16, 2, 8, 4),
+    T(128, 256, 16, 16, 16, 2, 0, 8),
+    T(128, 256, 32, 16, 16, 0, 8, 4),
+    T(128, 256, 32, 16, 16, 0, 8, 8),
+    T(256, 128, 16, 16, 16, 1, 8, 4),
+    T(128, 128, 16, 16, 16, 1, 8, 4),
+    T(128, 128, 32, 16, 16, 0, 8, 4),
+    T(128, 128, 16, 16, 8, 1, 4, 4),
 ]
 
 
@@ -173,6 +183,7 @@ def main() -> None:
     ap.add_argument("--bq", default="128", help="most query rows per workgroup (comma list to try)")
     ap.add_argument("--out", default="")
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--sweep-all", action="store_true", help="sweep at every size, not the first")
     args = ap.parse_args()
     gpu = WebGPUBackend()
     print("adapter:", gpu.description)
@@ -214,7 +225,12 @@ def main() -> None:
             tt = time_torch(torch, ta, tb, reps)
             tref = flops / tt / 1e9
             print(f"[{size}] torch fp32 (TF32 off): {tt * 1e3:.3f} ms  {tref:.0f} GFLOP/s")
-        tiles = SWEEP if (si == 0 and not args.no_sweep) else [None, best_tile]
+        sweep = not args.no_sweep and (si == 0 or args.sweep_all)
+        tiles = SWEEP if sweep else [None, best_tile]
+        want = scale = None
+        if torch is not None and size <= 4096:
+            want = (ta @ tb).cpu().numpy()
+            scale = (torch.abs(ta) @ torch.abs(tb)).cpu().numpy()
         seen: set[str] = set()
         best = (0.0, None)
         for tile in tiles:
@@ -234,13 +250,13 @@ def main() -> None:
             tw = time_webjax(gpu, exe, [ha, hb], hc, reps)
             g = flops / tw / 1e9
             ok = None
-            if torch is not None and size <= 4096 and not seen - {note}:
+            if want is not None:  # every tile checked (poisoned output first)
+                gpu.write(hc, np.full(m * n, np.nan, np.float32).tobytes())
+                gpu.dispatch(exe, [ha, hb], hc)
                 got = np.frombuffer(gpu.read(hc, 4 * m * n), np.float32).reshape(m, n)
-                want = (ta @ tb).cpu().numpy()
-                scale = (torch.abs(ta) @ torch.abs(tb)).cpu().numpy()
                 err = float(np.max(np.abs(got - want) / scale))
                 ok = err < 1e-5
-                print(f"[{size}] max |webjax - torch| / (|a||b|) = {err:.2e}")
+                print(f"[{size}] {note}: max |webjax - torch| / (|a||b|) = {err:.2e}")
             row = {
                 "size": size,
                 "tile": note,

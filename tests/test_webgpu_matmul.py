@@ -104,9 +104,22 @@ def test_matmul_shapes(tiled: list[str], device_class: int, m: int, k: int, n: i
         assert all(("no shared memory" in t) == bool(device_class) for t in tiled), tiled
 
 
+# Variants of the shared-memory tile beyond TILES: double-buffered slices, 32-invocation
+# patches of 8x4 and 4x8, 16x8 and 8x16 outputs per invocation, k steps in a loop.
+VARIANTS = (
+    wgsl_matmul.Tile(64, 64, 8, 8, 8, True),
+    wgsl_matmul.Tile(64, 64, 8, 8, 8, False, 8),
+    wgsl_matmul.Tile(128, 128, 8, 16, 16, True, 4),
+    wgsl_matmul.Tile(128, 128, 16, 8, 16, True, 8),
+    wgsl_matmul.Tile(256, 128, 8, 16, 16, True, 8),
+    wgsl_matmul.Tile(64, 64, 16, 8, 8, 2, 0, 4),
+    wgsl_matmul.Tile(128, 128, 16, 16, 16, 1, 8, 8),
+)
+
+
 @gpu_only
-@pytest.mark.parametrize("tile", wgsl_matmul.TILES, ids=str)
-@pytest.mark.parametrize("m,k,n", [(128, 64, 128), (100, 37, 200)])
+@pytest.mark.parametrize("tile", wgsl_matmul.TILES + VARIANTS, ids=str)
+@pytest.mark.parametrize("m,k,n", [(128, 64, 128), (100, 37, 200), (260, 24, 136)])
 def test_every_tile(
     tiled: list[str], monkeypatch: pytest.MonkeyPatch, tile: Any, m: int, k: int, n: int
 ) -> None:
@@ -116,7 +129,9 @@ def test_every_tile(
     monkeypatch.setattr(wgsl_matmul, "FORCE_TILE", tile)
     a, b = _rand(m, k), _rand(k, n, seed=2)
     _check(lambda jnp, x, w: x @ w, np.abs(a) @ np.abs(b), k, a, b)
-    assert tiled == [str(tile)]
+    # transposed operands: the other load modes (vec4 along the free dim, scalar)
+    _check(lambda jnp, x, w: x.T @ w.T, np.abs(a) @ np.abs(b), k, a.T.copy(), b.T.copy())
+    assert tiled and set(tiled) == {str(tile)}
 
 
 @gpu_only
@@ -253,6 +268,12 @@ def test_tile_follows_limits() -> None:
         4096, 4096, {"max_workgroup_storage": 16384, "max_invocations": 256}
     )
     assert (big.tm, big.tn) == (128, 128)
+    # an adapter with a GPU's larger limits (an H200's Vulkan: 49152 B, 1024 invocations) gets
+    # the double-buffered 128x256 tile, unless the product is too small to fill the GPU with it
+    h200 = {"max_workgroup_storage": 49152, "max_invocations": 1024}
+    t = wgsl_matmul.choose_tile(4096, 4096, h200)
+    assert (t.tm, t.tn, t.bk, t.db) == (128, 256, 16, 1) and t.smem <= 49152
+    assert wgsl_matmul.choose_tile(512, 4096, h200).tn == 128
     prog = wgsl.render(
         _dot(512, 64, 512), 8, {"max_workgroup_storage": 16384, "max_invocations": 256}
     )

@@ -6,9 +6,11 @@ reduction index; any strides, so transposed operands and outputs too).
 `render(kernel, plan, limits)` then emits one shader: each workgroup computes a TM x TN output
 tile, staging BK-deep slices of both operands in `var<workgroup>` memory (k-major,
 as vec4 rows), each invocation accumulating a (4*GM) x (4*GN) register tile of vec4 FMAs; the
-next slice is prefetched into registers while the current one is used. When the tile divides
-the problem and the operands are aligned, global loads and output stores are vec4 and unguarded;
-otherwise every load and store is guarded. The epilogue (bias, activation, casts) runs at store.
+next slice is prefetched into registers while the current one is used, and with `Tile.db`
+stored into the other half of a double-size shared tile (one barrier per slice instead of two).
+When the tile divides the problem and the operands are aligned, global loads and output stores
+are vec4 and unguarded; otherwise every load and store is guarded. The epilogue (bias,
+activation, casts) runs at store.
 
 Each output sums its products in k order, as the reference does, but with fused multiply-adds:
 results differ from the sequential reference by float rounding only.
@@ -40,6 +42,15 @@ class Tile:
     bk: int  # k depth of one shared-memory slice
     ty: int  # invocations along rows
     tx: int  # invocations along columns
+    # 1: two shared slices, loads of slice k+1 land while slice k is used (one barrier per
+    # slice); 2: the same with the k loop unrolled by two, so both halves' offsets are constants
+    db: int = 0
+    # > 0: each 32 consecutive invocations (a subgroup on NVIDIA) cover lx columns by
+    # 32 / lx rows of invocations, a squarer patch than lx = tx (fewer shared reads)
+    lx: int = 0
+    # > 0: the slice's k steps run as a loop of bk / ku iterations of ku unrolled steps (less
+    # code than bk unrolled steps); 0: all bk steps unrolled
+    ku: int = 0
 
     @property
     def gm(self) -> int:
@@ -55,18 +66,26 @@ class Tile:
 
     @property
     def smem(self) -> int:
-        return 4 * self.bk * (self.tm + self.tn)
+        return 4 * self.bk * (self.tm + self.tn) * (2 if self.db else 1)
 
     def __str__(self) -> str:
         return (
             f"{self.tm}x{self.tn} tile, k-slice {self.bk}, {self.threads} invocations of "
             f"{4 * self.gm}x{4 * self.gn} outputs, {self.smem} B shared"
+            + (", double-buffered" if self.db else "")
+            + (" (unrolled by 2)" if self.db == 2 else "")
+            + (f", {self.lx}x{32 // self.lx} invocations per 32" if self.lx else "")
+            + (f", k steps unrolled by {self.ku}" if self.ku else "")
         )
 
 
 # Largest first; `choose_tile` takes the first that the limits and the problem allow. On an
-# H200 (NVIDIA Vulkan) 128x128x8 ran 0.70x cuBLAS SGEMM, 128x128x16 0.64x, 128x128x32 0.67x.
+# H200 (NVIDIA Vulkan, 49152 B of workgroup storage) at 4096^3: 128x256 with k-slice 16,
+# double-buffered, 8x16 outputs per invocation ran 0.77x cuBLAS SGEMM (0.72x at 2048, 0.78x at
+# 8192), where 128x128x8 (the first tile that fits WebGPU's default 16384 B) ran 0.70x,
+# 128x128x16 0.64x, 128x128x32 0.67x.
 TILES = (
+    Tile(128, 256, 16, 16, 16, 1, 8),
     Tile(128, 128, 8, 16, 16),
     Tile(128, 128, 16, 16, 16),
     Tile(64, 64, 16, 16, 16),
@@ -118,6 +137,8 @@ def valid_tile(t: Tile) -> bool:
         and t.bk % 4 == 0
         and (t.tm * t.bk) % (4 * t.threads) == 0
         and (t.tn * t.bk) % (4 * t.threads) == 0
+        and (not t.ku or t.bk % t.ku == 0)
+        and (not t.lx or (32 % t.lx == 0 and t.tx % t.lx == 0 and t.ty % (32 // t.lx) == 0))
     )
 
 
@@ -264,9 +285,10 @@ def _batch_offsets(plan: Any, tiles_m: int) -> list[str]:
 def _operand_loads(
     name: str, op: Operand, mode: str, ext: int, k: int, tile: int, t: Tile, fast: bool, org: str
 ) -> tuple[list[str], list[str], list[str]]:
-    """(register declarations, loads of slice `k0` into them, stores into shared memory)."""
+    """(register declarations, loads of slice `k0` into them, stores into shared memory; with
+    double buffering (t.db) the stores index from `wo`, the slice being written)."""
     reg = f"p{name}"
-    sh = f"{name.upper()}s"
+    sh = f"{name.upper()}s[wo + " if t.db else f"{name.upper()}s["
     q = tile // 4  # vec4s per k row of the shared tile
     decl: list[str] = []
     load: list[str] = []
@@ -284,14 +306,14 @@ def _operand_loads(
                 load.append(f"    {reg}{j} = in{op.slot}[u32({addr}) >> 2u];")
                 for c in range(4):
                     store.append(
-                        f"    {sh}[(4u * ({kq}) + {c}u) * {q}u + ({mm}) / 4u][({mm}) % 4u]"
+                        f"    {sh}(4u * ({kq}) + {c}u) * {q}u + ({mm}) / 4u][({mm}) % 4u]"
                         f" = {reg}{j}[{c}];"
                     )
             else:
                 mq, kk = f"({v} % {q}u)", f"({v} / {q}u)"
                 addr = f"{base} + i32({org} + 4u * {mq}) + i32(k0 + {kk}) * {op.s_k}"
                 load.append(f"    {reg}{j} = in{op.slot}[u32({addr}) >> 2u];")
-                store.append(f"    {sh}[({kk}) * {q}u + {mq}] = {reg}{j};")
+                store.append(f"    {sh}({kk}) * {q}u + {mq}] = {reg}{j};")
         return decl, load, store
     ne = tile * t.bk // T
     k_fast = abs(op.s_k) <= abs(op.s_mn) if op.s_mn else True
@@ -307,8 +329,21 @@ def _operand_loads(
         if not fast:
             val = f"select(0.0f, {val}, {org} + {mm} < {ext}u && k0 + {kk} < {k}u)"
         load.append(f"    {reg}{j} = {val};")
-        store.append(f"    {sh}[({kk}) * {q}u + ({mm}) / 4u][({mm}) % 4u] = {reg}{j};")
+        store.append(f"    {sh}({kk}) * {q}u + ({mm}) / 4u][({mm}) % 4u] = {reg}{j};")
     return decl, load, store
+
+
+def _invocation_xy(t: Tile) -> list[str]:
+    """WGSL lines setting this invocation's column `tx` and row `ty` in the tile's grid."""
+    if not t.lx:
+        return [f"  let tx = lid % {t.tx}u;", f"  let ty = lid / {t.tx}u;"]
+    wc = t.tx // t.lx  # patches of 32 invocations per row of patches
+    return [
+        "  let lane = lid % 32u;",
+        "  let grp = lid / 32u;",
+        f"  let tx = (grp % {wc}u) * {t.lx}u + lane % {t.lx}u;",
+        f"  let ty = (grp / {wc}u) * {32 // t.lx}u + lane / {t.lx}u;",
+    ]
 
 
 def _main(
@@ -322,16 +357,16 @@ def _main(
 ) -> list[str]:
     fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
     nk = -(-plan.k // t.bk)
+    nbuf = 2 if t.db else 1
     L = [
-        f"var<workgroup> As: array<vec4<f32>, {t.bk * t.tm // 4}>;",
-        f"var<workgroup> Bs: array<vec4<f32>, {t.bk * t.tn // 4}>;",
+        f"var<workgroup> As: array<vec4<f32>, {nbuf * t.bk * t.tm // 4}>;",
+        f"var<workgroup> Bs: array<vec4<f32>, {nbuf * t.bk * t.tn // 4}>;",
         "",
         f"@compute @workgroup_size({t.threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
         "        @builtin(local_invocation_index) lid: u32) {",
         *_opq_init(pre),
-        f"  let tx = lid % {t.tx}u;",
-        f"  let ty = lid / {t.tx}u;",
+        *_invocation_xy(t),
         f"  let m0 = (wid.y % {tiles_m}u) * {t.tm}u;",
         f"  let n0 = wid.x * {t.tn}u;",
         *_batch_offsets(plan, tiles_m),
@@ -345,25 +380,71 @@ def _main(
             for h in range(gn):
                 L.append(f"  var {acc[g][j][h]} = vec4<f32>(0.0f);")
     L += da + db
-    L += ["  {", "    let k0 = 0u;", *la, *lb, "  }"]
-    L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{", *sa, *sb, "    workgroupBarrier();"]
-    L += [f"    if (kt + 1u < {nk}u) {{", f"      let k0 = (kt + 1u) * {t.bk}u;"]
-    L += ["  " + x for x in la + lb]
-    L += ["    }"]
     qa, qb = t.tm // 4, t.tn // 4
-    for kk in range(t.bk):
-        L.append("    {")
-        for g in range(gm):
-            L.append(f"      let a{g} = As[{kk * qa}u + ty + {g * t.ty}u];")
-        for h in range(gn):
-            L.append(f"      let b{h} = Bs[{kk * qb}u + tx + {h * t.tx}u];")
-        for g in range(gm):
-            for j in range(4):
-                for h in range(gn):
-                    c = acc[g][j][h]
-                    L.append(f"      {c} = fma(vec4<f32>(a{g}[{j}]), b{h}, {c});")
-        L.append("    }")
-    L += ["    workgroupBarrier();", "  }"]
+    sa_b = [x.replace("s[wo + ", "s[wob + ") for x in sb]  # B's stores index from `wob`
+
+    def compute(ra: str, rb: str) -> list[str]:
+        """The multiply-adds of one slice, read from As[ra + ...] and Bs[rb + ...]."""
+        C: list[str] = []
+        steps = t.bk
+        if t.ku and t.ku < t.bk:  # a loop over groups of ku steps, from offsets ra + ko...
+            steps = t.ku
+            C += [f"    for (var kq = 0u; kq < {t.bk // t.ku}u; kq = kq + 1u) {{"]
+            C += [f"    let koa = kq * {t.ku * qa}u;", f"    let kob = kq * {t.ku * qb}u;"]
+            ra, rb = f"{ra}koa + ", f"{rb}kob + "
+        for kk in range(steps):
+            C.append("    {")
+            for g in range(gm):
+                C.append(f"      let a{g} = As[{ra}{kk * qa}u + ty + {g * t.ty}u];")
+            for h in range(gn):
+                C.append(f"      let b{h} = Bs[{rb}{kk * qb}u + tx + {h * t.tx}u];")
+            for g in range(gm):
+                for j in range(4):
+                    for h in range(gn):
+                        c = acc[g][j][h]
+                        C.append(f"      {c} = fma(vec4<f32>(a{g}[{j}]), b{h}, {c});")
+            C.append("    }")
+        if steps < t.bk:
+            C.append("    }")
+        return C
+
+    def step(kt: str, ra: str, rb: str, wo: str, wob: str) -> list[str]:
+        """One double-buffered slice: prefetch slice kt + 1 into registers, use slice kt (read
+        from one half), store the prefetch into the other half (`more` is uniform), barrier."""
+        S = [f"    let more = {kt} + 1u < {nk}u;", "    if (more) {"]
+        S += [f"      let k0 = ({kt} + 1u) * {t.bk}u;", *["  " + x for x in la + lb], "    }"]
+        S += compute(ra, rb)
+        S += ["    if (more) {", f"      let wo = {wo};", *["  " + x for x in sa]]
+        S += [f"      let wob = {wob};", *["  " + x for x in sa_b], "    }"]
+        return [*S, "    workgroupBarrier();"]
+
+    ha, hb = t.bk * qa, t.bk * qb  # one half of As, of Bs
+    if t.db:
+        # slice kt is read from half kt % 2 while slice kt + 1 is stored into the other half:
+        # one barrier per slice (the other half was last read before the previous barrier)
+        L += ["  {", "    let k0 = 0u;", *la, *lb, "    let wo = 0u;"]
+        L += [x.replace("s[wo + ", "s[") for x in (*sa, *sb)]
+        L += ["  }", "  workgroupBarrier();"]
+    if t.db == 2:
+        L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 2u) {{", "   {"]
+        L += step("kt", "", "", f"{ha}u", f"{hb}u")
+        L += ["   }", f"   if (kt + 1u < {nk}u) {{"]
+        L += step("(kt + 1u)", f"{ha}u + ", f"{hb}u + ", "0u", "0u")
+        L += ["   }", "  }"]
+    elif t.db:
+        L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{"]
+        L += [f"    let ra = (kt & 1u) * {ha}u;", f"    let rb = (kt & 1u) * {hb}u;"]
+        L += step("kt", "ra + ", "rb + ", f"{ha}u - ra", f"{hb}u - rb")
+        L += ["  }"]
+    else:
+        L += ["  {", "    let k0 = 0u;", *la, *lb, "  }"]
+        L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{", *sa, *sb]
+        L += ["    workgroupBarrier();"]
+        L += [f"    if (kt + 1u < {nk}u) {{", f"      let k0 = (kt + 1u) * {t.bk}u;"]
+        L += ["  " + x for x in la + lb]
+        L += ["    }"]
+        L += compute("", "")
+        L += ["    workgroupBarrier();", "  }"]
     # epilogue and stores
     d = kernel.out_dtype
     for g in range(gm):
