@@ -105,7 +105,7 @@ def test_matmul_shapes(tiled: list[str], device_class: int, m: int, k: int, n: i
 
 
 # Variants of the shared-memory tile beyond TILES: double-buffered slices, 32-invocation
-# patches of 8x4 and 4x8, 16x8 and 8x16 outputs per invocation, k steps in a loop.
+# patches of 8x4 and 4x8, 16x8 and 8x16 outputs per invocation, k steps in a loop, shared rows.
 VARIANTS = (
     wgsl_matmul.Tile(64, 64, 8, 8, 8, True),
     wgsl_matmul.Tile(64, 64, 8, 8, 8, False, 8),
@@ -114,6 +114,9 @@ VARIANTS = (
     wgsl_matmul.Tile(256, 128, 8, 16, 16, True, 8),
     wgsl_matmul.Tile(64, 64, 16, 8, 8, 2, 0, 4),
     wgsl_matmul.Tile(128, 128, 16, 16, 16, 1, 8, 8),
+    wgsl_matmul.Tile(64, 64, 8, 8, 8),
+    wgsl_matmul.Tile(128, 128, 16, 16, 16, 1, 8, 4, True),
+    wgsl_matmul.Tile(64, 64, 16, 8, 8, 2, 0, 0, True),
 )
 
 
@@ -272,7 +275,7 @@ def test_tile_follows_limits() -> None:
     # the double-buffered 128x256 tile, unless the product is too small to fill the GPU with it
     h200 = {"max_workgroup_storage": 49152, "max_invocations": 1024}
     t = wgsl_matmul.choose_tile(4096, 4096, h200)
-    assert (t.tm, t.tn, t.bk, t.db) == (128, 256, 16, 1) and t.smem <= 49152
+    assert (t.tm, t.tn, t.bk, t.db, t.rows) == (128, 256, 16, 1, True) and t.smem <= 49152
     assert wgsl_matmul.choose_tile(512, 4096, h200).tn == 128
     prog = wgsl.render(
         _dot(512, 64, 512), 8, {"max_workgroup_storage": 16384, "max_invocations": 256}

@@ -51,6 +51,11 @@ class Tile:
     # > 0: the slice's k steps run as a loop of bk / ku iterations of ku unrolled steps (less
     # code than bk unrolled steps); 0: all bk steps unrolled
     ku: int = 0
+    # shared tiles as arrays of k rows (array<array<vec4<f32>, tm / 4>, bk>, and a leading
+    # half index when double-buffered): a read's k row is a constant, its column is
+    # loop-invariant, so the index clamps of WebGPU's bounds checks can leave the inner loop
+    # (H200, 128x256x16 at 4096: 0.88x cuBLAS SGEMM, 0.77x with flat arrays)
+    rows: bool = False
 
     @property
     def gm(self) -> int:
@@ -76,21 +81,23 @@ class Tile:
             + (" (unrolled by 2)" if self.db == 2 else "")
             + (f", {self.lx}x{32 // self.lx} invocations per 32" if self.lx else "")
             + (f", k steps unrolled by {self.ku}" if self.ku else "")
+            + (", shared rows" if self.rows else "")
         )
 
 
 # Largest first; `choose_tile` takes the first that the limits and the problem allow. On an
-# H200 (NVIDIA Vulkan, 49152 B of workgroup storage) at 4096^3: 128x256 with k-slice 16,
-# double-buffered, 8x16 outputs per invocation ran 0.77x cuBLAS SGEMM (0.72x at 2048, 0.78x at
-# 8192), where 128x128x8 (the first tile that fits WebGPU's default 16384 B) ran 0.70x,
-# 128x128x16 0.64x, 128x128x32 0.67x.
+# H200 (NVIDIA Vulkan, 49152 B of workgroup storage) at 2048/4096/8192: 128x256 with k-slice
+# 16, double-buffered, 8x16 outputs per invocation in 8x4 patches, shared rows ran 0.81x/0.88x/
+# 0.89x cuBLAS SGEMM (0.72x/0.77x/0.78x with flat shared arrays); 128x128x16 with 8x4 patches
+# and shared rows (fits WebGPU's default 16384 B) 0.80x/0.86x/0.88x, where the tile chosen
+# there before, 128x128x8 (flat), ran 0.66x/0.70x/0.70x, and with shared rows 0.72x/0.76x/0.77x.
 TILES = (
-    Tile(128, 256, 16, 16, 16, 1, 8),
-    Tile(128, 128, 8, 16, 16),
-    Tile(128, 128, 16, 16, 16),
-    Tile(64, 64, 16, 16, 16),
-    Tile(64, 64, 8, 8, 8),
-    Tile(32, 32, 8, 8, 8),
+    Tile(128, 256, 16, 16, 16, 1, 8, 0, True),
+    Tile(128, 128, 16, 16, 16, 0, 8, 0, True),
+    Tile(128, 128, 8, 16, 16, 0, 0, 0, True),
+    Tile(64, 64, 16, 16, 16, 0, 0, 0, True),
+    Tile(64, 64, 8, 8, 8, 0, 0, 0, True),
+    Tile(32, 32, 8, 8, 8, 0, 0, 0, True),
 )
 # Set (or WEBJAX_WGSL_MATMUL_TILE="tm,tn,bk,ty,tx") to force one tile (benchmarks, tests).
 FORCE_TILE: Tile | None = None
@@ -285,11 +292,16 @@ def _batch_offsets(plan: Any, tiles_m: int) -> list[str]:
 def _operand_loads(
     name: str, op: Operand, mode: str, ext: int, k: int, tile: int, t: Tile, fast: bool, org: str
 ) -> tuple[list[str], list[str], list[str]]:
-    """(register declarations, loads of slice `k0` into them, stores into shared memory; with
-    double buffering (t.db) the stores index from `wo`, the slice being written)."""
+    """(register declarations, loads of slice `k0` into them, stores into shared memory, where
+    `@H@` stands for the half being written: `_half` fills it in)."""
     reg = f"p{name}"
-    sh = f"{name.upper()}s[wo + " if t.db else f"{name.upper()}s["
     q = tile // 4  # vec4s per k row of the shared tile
+
+    def sh(row: str, col: str) -> str:
+        if t.rows:
+            return f"{name.upper()}s[@H@{row}][{col}]"
+        return f"{name.upper()}s[@H@{row} * {q}u + {col}]"
+
     decl: list[str] = []
     load: list[str] = []
     store: list[str] = []
@@ -306,14 +318,14 @@ def _operand_loads(
                 load.append(f"    {reg}{j} = in{op.slot}[u32({addr}) >> 2u];")
                 for c in range(4):
                     store.append(
-                        f"    {sh}(4u * ({kq}) + {c}u) * {q}u + ({mm}) / 4u][({mm}) % 4u]"
+                        f"    {sh(f'(4u * ({kq}) + {c}u)', f'({mm}) / 4u')}[({mm}) % 4u]"
                         f" = {reg}{j}[{c}];"
                     )
             else:
                 mq, kk = f"({v} % {q}u)", f"({v} / {q}u)"
                 addr = f"{base} + i32({org} + 4u * {mq}) + i32(k0 + {kk}) * {op.s_k}"
                 load.append(f"    {reg}{j} = in{op.slot}[u32({addr}) >> 2u];")
-                store.append(f"    {sh}({kk}) * {q}u + {mq}] = {reg}{j};")
+                store.append(f"    {sh(f'({kk})', mq)} = {reg}{j};")
         return decl, load, store
     ne = tile * t.bk // T
     k_fast = abs(op.s_k) <= abs(op.s_mn) if op.s_mn else True
@@ -329,7 +341,7 @@ def _operand_loads(
         if not fast:
             val = f"select(0.0f, {val}, {org} + {mm} < {ext}u && k0 + {kk} < {k}u)"
         load.append(f"    {reg}{j} = {val};")
-        store.append(f"    {sh}({kk}) * {q}u + ({mm}) / 4u][({mm}) % 4u] = {reg}{j};")
+        store.append(f"    {sh(f'({kk})', f'({mm}) / 4u')}[({mm}) % 4u] = {reg}{j};")
     return decl, load, store
 
 
@@ -358,9 +370,16 @@ def _main(
     fast = plan.m % t.tm == 0 and plan.n % t.tn == 0 and plan.k % t.bk == 0
     nk = -(-plan.k // t.bk)
     nbuf = 2 if t.db else 1
+
+    def shared(tile: int) -> str:
+        if not t.rows:
+            return f"array<vec4<f32>, {nbuf * t.bk * tile // 4}>"
+        rows = f"array<array<vec4<f32>, {tile // 4}>, {t.bk}>"
+        return f"array<{rows}, 2>" if t.db else rows
+
     L = [
-        f"var<workgroup> As: array<vec4<f32>, {nbuf * t.bk * t.tm // 4}>;",
-        f"var<workgroup> Bs: array<vec4<f32>, {nbuf * t.bk * t.tn // 4}>;",
+        f"var<workgroup> As: {shared(t.tm)};",
+        f"var<workgroup> Bs: {shared(t.tn)};",
         "",
         f"@compute @workgroup_size({t.threads})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
@@ -381,23 +400,37 @@ def _main(
                 L.append(f"  var {acc[g][j][h]} = vec4<f32>(0.0f);")
     L += da + db
     qa, qb = t.tm // 4, t.tn // 4
-    sa_b = [x.replace("s[wo + ", "s[wob + ") for x in sb]  # B's stores index from `wob`
+    ha, hb = t.bk * qa, t.bk * qb  # one half of As, of Bs (flat layout)
+
+    def half(lines: list[str], h: str) -> list[str]:
+        """Stores into the half `h` (rows layout: its index; flat: its offset; "": none)."""
+        fill = "" if not h else (f"{h}][" if t.rows else f"{h} + ")
+        return [x.replace("@H@", fill) for x in lines]
+
+    def rd(name: str, h: str, kk: int, ko: str, col: str) -> str:
+        """A shared read: half h, k row kk of a group starting at row `ko` (or ""), column."""
+        if t.rows:
+            row = f"{ko} + {kk}u" if ko else f"{kk}u"
+            return f"{name}s[{h + '][' if h else ''}{row}][{col}]"
+        q = qa if name == "A" else qb
+        off = f"{h} + " if h else ""
+        off += f"{ko} * {q}u + " if ko else ""
+        return f"{name}s[{off}{kk * q}u + {col}]"
 
     def compute(ra: str, rb: str) -> list[str]:
-        """The multiply-adds of one slice, read from As[ra + ...] and Bs[rb + ...]."""
+        """The multiply-adds of one slice, read from halves ra of As and rb of Bs."""
         C: list[str] = []
-        steps = t.bk
-        if t.ku and t.ku < t.bk:  # a loop over groups of ku steps, from offsets ra + ko...
-            steps = t.ku
+        steps, ko = t.bk, ""
+        if t.ku and t.ku < t.bk:  # a loop over groups of ku k rows
+            steps, ko = t.ku, "ko"
             C += [f"    for (var kq = 0u; kq < {t.bk // t.ku}u; kq = kq + 1u) {{"]
-            C += [f"    let koa = kq * {t.ku * qa}u;", f"    let kob = kq * {t.ku * qb}u;"]
-            ra, rb = f"{ra}koa + ", f"{rb}kob + "
+            C += [f"    let ko = kq * {t.ku}u;"]
         for kk in range(steps):
             C.append("    {")
             for g in range(gm):
-                C.append(f"      let a{g} = As[{ra}{kk * qa}u + ty + {g * t.ty}u];")
+                C.append(f"      let a{g} = {rd('A', ra, kk, ko, f'ty + {g * t.ty}u')};")
             for h in range(gn):
-                C.append(f"      let b{h} = Bs[{rb}{kk * qb}u + tx + {h * t.tx}u];")
+                C.append(f"      let b{h} = {rd('B', rb, kk, ko, f'tx + {h * t.tx}u')};")
             for g in range(gm):
                 for j in range(4):
                     for h in range(gn):
@@ -408,37 +441,40 @@ def _main(
             C.append("    }")
         return C
 
-    def step(kt: str, ra: str, rb: str, wo: str, wob: str) -> list[str]:
+    def step(kt: str, ra: str, rb: str, wa: str, wb: str) -> list[str]:
         """One double-buffered slice: prefetch slice kt + 1 into registers, use slice kt (read
         from one half), store the prefetch into the other half (`more` is uniform), barrier."""
         S = [f"    let more = {kt} + 1u < {nk}u;", "    if (more) {"]
         S += [f"      let k0 = ({kt} + 1u) * {t.bk}u;", *["  " + x for x in la + lb], "    }"]
         S += compute(ra, rb)
-        S += ["    if (more) {", f"      let wo = {wo};", *["  " + x for x in sa]]
-        S += [f"      let wob = {wob};", *["  " + x for x in sa_b], "    }"]
+        S += ["    if (more) {", *["  " + x for x in half(sa, wa) + half(sb, wb)], "    }"]
         return [*S, "    workgroupBarrier();"]
 
-    ha, hb = t.bk * qa, t.bk * qb  # one half of As, of Bs
     if t.db:
         # slice kt is read from half kt % 2 while slice kt + 1 is stored into the other half:
         # one barrier per slice (the other half was last read before the previous barrier)
-        L += ["  {", "    let k0 = 0u;", *la, *lb, "    let wo = 0u;"]
-        L += [x.replace("s[wo + ", "s[") for x in (*sa, *sb)]
-        L += ["  }", "  workgroupBarrier();"]
+        zero = "0u" if t.rows else ""
+        L += ["  {", "    let k0 = 0u;", *la, *lb, *half(sa, zero), *half(sb, zero), "  }"]
+        L += ["  workgroupBarrier();"]
+    h1a, h1b = ("1u", "1u") if t.rows else (f"{ha}u", f"{hb}u")
     if t.db == 2:
         L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 2u) {{", "   {"]
-        L += step("kt", "", "", f"{ha}u", f"{hb}u")
+        L += step("kt", zero, zero, h1a, h1b)
         L += ["   }", f"   if (kt + 1u < {nk}u) {{"]
-        L += step("(kt + 1u)", f"{ha}u + ", f"{hb}u + ", "0u", "0u")
+        L += step("(kt + 1u)", h1a, h1b, zero, zero)
         L += ["   }", "  }"]
     elif t.db:
         L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{"]
-        L += [f"    let ra = (kt & 1u) * {ha}u;", f"    let rb = (kt & 1u) * {hb}u;"]
-        L += step("kt", "ra + ", "rb + ", f"{ha}u - ra", f"{hb}u - rb")
+        if t.rows:
+            L += ["    let ra = kt & 1u;"]
+            L += step("kt", "ra", "ra", "(1u - ra)", "(1u - ra)")
+        else:
+            L += [f"    let ra = (kt & 1u) * {ha}u;", f"    let rb = (kt & 1u) * {hb}u;"]
+            L += step("kt", "ra", "rb", f"({ha}u - ra)", f"({hb}u - rb)")
         L += ["  }"]
     else:
         L += ["  {", "    let k0 = 0u;", *la, *lb, "  }"]
-        L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{", *sa, *sb]
+        L += [f"  for (var kt = 0u; kt < {nk}u; kt = kt + 1u) {{", *half(sa, ""), *half(sb, "")]
         L += ["    workgroupBarrier();"]
         L += [f"    if (kt + 1u < {nk}u) {{", f"      let k0 = (kt + 1u) * {t.bk}u;"]
         L += ["  " + x for x in la + lb]
