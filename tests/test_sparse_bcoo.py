@@ -1,8 +1,12 @@
-"""jax.experimental.sparse.BCOO (unbatched, all-sparse): fromdense/todense, matmul with dense
-operands on both sides, transpose, sum, and grad (data and the dense operand), jit, vmap:
-against real JAX."""
+"""jax.experimental.sparse.BCOO against real JAX: every layout (n_batch, n_dense) through
+fromdense/todense/update_layout/extract/reduce_sum/transpose/sum_duplicates, dot_general with
+batch and contracting dimensions over batch and sparse axes (either operand sparse), matmul,
+vmap over a BCOO's batch axis, jit, and grad w.r.t. data and the dense operand."""
 
 from __future__ import annotations
+
+import functools
+import itertools
 
 import numpy as np
 import pytest
@@ -16,8 +20,44 @@ from webjax.experimental import sparse as ws
 jax = pytest.importorskip("jax")
 from jax.experimental import sparse as js  # noqa: E402
 
+jj = jax.numpy
 M = np.array([[0.0, 1.0, 0.0, 4.0], [2.0, 0.0, 3.0, 0.0], [0.0, 0.0, 0.0, -1.0]], np.float32)
 X = np.arange(12.0, dtype=np.float32).reshape(4, 3) / 7
+_rng = np.random.default_rng(0)
+# (2, 3, 4, 2): a zero block here and there, so every layout stores some padding
+A = (_rng.normal(size=(2, 3, 4, 2)) * (_rng.random((2, 3, 4, 1)) < 0.4)).astype(np.float32)
+LAYOUTS = [(0, 0), (0, 2), (1, 0), (1, 1), (2, 1), (1, 2)]
+
+
+@functools.cache
+def jax_bcoo(n_batch, n_dense, nse=None):
+    """JAX's BCOO of A (computed once: JAX compiles every primitive it runs eagerly)."""
+    return js.BCOO.fromdense(A, n_batch=n_batch, n_dense=n_dense, nse=nse)
+
+
+def same(s, j):
+    """Same shape, layout, buffers' shapes and dense value as JAX's BCOO."""
+    assert (s.shape, s.n_batch, s.n_sparse, s.n_dense, s.nse, repr(s)) == (
+        j.shape,
+        j.n_batch,
+        j.n_sparse,
+        j.n_dense,
+        j.nse,
+        repr(j),
+    )
+    assert (s.data.shape, s.indices.shape) == (j.data.shape, j.indices.shape)
+    close(s.todense(), j.todense(), rtol=1e-6)
+
+
+def raises_like(f_jax, f_webjax):
+    with pytest.raises(Exception) as want:
+        f_jax()
+    with pytest.raises(Exception) as got:  # its type is compared by name below
+        f_webjax()
+    assert (type(got.value).__name__, str(got.value)) == (
+        type(want.value).__name__,
+        str(want.value),
+    )
 
 
 def test_fromdense_todense_like_jax(device):
@@ -30,11 +70,169 @@ def test_fromdense_todense_like_jax(device):
     close(ws.bcoo_todense(ws.bcoo_fromdense(jnp.asarray(M))), M)
 
 
+def test_layouts_fromdense_and_update_layout(device):
+    for nb, nd in LAYOUTS:
+        s = ws.BCOO.fromdense(jnp.asarray(A), n_batch=nb, n_dense=nd, nse=None if nb else 11)
+        j = jax_bcoo(nb, nd, None if nb else 11)
+        same(s, j)
+        np.testing.assert_array_equal(np.asarray(s.indices), np.asarray(j.indices))
+        np.testing.assert_array_equal(np.asarray(s.data), np.asarray(j.data))
+    # layout changes both ways: batch <-> sparse <-> dense
+    moves = [
+        ((1, 1), (0, 0)),
+        ((1, 1), (2, 1)),
+        ((1, 1), (0, 3)),
+        ((0, 0), (1, 1)),
+        ((0, 2), (2, 0)),
+    ]
+    for (nb0, nd0), (nb, nd) in moves:
+        s = ws.bcoo_fromdense(jnp.asarray(A), n_batch=nb0, n_dense=nd0)
+        j = jax_bcoo(nb0, nd0)
+        kw = {"n_batch": nb, "n_dense": nd, "on_inefficient": None}
+        same(ws.bcoo_update_layout(s, **kw), js.bcoo_update_layout(j, **kw))
+
+
+def test_layout_errors():
+    data = np.array([[1.0, 2, 3], [4, 5, 6]], np.float32)
+    idx = np.array([[[0, 1], [2, 0], [0, 1]], [[1, 1], [3, 3], [0, 0]]], np.int32)
+    for d, i, shape in [
+        (data, idx, (3, 3, 3)),
+        (data[:, :2], idx, (2, 3, 3)),
+        (data, idx[..., :1], (2, 3, 3)),
+        (data[None], idx, (2, 3, 3)),
+    ]:
+        raises_like(
+            lambda d=d, i=i, shape=shape: js.BCOO((d, i), shape=shape),
+            lambda d=d, i=i, shape=shape: ws.BCOO((jnp.asarray(d), jnp.asarray(i)), shape=shape),
+        )
+    s, j = (
+        ws.BCOO((jnp.asarray(data), jnp.asarray(idx)), shape=(2, 3, 3)),
+        js.BCOO((data, idx), shape=(2, 3, 3)),
+    )
+    for kw in ({"n_batch": 0, "n_dense": 2}, {"n_batch": 3, "n_dense": 1}, {"n_batch": 2}):
+        raises_like(
+            lambda kw=kw: js.bcoo_update_layout(j, **kw), lambda kw=kw: s.update_layout(**kw)
+        )
+    with pytest.warns(ws.SparseEfficiencyWarning):
+        s.update_layout(n_dense=2, n_batch=0, on_inefficient="warn")
+
+
+def test_transpose_reduce_sum_extract():
+    for nb, nd in [(0, 0), (1, 1), (2, 1), (0, 2)]:
+        s = ws.BCOO.fromdense(jnp.asarray(A), n_batch=nb, n_dense=nd)
+        j = jax_bcoo(nb, nd)
+        for p in [
+            (0, 1, 2, 3),
+            (1, 0, 2, 3),
+            (0, 2, 1, 3),
+            (0, 1, 3, 2),
+            (3, 2, 1, 0),
+            (2, 1, 0, 3),
+        ]:
+            try:
+                want = js.bcoo_transpose(j, permutation=p)
+            except NotImplementedError:
+                raises_like(
+                    lambda p=p, j=j: js.bcoo_transpose(j, permutation=p),
+                    lambda p=p, s=s: ws.bcoo_transpose(s, permutation=p),
+                )
+                continue
+            same(ws.bcoo_transpose(s, permutation=p), want)
+        for axes in [(0,), (1,), (3,), (0, 2), (1, 3), (0, 1, 2, 3)]:
+            same(ws.bcoo_reduce_sum(s, axes=axes), js.bcoo_reduce_sum(j, axes=axes))
+        got, want = ws.bcoo_extract(s, jnp.asarray(A) + 1), js.bcoo_extract(j, A + 1)
+        same(got, want)
+        close(got.data, want.data)
+    raises_like(
+        lambda: js.bcoo_transpose(j, permutation=(0, 1, 2)),
+        lambda: ws.bcoo_transpose(s, permutation=(0, 1, 2)),
+    )
+
+
+def test_sum_duplicates_and_extract_repeats():
+    data = np.array([[1.0, 2, 3, 4, 5], [0, 1, 1, 0, 2]], np.float32)
+    idx = np.array(
+        [[[0, 1], [2, 0], [0, 1], [3, 3], [2, 0]], [[1, 1], [1, 1], [0, 0], [3, 0], [3, 3]]],
+        np.int32,
+    )
+    s = ws.BCOO((jnp.asarray(data), jnp.asarray(idx)), shape=(2, 3, 3))
+    j = js.BCOO((data, idx), shape=(2, 3, 3))
+    for nse, remove_zeros in itertools.product((None, 2, 6), (False, True)):
+        got = s.sum_duplicates(nse=nse, remove_zeros=remove_zeros)
+        want = j.sum_duplicates(nse=nse, remove_zeros=remove_zeros)
+        same(got, want)
+        np.testing.assert_array_equal(np.asarray(got.indices), np.asarray(want.indices))
+        close(got.data, want.data)
+    same(ws.bcoo_sum_duplicates(s), js.bcoo_sum_duplicates(j))
+    got = ws.bcoo_extract(s, jnp.ones((2, 3, 3)), assume_unique=False)
+    close(got.data, js.bcoo_extract(j, np.ones((2, 3, 3)), assume_unique=False).data)
+
+
+# (dense operand shape, dimension_numbers) for A's (2, 3, 4, 2)
+DOTS = [
+    ((2, 4, 5), (((2,), (1,)), ((0,), (0,)))),  # batch over batch, contract a sparse axis
+    ((2, 4, 5), (((0, 2), (0, 1)), ((), ()))),  # contract a batch and a sparse axis
+    ((3, 2, 4), (((1, 2), (0, 2)), ((0,), (1,)))),
+    ((2, 3, 5), (((1,), (1,)), ((0,), (0,)))),
+    ((2, 4, 5), (((2,), (1,)), ((), ()))),
+    ((3, 2, 4), (((0, 1, 2), (1, 0, 2)), ((), ()))),
+]
+
+
+def _dense(shape, seed):
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+@functools.cache
+def jax_dot(nb, nd, case):
+    """JAX's (sparse @ dense, dense @ sparse) for DOTS[case], or the error it raises."""
+    shape, dn = DOTS[case]
+    r, j = _dense(shape, case), jax_bcoo(nb, nd)
+    rdn = ((dn[0][1], dn[0][0]), (dn[1][1], dn[1][0]))
+    try:
+        return js.bcoo_dot_general(j, r, dimension_numbers=dn), js.bcoo_dot_general(
+            r, j, dimension_numbers=rdn
+        )
+    except NotImplementedError as e:
+        return e
+
+
+def test_dot_general_layouts(device):
+    for nb, nd in [(0, 0), (1, 1), (2, 1), (0, 2)]:
+        s = ws.BCOO.fromdense(jnp.asarray(A), n_batch=nb, n_dense=nd)
+        for case, (shape, dn) in enumerate(DOTS):
+            r = jnp.asarray(_dense(shape, case))
+            want = jax_dot(nb, nd, case)
+            if isinstance(want, Exception):
+                with pytest.raises(NotImplementedError) as got:
+                    ws.bcoo_dot_general(s, r, dimension_numbers=dn)
+                assert str(got.value) == str(want)
+                continue
+            rdn = ((dn[0][1], dn[0][0]), (dn[1][1], dn[1][0]))
+            close(ws.bcoo_dot_general(s, r, dimension_numbers=dn), want[0], rtol=1e-5, atol=1e-5)
+            close(ws.bcoo_dot_general(r, s, dimension_numbers=rdn), want[1], rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_batched_and_scalar_multiply():
+    a3 = A[..., 0]  # (2, 3, 4)
+    xs = _rng.normal(size=(2, 4, 5)).astype(np.float32)
+    ls = _rng.normal(size=(2, 5, 3)).astype(np.float32)
+    for nb in (1, 2):
+        s, j = ws.BCOO.fromdense(jnp.asarray(a3), n_batch=nb), js.BCOO.fromdense(a3, n_batch=nb)
+        for r in (xs, xs[0], xs[0, :, 0]):
+            close(s @ jnp.asarray(r), j @ jj.asarray(r), rtol=1e-5, atol=1e-6)
+        for r in (ls, ls[0], ls[0, 0]):
+            close(jnp.asarray(r) @ s, jj.asarray(r) @ j, rtol=1e-5, atol=1e-6)
+        same(s * 2.5, j * 2.5)
+        same(3.0 * s, 3.0 * j)
+    s, j = ws.BCOO.fromdense(jnp.asarray(a3)), js.BCOO.fromdense(a3)
+    raises_like(lambda: j @ jj.asarray(xs), lambda: s @ jnp.asarray(xs))
+
+
 def test_products_transpose_sum(device):
     s, j = ws.BCOO.fromdense(jnp.asarray(M), nse=6), js.BCOO.fromdense(M, nse=6)
     close(s @ jnp.asarray(X), j @ X, rtol=1e-6)
     close(s @ jnp.asarray(X[:, 0]), j @ X[:, 0], rtol=1e-6)
-    jj = jax.numpy
     close(jnp.asarray(X.T) @ s.T, jj.asarray(X.T) @ j.T, rtol=1e-6)
     close(jnp.asarray(M[:, 0]) @ s, jj.asarray(M[:, 0]) @ j, rtol=1e-6)
     assert s.T.shape == j.T.shape and s.transpose((1, 0)).shape == (4, 3)
@@ -42,6 +240,37 @@ def test_products_transpose_sum(device):
     close(s.sum(), j.sum())
     for ax in (0, 1):
         close(s.sum(ax).todense(), j.sum(ax).todense())
+
+
+def test_vmap_over_bcoo_batch_axis(device):
+    a3 = A[..., 0]
+    xs = _rng.normal(size=(2, 4, 5)).astype(np.float32)
+    s, j = ws.BCOO.fromdense(jnp.asarray(a3), n_batch=1), js.BCOO.fromdense(a3, n_batch=1)
+
+    def f(m, x):
+        return m @ x
+
+    close(webjax.vmap(f)(s, jnp.asarray(xs)), jax.vmap(f)(j, xs), rtol=1e-5, atol=1e-6)
+    close(
+        webjax.vmap(f, in_axes=(0, None))(s, jnp.asarray(xs[0])),
+        jax.vmap(f, in_axes=(0, None))(j, xs[0]),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+
+    def g(m):  # a BCOO out: the mapped axis becomes its batch axis again
+        return (m * 2.0).T
+
+    same(webjax.vmap(g)(s), jax.vmap(g)(j))
+    same(
+        webjax.vmap(lambda x: ws.BCOO.fromdense(x, nse=4))(jnp.asarray(a3)),
+        jax.vmap(lambda x: js.BCOO.fromdense(x, nse=4))(a3),
+    )
+    raises_like(
+        lambda: jax.vmap(f, in_axes=(1, None))(j, xs[0]),
+        lambda: webjax.vmap(f, in_axes=(1, None))(s, jnp.asarray(xs[0])),
+    )
+    raises_like(lambda: jax.vmap(g, out_axes=1)(j), lambda: webjax.vmap(g, out_axes=1)(s))
 
 
 def test_grad_jit_vmap():
@@ -61,3 +290,35 @@ def test_grad_jit_vmap():
     xs = np.stack([X, 2 * X])
     close(webjax.vmap(lambda x: s @ x)(jnp.asarray(xs)), jax.vmap(lambda x: j @ x)(xs), rtol=1e-6)
     close(webjax.jit(lambda m: ws.BCOO.fromdense(m, nse=5).todense())(jnp.asarray(M)), M)
+
+
+def test_grad_jit_batched_layout():
+    s = ws.BCOO.fromdense(jnp.asarray(A), n_batch=1)
+    j = jax_bcoo(1, 0)
+    r = _rng.normal(size=(2, 4, 5)).astype(np.float32)
+    dn = (((2,), (1,)), ((0,), (0,)))
+
+    def loss(mod, np_, idx, shape):
+        def f(d, x):
+            m = mod.BCOO((d, idx), shape=shape)
+            return np_.sum(np_.tanh(mod.bcoo_dot_general(m, x, dimension_numbers=dn)))
+
+        return f
+
+    wl, jl = loss(ws, jnp, s.indices, s.shape), loss(js, jj, j.indices, j.shape)
+    got = webjax.jit(webjax.grad(wl, (0, 1)))(s.data, jnp.asarray(r))
+    want = jax.grad(jl, (0, 1))(j.data, r)
+    for g, w in zip(got, want, strict=True):
+        close(g, w, rtol=1e-5, atol=1e-6)
+
+    # through todense, reduce_sum and update_layout
+    def chain(mod, idx, shape):
+        def f(d):
+            m = mod.BCOO((d, idx), shape=shape)
+            m = mod.bcoo_update_layout(m, n_batch=0, n_dense=0)
+            return (mod.bcoo_reduce_sum(m, axes=(1,)).todense() ** 2).sum()
+
+        return f
+
+    got = webjax.grad(chain(ws, s.indices, s.shape))(s.data)
+    close(got, jax.grad(chain(js, j.indices, j.shape))(j.data), rtol=1e-5, atol=1e-6)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import core
@@ -60,20 +60,25 @@ def vmap(
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(_IN_AXES_MSG + f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
-        leaves, in_tree = tree_flatten((args, kwargs))
+        leaves, in_tree = tree_flatten((args, kwargs), is_leaf=_is_container)
         dims = _broadcast_prefix("vmap in_axes", in_axes, args)
         dims += [0] * (len(leaves) - len(dims))  # keyword arguments are mapped along axis 0
+        leaves, dims, rebuilds = _open_containers(leaves, dims)
         leaves = [x if d is None else _as_mapped(x) for x, d in zip(leaves, dims)]
         dims = [_canonical_in_axis(x, d) for x, d in zip(leaves, dims)]
-        size = _mapped_axis_size(fun, in_tree, leaves, dims, axis_size)
+        # containers open into as many arrays as their pytree leaves: names follow the plain tree
+        size = _mapped_axis_size(fun, tree_structure((args, kwargs)), leaves, dims, axis_size)
         out_box: list[Any] = []
-        flat_fun = _flat_fun(fun, in_tree, out_box)
+        flat_fun = _flat_fun(fun, in_tree, rebuilds, out_box)
+        out_rebuilds: list[Any] = []
 
         def out_dims() -> list[AxisSpec]:
-            return _broadcast_prefix("vmap out_axes", out_axes, out_box[0])
+            specs = _broadcast_prefix("vmap out_axes", out_axes, out_box[0])
+            return _out_container_dims(out_box[1], specs, out_rebuilds)
 
         outs = batching.vmap_flat(flat_fun, leaves, dims, out_dims, size, axis_name)
-        return tree_unflatten(tree_structure(out_box[0]), outs)
+        out_leaves = _close_out_containers(outs, out_rebuilds, size)
+        return tree_unflatten(tree_structure(out_box[0], is_leaf=_is_container), out_leaves)
 
     vmapped.__doc__ = _docstring(fun)
     return vmapped
@@ -90,14 +95,108 @@ def _docstring(fun: Callable[..., Any]) -> str:
     return doc
 
 
-def _flat_fun(fun: Callable[..., Any], in_tree: PyTreeDef, out_box: list[Any]) -> Any:
+def _flat_fun(
+    fun: Callable[..., Any], in_tree: PyTreeDef, rebuilds: list[Any], out_box: list[Any]
+) -> Any:
     def flat(*leaves: Any) -> list[Any]:
-        args, kwargs = tree_unflatten(in_tree, leaves)
+        args, kwargs = tree_unflatten(in_tree, _close_containers(leaves, rebuilds))
         out = fun(*args, **kwargs)
-        out_box[:] = [out]
-        return [_check_output(x) for x in tree_leaves(out)]
+        out_leaves = tree_leaves(out, is_leaf=_is_container)
+        out_box[:] = [out, out_leaves]
+        return [_check_output(x) for x in _open_out_containers(out_leaves)]
 
     return flat
+
+
+# ---- containers: values vmap maps as one (JAX's vmappable types, e.g. sparse.BCOO) ---------------
+# to_elt(value, axis) -> (arrays mapped along axis, rebuild(element arrays) -> element);
+# from_elt(element, axis) -> (element arrays, rebuild(batched arrays, size) -> value). Both raise
+# where `axis` cannot be mapped.
+_CONTAINERS: dict[type, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+
+def register_vmap_container(
+    cls: type, to_elt: Callable[..., Any], from_elt: Callable[..., Any]
+) -> None:
+    _CONTAINERS[cls] = (to_elt, from_elt)
+
+
+def _is_container(x: Any) -> bool:
+    return type(x) in _CONTAINERS
+
+
+def _open_containers(
+    leaves: list[Any], dims: list[AxisSpec]
+) -> tuple[list[Any], list[AxisSpec], list[Any]]:
+    """Containers among the leaves replaced by their arrays; rebuilds[i] is (count, rebuild) for
+    leaf i that was a container, else None."""
+    flat: list[Any] = []
+    flat_dims: list[AxisSpec] = []
+    rebuilds: list[Any] = []
+    for x, d in zip(leaves, dims, strict=True):
+        if not _is_container(x):
+            flat.append(x)
+            flat_dims.append(d)
+            rebuilds.append(None)
+            continue
+        if d is None:
+            parts, tree = tree_flatten(x)
+            rebuild: Any = functools.partial(tree_unflatten, tree)
+        else:
+            parts, rebuild = _CONTAINERS[type(x)][0](x, d % len(x.shape) if d < 0 else d)
+        flat += parts
+        flat_dims += [d if d is None or d >= 0 else d % len(x.shape)] * len(parts)
+        rebuilds.append((len(parts), rebuild))
+    return flat, flat_dims, rebuilds
+
+
+def _close_containers(flat: Sequence[Any], rebuilds: list[Any]) -> list[Any]:
+    leaves, i = [], 0
+    for r in rebuilds:
+        if r is None:
+            leaves.append(flat[i])
+            i += 1
+        else:
+            leaves.append(r[1](list(flat[i : i + r[0]])))
+            i += r[0]
+    return leaves
+
+
+def _open_out_containers(out_leaves: list[Any]) -> list[Any]:
+    return [p for x in out_leaves for p in (tree_leaves(x) if _is_container(x) else [x])]
+
+
+def _out_container_dims(
+    out_leaves: list[Any], specs: list[AxisSpec], out_rebuilds: list[Any]
+) -> list[AxisSpec]:
+    dims: list[AxisSpec] = []
+    out_rebuilds.clear()
+    for x, d in zip(out_leaves, specs, strict=True):
+        if not _is_container(x):
+            dims.append(d)
+            out_rebuilds.append(None)
+            continue
+        if d is None:
+            parts, tree = tree_flatten(x)
+            out_rebuilds.append((len(parts), lambda ps, _size, t=tree: tree_unflatten(t, ps)))
+        else:
+            d = d % (len(x.shape) + 1) if d < 0 else d
+            parts, rebuild = _CONTAINERS[type(x)][1](x, d)
+            out_rebuilds.append((len(parts), rebuild))
+        dims += [d] * len(parts)
+    return dims
+
+
+def _close_out_containers(outs: list[Any], out_rebuilds: list[Any], size: int) -> list[Any]:
+    leaves, i = [], 0
+    for r in out_rebuilds:
+        if r is None:
+            leaves.append(outs[i])
+            i += 1
+        else:
+            leaves.append(r[1](list(outs[i : i + r[0]]), size))
+            i += r[0]
+    return leaves
 
 
 def _check_output(x: Any) -> Any:
@@ -124,7 +223,7 @@ def _broadcast_prefix(what: str, prefix: Any, tree: Any) -> list[AxisSpec]:
     """One axis spec per leaf of `tree`, where `prefix` is a tree prefix of it (None a leaf)."""
     spec_leaves, spec_def = tree_flatten(prefix, is_leaf=lambda x: x is None)
     counts: list[int] = []
-    _match_prefix(what, spec_def, tree_structure(tree), what, counts)
+    _match_prefix(what, spec_def, tree_structure(tree, is_leaf=_is_container), what, counts)
     return [spec for spec, n in zip(spec_leaves, counts, strict=True) for _ in range(n)]
 
 

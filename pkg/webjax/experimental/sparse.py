@@ -2,18 +2,28 @@
 
 from webjax._src.experimental.sparse.bcoo import (
     BCOO,
-    bcoo_dot_dense,
+    SparseEfficiencyError,
+    SparseEfficiencyWarning,
+    bcoo_dot_general,
+    bcoo_extract,
     bcoo_fromdense,
     bcoo_reduce_sum,
+    bcoo_sum_duplicates,
     bcoo_todense,
     bcoo_transpose,
+    bcoo_update_layout,
 )
 
 __all__ = [
     "BCOO",
-    "bcoo_dot_dense",
+    "SparseEfficiencyError",
+    "SparseEfficiencyWarning",
+    "bcoo_dot_general",
+    "bcoo_extract",
     "bcoo_fromdense",
     "bcoo_reduce_sum",
+    "bcoo_sum_duplicates",
     "bcoo_todense",
     "bcoo_transpose",
+    "bcoo_update_layout",
 ]
