@@ -13,6 +13,7 @@ from webjax._src.experimental.sparse.bcoo import (
     bcoo_transpose,
     bcoo_update_layout,
 )
+from webjax._src.experimental.sparse.transform import bcoo_multiply_dense, sparsify, todense
 
 __all__ = [
     "BCOO",
@@ -21,9 +22,12 @@ __all__ = [
     "bcoo_dot_general",
     "bcoo_extract",
     "bcoo_fromdense",
+    "bcoo_multiply_dense",
     "bcoo_reduce_sum",
     "bcoo_sum_duplicates",
     "bcoo_todense",
     "bcoo_transpose",
     "bcoo_update_layout",
+    "sparsify",
+    "todense",
 ]
