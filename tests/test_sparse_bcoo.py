@@ -379,3 +379,39 @@ def test_sparsify_batched_jit_grad():
         close(g, w, rtol=1e-5, atol=1e-6)
     close(ws.todense(s), js.todense(j))
     close(ws.bcoo_multiply_dense(s, jnp.asarray(a)), js.bcoo_multiply_dense(j, a))
+
+
+def test_arithmetic_methods_like_jax():
+    d = _rng.normal(size=(3, 4)).astype(np.float32)
+
+    def run(m, x):
+        out = {
+            "mul": m * x,
+            "rmul": x * m,
+            "scalar": 2 * m,
+            "add": m + m,  # two arguments: two index buffers, concatenated as JAX
+            "add_dense": m + x,
+            "radd_dense": x + m,
+            "sub": m - m,
+            "div": m / 2,
+            "abs": abs(m),
+            "neg": -m,
+            "pos": +m,
+            "astype": m.astype(np.int32),
+        }
+        for k, f in {"sub_dense": lambda: m - x, "rdiv": lambda: x / m}.items():
+            with pytest.raises(NotImplementedError) as e:
+                f()
+            out[k] = str(e.value)
+        return out
+
+    got = run(ws.BCOO.fromdense(jnp.asarray(M)), jnp.asarray(d))
+    want = run(js.BCOO.fromdense(M), jj.asarray(d))
+    for k, w in want.items():
+        if isinstance(w, str):
+            assert got[k] == w, k
+        elif isinstance(w, js.BCOO):
+            same(got[k], w)
+            assert got[k].dtype == w.dtype
+        else:
+            close(got[k], w, rtol=1e-6)

@@ -166,20 +166,7 @@ class BCOO:
     def __rmatmul__(self, other: Any) -> Any:
         return _matmul(jnp.asarray(other), self)
 
-    def __neg__(self) -> BCOO:
-        return BCOO((-self.data, self.indices), shape=self.shape)
-
-    def __mul__(self, other: Any) -> BCOO:
-        if isinstance(other, BCOO) or jnp.ndim(other) != 0:
-            raise NotImplementedError("BCOO * array: only scalar multiples")
-        return BCOO(
-            (self.data * other, self.indices),
-            shape=self.shape,
-            indices_sorted=self.indices_sorted,
-            unique_indices=self.unique_indices,
-        )
-
-    __rmul__ = __mul__
+    # +, -, *, /, abs and astype: sparsified jnp functions, installed by transform.py (as JAX)
 
 
 def _flatten(x: BCOO) -> tuple[tuple[Any, Any], tuple[Any, ...]]:

@@ -58,8 +58,12 @@ def sparsify(f: Callable[..., Any], use_tracer: bool = False) -> Callable[..., A
     @functools.wraps(f)
     def wrapped(*args: Any, **params: Any) -> Any:
         leaves, tree = tree_flatten(args, is_leaf=lambda x: isinstance(x, BCOO))
-        vals = [x if isinstance(x, BCOO) else jnp.asarray(x) for x in leaves]
-        avals = [core.ShapedArray(x.shape, x.dtype) for x in vals]
+        # each BCOO argument is its own index buffer, even where one object is passed twice
+        vals = [_fresh_ref(x) if isinstance(x, BCOO) else jnp.asarray(x) for x in leaves]
+        avals = [
+            core.ShapedArray(x.shape, x.dtype) if isinstance(x, BCOO) else core.get_aval(x)
+            for x in vals
+        ]
         out_tree: list[Any] = []
 
         def flat(*xs: Any) -> list[Any]:
@@ -89,6 +93,8 @@ def _eval_sparse(jaxpr: core.Jaxpr, consts: list[Any], args: list[Any]) -> list[
             if rule is None:
                 _raise_unimplemented(name)
             outs = [rule(*vals, **eqn.params)]
+            if isinstance(outs[0], BCOO) and _ref(outs[0]) is None:
+                outs = [_fresh_ref(outs[0])]
         else:
             outs = eqn.primitive.bind(*vals, **eqn.params)
             if not eqn.primitive.multiple_results:
@@ -111,13 +117,37 @@ def _raise_unimplemented(name: str) -> None:
     raise NotImplementedError(f"sparse rule for {name} is not implemented.")
 
 
+# Values that share an index buffer (JAX's indices_ref): one sparsify argument and the
+# elementwise results computed from it. Sums and products of those combine data alone.
+def _ref(x: BCOO) -> Any:
+    return getattr(x, "_sparsify_ref", None)
+
+
+def _fresh_ref(x: BCOO, ref: Any = None) -> BCOO:
+    out = BCOO(
+        (x.data, x.indices),
+        shape=x.shape,
+        indices_sorted=x.indices_sorted,
+        unique_indices=x.unique_indices,
+    )
+    out._sparsify_ref = object() if ref is None else ref  # type: ignore[attr-defined]
+    return out
+
+
+def _same_indices(x: BCOO, y: BCOO) -> bool:
+    return _ref(x) is not None and _ref(x) is _ref(y)
+
+
 def _with_data(x: BCOO, data: Any, unique: bool | None = None) -> BCOO:
-    return BCOO(
+    out = BCOO(
         (data, x.indices),
         shape=x.shape,
         indices_sorted=x.indices_sorted,
         unique_indices=x.unique_indices if unique is None else unique,
     )
+    if _ref(x) is not None:
+        out._sparsify_ref = _ref(x)  # type: ignore[attr-defined]
+    return out
 
 
 def _unary(name: str, linear: bool) -> Callable[..., Any]:
@@ -151,7 +181,7 @@ def _add(x: Any, y: Any) -> Any:
     if isinstance(x, BCOO) and isinstance(y, BCOO):
         if x.shape != y.shape:
             raise NotImplementedError("Addition between sparse matrices of different shapes.")
-        if x.indices is y.indices:
+        if _same_indices(x, y):
             return _with_data(x, x.data + y.data)
         if x.indices.ndim != y.indices.ndim or x.data.ndim != y.data.ndim:
             raise NotImplementedError(
@@ -177,13 +207,13 @@ def _add(x: Any, y: Any) -> Any:
 
 def _sub(x: Any, y: Any) -> Any:
     if isinstance(x, BCOO) and isinstance(y, BCOO):
-        return _add(x, -y)
+        return _add(x, _with_data(y, -y.data))
     raise NotImplementedError("Subtraction between sparse and dense array.")
 
 
 def _mul(x: Any, y: Any, **params: Any) -> Any:
     if isinstance(x, BCOO) and isinstance(y, BCOO):
-        if x.indices is y.indices and x.unique_indices:
+        if _same_indices(x, y) and x.unique_indices:
             return _with_data(x, x.data * y.data, unique=True)
         raise NotImplementedError(
             "sparse rule for mul of two BCOO arrays with different indices (bcoo_multiply_sparse)"
@@ -238,3 +268,30 @@ _RULES: dict[str, Callable[..., Any]] = {
     **{n: _unary(n, linear=False) for n in _NONLINEAR if n in _PRIMITIVES},
     **{n: _unary(n, linear=True) for n in _LINEAR if n in _PRIMITIVES},
 }
+
+
+# ---- BCOO's arithmetic methods, as JAX defines them: the jnp function, sparsified
+def _swap(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda a, b: f(b, a)
+
+
+def _astype(self: BCOO, *args: Any, **kwargs: Any) -> BCOO:
+    return sparsify(lambda x: x.astype(*args, **kwargs))(self)
+
+
+_METHODS: dict[str, Callable[..., Any]] = {
+    "astype": _astype,
+    "__abs__": sparsify(jnp.abs),
+    "__neg__": sparsify(jnp.negative),
+    "__pos__": sparsify(jnp.positive),
+    "__mul__": sparsify(jnp.multiply),
+    "__rmul__": sparsify(_swap(jnp.multiply)),
+    "__truediv__": sparsify(jnp.divide),
+    "__rtruediv__": sparsify(_swap(jnp.divide)),
+    "__add__": sparsify(jnp.add),
+    "__radd__": sparsify(_swap(jnp.add)),
+    "__sub__": sparsify(jnp.subtract),
+    "__rsub__": sparsify(_swap(jnp.subtract)),
+}
+for _name, _impl in _METHODS.items():
+    setattr(BCOO, _name, _impl)
