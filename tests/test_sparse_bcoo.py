@@ -415,3 +415,31 @@ def test_arithmetic_methods_like_jax():
             assert got[k].dtype == w.dtype
         else:
             close(got[k], w, rtol=1e-6)
+
+
+def test_eye_empty_sort_indices():
+    for n, m, k in [(3, 3, 0), (3, 5, 1), (4, 3, -2), (3, 4, 5), (5, 3, 2)]:
+        for nb, nd in [(0, 0), (1, 0), (0, 1), (2, 0)]:
+            same(ws.eye(n, m, k, n_batch=nb, n_dense=nd), js.eye(n, m, k, n_batch=nb, n_dense=nd))
+    got, want = (
+        ws.eye(3, dtype=np.int32, index_dtype=np.int16),
+        js.eye(3, dtype=np.int32, index_dtype=np.int16),
+    )
+    same(got, want)
+    assert (got.dtype, got.indices.dtype) == (want.dtype, want.indices.dtype)
+    for shape, kw in [((3, 4), {}), ((2, 3, 4), {"n_batch": 1, "nse": 2})]:
+        same(ws.empty(shape, **kw), js.empty(shape, **kw))
+    raises_like(
+        lambda: js.empty((2,), sparse_format="xx"), lambda: ws.empty((2,), sparse_format="xx")
+    )
+    raises_like(lambda: js.eye(2, n_batch=3), lambda: ws.eye(2, n_batch=3))
+    data = np.array([[1.0, 2, 3, 4, 5], [0, 1, 1, 0, 2]], np.float32)
+    idx = np.array(
+        [[[0, 1], [2, 0], [0, 1], [3, 3], [2, 0]], [[1, 1], [1, 1], [0, 0], [3, 0], [0, 2]]],
+        np.int32,
+    )
+    got = ws.BCOO((jnp.asarray(data), jnp.asarray(idx)), shape=(2, 3, 3)).sort_indices()
+    want = js.BCOO((data, idx), shape=(2, 3, 3)).sort_indices()
+    np.testing.assert_array_equal(np.asarray(got.indices), np.asarray(want.indices))
+    np.testing.assert_array_equal(np.asarray(got.data), np.asarray(want.data))
+    assert got.indices_sorted and ws.bcoo_sort_indices(got).indices_sorted

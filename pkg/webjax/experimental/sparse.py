@@ -8,10 +8,13 @@ from webjax._src.experimental.sparse.bcoo import (
     bcoo_extract,
     bcoo_fromdense,
     bcoo_reduce_sum,
+    bcoo_sort_indices,
     bcoo_sum_duplicates,
     bcoo_todense,
     bcoo_transpose,
     bcoo_update_layout,
+    empty,
+    eye,
 )
 from webjax._src.experimental.sparse.transform import bcoo_multiply_dense, sparsify, todense
 
@@ -24,10 +27,13 @@ __all__ = [
     "bcoo_fromdense",
     "bcoo_multiply_dense",
     "bcoo_reduce_sum",
+    "bcoo_sort_indices",
     "bcoo_sum_duplicates",
     "bcoo_todense",
     "bcoo_transpose",
     "bcoo_update_layout",
+    "empty",
+    "eye",
     "sparsify",
     "todense",
 ]

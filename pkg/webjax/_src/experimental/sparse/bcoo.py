@@ -26,6 +26,7 @@ import numpy as np
 from ... import core, dtypes
 from ... import numpy as jnp
 from ...lax import lax
+from ...lax.sorting import sort as lax_sort
 from ...numpy import util
 from ...transformations import ShapeDtypeStruct, eval_shape
 from ...tree_util import register_pytree_node
@@ -134,6 +135,9 @@ class BCOO:
         if remove_zeros:
             return bcoo_eliminate_zeros(self, nse=nse)
         return bcoo_sum_duplicates(self, nse=nse)
+
+    def sort_indices(self) -> BCOO:
+        return bcoo_sort_indices(self)
 
     # ---- structure
     def transpose(self, axes: Sequence[int] | None = None) -> BCOO:
@@ -559,6 +563,128 @@ def bcoo_eliminate_zeros(mat: BCOO, nse: int | None = None) -> BCOO:
     fill = np.asarray(mat.shape[nb : nb + ns], np.int64).astype(np.dtype(indices.dtype))
     indices = jnp.where(zero[..., None], jnp.asarray(fill), indices)
     return bcoo_sum_duplicates(BCOO((data, indices), shape=mat.shape), nse=nse)
+
+
+def bcoo_sort_indices(mat: BCOO) -> BCOO:
+    """Entries reordered so their indices are lexicographically sorted per batch element
+    (duplicates kept; out-of-range padding, at the sparse shape, sorts last)."""
+    if not mat.n_sparse:
+        return BCOO(
+            (mat.data, mat.indices),
+            shape=mat.shape,
+            indices_sorted=True,
+            unique_indices=mat.unique_indices,
+        )
+    data, indices = _broadcast_batch(mat)
+
+    def one(d: Any, ind: Any) -> tuple[Any, Any]:
+        cols = [ind[:, i] for i in range(ind.shape[1])]
+        *cols, perm = lax_sort((*cols, jnp.arange(ind.shape[0])), num_keys=len(cols))
+        return d[perm], jnp.stack(cols, axis=-1)
+
+    data, indices = _nfold_vmap(one, mat.n_batch)(data, indices)
+    return BCOO(
+        (data, indices), shape=mat.shape, indices_sorted=True, unique_indices=mat.unique_indices
+    )
+
+
+def _empty(
+    shape: Sequence[int],
+    *,
+    dtype: Any = None,
+    index_dtype: Any = "int32",
+    n_dense: int = 0,
+    n_batch: int = 0,
+    nse: int = 0,
+) -> BCOO:
+    shape = tuple(shape)
+    n_sparse = len(shape) - n_dense - n_batch
+    if n_sparse < 0 or n_dense < 0 or n_batch < 0 or nse < 0:
+        raise ValueError(f"Invalid inputs: {shape=}, {n_dense=}, {n_batch=}, {nse=}")
+    batch, sparse = shape[:n_batch], shape[n_batch : n_batch + n_sparse]
+    data = jnp.zeros((*batch, nse, *shape[n_batch + n_sparse :]), dtype)
+    fill = np.asarray(sparse, np.int64).astype(np.dtype(index_dtype))
+    indices = jnp.broadcast_to(jnp.asarray(fill), (*batch, nse, n_sparse))
+    return BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
+
+
+def _eye(
+    n: int,
+    m: int,
+    k: int,
+    *,
+    dtype: Any = None,
+    index_dtype: Any = "int32",
+    n_batch: int = 0,
+    n_dense: int = 0,
+) -> BCOO:
+    """The (n, m) identity on diagonal k: nse = the diagonal's length when all-sparse, one
+    entry per row with n_batch=1."""
+    if 2 - n_batch - n_dense < 0 or n_dense < 0 or n_batch < 0:
+        raise ValueError(f"Invalid inputs: shape={(n, m)}, {n_dense=}, {n_batch=}")
+    diag = min(n, m - k) if k > 0 else min(n + k, m)
+    if diag <= 0:
+        return _empty(
+            (n, m), dtype=dtype, index_dtype=index_dtype, n_batch=n_batch, n_dense=n_dense
+        )
+    if n_dense > 0 or n_batch > 1:
+        return bcoo_fromdense(
+            jnp.eye(n, m, k, dtype=dtype), n_batch=n_batch, n_dense=n_dense, index_dtype=index_dtype
+        )
+    idt = np.dtype(index_dtype)
+    if n_batch == 0:
+        i = np.arange(diag)
+        rows, cols = i - min(k, 0), i + max(k, 0)
+        indices = jnp.asarray(np.stack([rows, cols], -1).astype(idt))
+        data = jnp.ones(diag, dtype)
+    else:  # row r holds column r + k, or padding at m where that is off the matrix
+        cols = np.arange(n) + k
+        real = (cols >= 0) & (cols < m)
+        indices = jnp.asarray(np.where(real, cols, m).astype(idt)[:, None, None])
+        data = jnp.asarray(real[:, None]).astype(jnp.ones((), dtype).dtype)
+    return BCOO((data, indices), shape=(n, m), indices_sorted=True, unique_indices=True)
+
+
+_FORMATS = ("bcsr", "bcoo", "coo", "csr", "csc")
+
+
+def _check_format(sparse_format: str, formats: Sequence[str]) -> None:
+    if sparse_format not in formats:
+        raise ValueError(
+            f"sparse_format={sparse_format!r} not recognized; must be one of {list(formats)}"
+        )
+    if sparse_format != "bcoo":
+        raise NotImplementedError(f"sparse format {sparse_format!r}: webjax has only BCOO")
+
+
+def empty(
+    shape: Sequence[int],
+    dtype: Any = None,
+    index_dtype: Any = "int32",
+    sparse_format: str = "bcoo",
+    **kwds: Any,
+) -> BCOO:
+    """An all-zero sparse array (nse=0 unless `nse=` is given)."""
+    _check_format(sparse_format, _FORMATS)
+    return _empty(tuple(shape), dtype=dtype, index_dtype=index_dtype, **kwds)
+
+
+def eye(
+    N: int,  # JAX's argument names
+    M: int | None = None,
+    k: int = 0,
+    dtype: Any = None,
+    index_dtype: Any = "int32",
+    sparse_format: str = "bcoo",
+    **kwds: Any,
+) -> BCOO:
+    """The sparse identity matrix, ones on diagonal k."""
+    _check_format(sparse_format, ("bcoo", "coo", "csr", "csc"))
+    m = N if M is None else M
+    n = core.concrete_or_error(operator.index, N)
+    m = core.concrete_or_error(operator.index, m)
+    k = core.concrete_or_error(operator.index, k)
+    return _eye(n, m, k, dtype=dtype, index_dtype=index_dtype, **kwds)
 
 
 # ---- structure
