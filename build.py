@@ -934,25 +934,70 @@ def gates(python: Path) -> list[tuple[str, bool]]:
 # The whole suite compiles some 20,000 distinct wasm kernels natively; wasmtime maps each
 # module's code separately (about 3 memory mappings each), and one process past Linux's
 # vm.max_map_count (65,530) fails wherever the next mapping is wanted (XLA, wgpu, wasmtime).
-# So a plain `test` runs the browser tier and the native files in a few processes.
-NATIVE_GROUPS = 3
+# So a plain `test` runs the native files in several processes, NATIVE_GROUPS of them, as many at
+# once as the machine has cores (WEBJAX_TEST_JOBS overrides): the native tests are mostly
+# single-threaded Python, so two cores take them in about half the time of one process after
+# another.
+NATIVE_GROUPS = 6
 
 
-def pytest_runs(pytest_args: list[str]) -> list[tuple[str, list[str]]]:
-    """(name, pytest arguments) of each pytest process: the given arguments in one, or with
-    none, the browser tier, the ecosystem tier and NATIVE_GROUPS groups of the native tests."""
+def pytest_runs(
+    pytest_args: list[str],
+) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]:
+    """(name, pytest arguments) of each pytest process, as (those run alone, one after another;
+    those run side by side): the given arguments in one process, or with none, the browser tier
+    alone (Chromium's processes and its timeouts want the cores), then side by side the
+    ecosystem tier and NATIVE_GROUPS groups of the native test files."""
     if pytest_args:
-        return [("pytest", pytest_args)]
+        return [("pytest", pytest_args)], []
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py"))
     size = -(-len(files) // NATIVE_GROUPS)
     groups = [files[i : i + size] for i in range(0, len(files), size)]
-    runs = [
-        ("pytest tests/browser", ["tests/browser"]),
-        ("pytest tests/ecosystem", ["tests/ecosystem"]),
-    ]
+    side_by_side = [("pytest tests/ecosystem", ["tests/ecosystem"])]
     for k, group in enumerate(groups, 1):
-        runs.append((f"pytest native {k}/{len(groups)} ({group[0]} .. {group[-1]})", group))
-    return runs
+        side_by_side.append((f"pytest native {k}/{len(groups)} ({group[0]} .. {group[-1]})", group))
+    return [("pytest tests/browser", ["tests/browser"])], side_by_side
+
+
+def test_jobs() -> int:
+    """How many pytest processes run side by side: WEBJAX_TEST_JOBS, else the usable cores."""
+    if os.environ.get("WEBJAX_TEST_JOBS"):
+        return max(1, int(os.environ["WEBJAX_TEST_JOBS"]))
+    return max(
+        1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
+
+
+def run_side_by_side(
+    python: Path, runs: list[tuple[str, list[str]]], jobs: int
+) -> list[tuple[str, bool]]:
+    """Each run's pytest in its own process, `jobs` at a time; a process's output goes to a log
+    file under dist/test-logs/ and is printed whole when it ends, so the logs do not interleave."""
+    import concurrent.futures
+    import time
+
+    logs = DIST / "test-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    lock = threading.Lock()
+
+    def one(index: int, name: str, args: list[str]) -> bool:
+        log_path = logs / f"run{index}.log"
+        start = time.monotonic()
+        with log_path.open("w") as out:
+            code = subprocess.run(
+                [str(python), "-m", "pytest", *args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+            ).returncode
+        minutes, seconds = divmod(int(time.monotonic() - start), 60)
+        with lock:
+            log(f"$ pytest {' '.join(args)}  [{name}: exit {code}, {minutes}:{seconds:02d}]")
+            sys.stdout.write(log_path.read_text())
+            sys.stdout.flush()
+        return code == 0
+
+    log(f"{len(runs)} pytest processes, {jobs} at a time (logs in {logs.relative_to(ROOT)}/)")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(one, i, name, args) for i, (name, args) in enumerate(runs, 1)]
+        return [(name, f.result()) for (name, _), f in zip(runs, futures)]
 
 
 def test(pytest_args: list[str], run_gates: bool) -> int:
@@ -966,10 +1011,13 @@ def test(pytest_args: list[str], run_gates: bool) -> int:
         fetch_firefox_driver()  # the Firefox tier's WebDriver BiDi client
         ensure_lite_venv()  # JupyterLite's builder (test_pyscript_lite.py builds dist/lite/)
     results = gates(python) if run_gates else []
-    for name, args in pytest_runs(pytest_args):
+    alone, side_by_side = pytest_runs(pytest_args)
+    for name, args in alone:
         log("$ pytest " + " ".join(args))
         code = subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode
         results.append((name, code == 0))
+    if side_by_side:
+        results += run_side_by_side(python, side_by_side, test_jobs())
     print()
     for name, passed in results:
         log(f"{'PASS' if passed else 'FAIL'}  {name}")
