@@ -443,3 +443,39 @@ def test_eye_empty_sort_indices():
     np.testing.assert_array_equal(np.asarray(got.indices), np.asarray(want.indices))
     np.testing.assert_array_equal(np.asarray(got.data), np.asarray(want.data))
     assert got.indices_sorted and ws.bcoo_sort_indices(got).indices_sorted
+
+
+def _sparse_ad(mod, np_, m, x):
+    def f(m, x):
+        return np_.sin(m @ x).sum()
+
+    return {
+        "grad": mod.grad(f)(m, x),
+        "grad01": mod.grad(f, (1, 0))(m, x),  # gradients in argument order, as JAX
+        "grad_dense": mod.grad(f, 1)(m, x),
+        "value_and_grad": mod.value_and_grad(f)(m, x),
+        "aux": mod.grad(lambda m, x: (f(m, x), m @ x), has_aux=True)(m, x),
+        "jacfwd": mod.jacfwd(lambda m, x: np_.sin(m @ x))(m, x),
+        "jacrev": mod.jacrev(lambda m, x: np_.sin(m @ x))(m, x),
+        "tree": mod.grad(lambda t: f(t["m"], t["x"]))({"m": m, "x": x}),
+    }
+
+
+def test_sparse_grad_value_and_grad_jacobians():
+    a = np.stack([M, -M])
+    x = np.arange(4.0, dtype=np.float32) / 3
+    for n_batch in (0, 1):
+        mat = a if n_batch else M
+        got = _sparse_ad(
+            ws, jnp, ws.BCOO.fromdense(jnp.asarray(mat), n_batch=n_batch), jnp.asarray(x)
+        )
+        want = _sparse_ad(js, jj, js.BCOO.fromdense(mat, n_batch=n_batch), x)
+        for k, w in want.items():
+            gl, gt = webjax.tree_util.tree_flatten(got[k], is_leaf=lambda v: isinstance(v, ws.BCOO))
+            wl, wt = jax.tree_util.tree_flatten(w, is_leaf=lambda v: isinstance(v, js.BCOO))
+            assert gt.num_leaves == wt.num_leaves, k
+            for g, v in zip(gl, wl, strict=True):
+                if isinstance(v, js.BCOO):
+                    same(g, v)
+                else:
+                    close(g, v, rtol=1e-5, atol=1e-6)

@@ -1,5 +1,6 @@
 """webjax.experimental.sparse: `jax.experimental.sparse` (BCOO)."""
 
+from webjax._src.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
 from webjax._src.experimental.sparse.bcoo import (
     BCOO,
     SparseEfficiencyError,
@@ -34,6 +35,11 @@ __all__ = [
     "bcoo_update_layout",
     "empty",
     "eye",
+    "grad",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
     "sparsify",
     "todense",
+    "value_and_grad",
 ]
