@@ -40,7 +40,7 @@ class DType:
 
     @property
     def bits(self) -> int:
-        return self.itemsize * 8
+        return _BITS.get(self, self.itemsize * 8)
 
     @property
     def type(self) -> ScalarType:
@@ -57,6 +57,8 @@ class DType:
         return npdt
 
     def __repr__(self) -> str:
+        if self in NARROW:  # ml_dtypes' dtypes print unquoted
+            return f"dtype({self.name})"
         return f"dtype('{self.name}')"
 
     def __str__(self) -> str:
@@ -156,15 +158,16 @@ _NUMPY_DTYPES: dict[str, Any] = {}
 
 
 def _numpy_dtype(dt: DType) -> Any:
-    """NumPy's dtype for `dt`, or None without NumPy (or ml_dtypes, for bfloat16)."""
+    """NumPy's dtype for `dt`, or None without NumPy (or ml_dtypes, for bfloat16 and the
+    narrow types)."""
     if dt.name not in _NUMPY_DTYPES:
         try:
             import numpy as np
 
-            if dt.name == "bfloat16":
+            if dt.name == "bfloat16" or dt.name in NARROW_ML_DTYPES:
                 import ml_dtypes
 
-                _NUMPY_DTYPES[dt.name] = np.dtype(ml_dtypes.bfloat16)
+                _NUMPY_DTYPES[dt.name] = np.dtype(getattr(ml_dtypes, dt.name))
             else:
                 _NUMPY_DTYPES[dt.name] = np.dtype(dt.name)
         except ImportError:
@@ -172,9 +175,11 @@ def _numpy_dtype(dt: DType) -> Any:
     return _NUMPY_DTYPES[dt.name]
 
 
-# ml_dtypes' narrow types, which JAX has as `jnp.float8_e4m3fn` etc. webjax has no arrays of
-# them yet: the names exist (libraries mention them at import, e.g. as defaults of fp8 layers)
-# and resolve to NumPy's dtype where ml_dtypes is installed; any array of one raises.
+# ml_dtypes' narrow types, as JAX has them (`jnp.float8_e4m3fn`, `jnp.int4`, ...): real array
+# element types, one byte each (`itemsize` 1, as ml_dtypes'), `bits` their own width. Kernels
+# never see them: an array of one is stored in a carrier (`carrier`: float32 for the floats,
+# int8/uint8 for the ints), and every op computes in float16/int32 (`compute_type`) and rounds
+# (floats) or wraps (ints) back to the narrow type (webjax._src.dispatch.lowering).
 NARROW_ML_DTYPES = (
     "float4_e2m1fn",
     "float8_e3m4",
@@ -192,43 +197,77 @@ NARROW_ML_DTYPES = (
 )
 
 
-def unsupported_narrow(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"webjax has no {name} arrays: ml_dtypes' narrow float and int types are not supported "
-        "yet (use float16, bfloat16 or int8/uint8)"
-    )
+class NarrowFloat:
+    """The format of a narrow float: `nmant` stored mantissa bits, `nexp` exponent bits, `minexp`
+    the exponent of the smallest normal, `maxexp` the first power of two past the largest finite
+    value `max`, `negep` log2 of finfo's epsneg, `precision` finfo's decimal digits; past `max`
+    a value becomes inf, NaN or `max` (`overflow` "inf", "nan", "sat"); `signed_zero` False for
+    the fnuz formats (no -0); e8m0fnu is powers of two only (`unsigned`)."""
+
+    __slots__ = ("name", "nmant", "nexp", "minexp", "maxexp", "negep", "max", "precision",
+                 "overflow", "signed_zero", "unsigned")  # fmt: skip
+
+    def __init__(self, name: str, *fields: Any) -> None:
+        nmant, nexp, minexp, maxexp, negep, mx, precision, overflow, signed_zero, *rest = fields
+        self.name, self.nmant, self.nexp, self.minexp = name, nmant, nexp, minexp
+        self.maxexp, self.negep, self.max, self.precision = maxexp, negep, mx, precision
+        self.overflow, self.signed_zero, self.unsigned = overflow, signed_zero, bool(rest)
 
 
-class NarrowScalarType:
-    """`jnp.float8_e4m3fn` and the other narrow types: a name, comparable and hashable, with
-    NumPy's dtype where ml_dtypes is installed; calling it (making an array) raises."""
+# name: nmant, nexp, minexp, maxexp, negep, max, precision, overflow, signed_zero[, unsigned]
+_NARROW_FLOAT_TABLE = (
+    NarrowFloat("float4_e2m1fn", 1, 2, 0, 3, -1, 6.0, 0, "sat", True),
+    NarrowFloat("float8_e3m4", 4, 3, -2, 4, -5, 15.5, 1, "inf", True),
+    NarrowFloat("float8_e4m3", 3, 4, -6, 8, -4, 240.0, 1, "inf", True),
+    NarrowFloat("float8_e4m3b11fnuz", 3, 4, -10, 5, -4, 30.0, 1, "nan", False),
+    NarrowFloat("float8_e4m3fn", 3, 4, -6, 9, -4, 448.0, 1, "nan", True),
+    NarrowFloat("float8_e4m3fnuz", 3, 4, -7, 8, -4, 240.0, 1, "nan", False),
+    NarrowFloat("float8_e5m2", 2, 5, -14, 16, -3, 57344.0, 1, "inf", True),
+    NarrowFloat("float8_e5m2fnuz", 2, 5, -15, 16, -3, 57344.0, 1, "nan", False),
+    NarrowFloat("float8_e8m0fnu", 0, 8, -127, 128, -1, 2.0**127, 1, "nan", False, True),
+)  # fmt: skip
+NARROW_FLOATS = {f.name: f for f in _NARROW_FLOAT_TABLE}
+NARROW_INT_BITS = {"int2": 2, "int4": 4, "uint2": 2, "uint4": 4}
 
-    def __init__(self, name: str) -> None:
-        self.__name__ = name
-
-    @property
-    def dtype(self) -> Any:
-        try:
-            import ml_dtypes
-            import numpy as np
-        except ImportError:
-            missing = f"no NumPy dtype for {self.__name__} (ml_dtypes is not installed)"
-            raise AttributeError(missing) from None
-        return np.dtype(getattr(ml_dtypes, self.__name__))
-
-    def __repr__(self) -> str:
-        return f"<class 'webjax.numpy.{self.__name__}'>"
-
-    def __call__(self, x: Any = 0) -> Any:
-        raise unsupported_narrow(self.__name__)
+for _name in NARROW_FLOATS:
+    DType(_name, "f", 1)
+for _name in NARROW_INT_BITS:
+    DType(_name, "u" if _name.startswith("u") else "i", 1)
+NARROW = frozenset(DType._by_name[n] for n in NARROW_ML_DTYPES)
+_BITS = {DType._by_name[n]: b for n, b in NARROW_INT_BITS.items()}
+_BITS[DType._by_name["float4_e2m1fn"]] = 4
 
 
-NARROW_SCALAR_TYPES = {name: NarrowScalarType(name) for name in NARROW_ML_DTYPES}
+def is_narrow(dt: Any) -> bool:
+    return dt in NARROW
+
+
+def carrier(dt: DType) -> DType:
+    """The type a buffer holds `dt`'s values in: float32 for the narrow floats, int8/uint8 for
+    the narrow ints, `dt` itself for every other type."""
+    if dt not in NARROW:
+        return dt
+    if dt.kind == "f":
+        return float32
+    return int8 if dt.kind == "i" else uint8
+
+
+def compute_type(dt: DType) -> DType:
+    """The type ops on a narrow type compute in, as XLA's do: float16 for the narrow floats
+    (each result rounded to float16, then to the narrow type), float32 for e8m0fnu (whose range
+    float16 lacks), int32 for the narrow ints; other types map to themselves."""
+    if dt not in NARROW:
+        return dt
+    if dt.kind == "f":
+        return float32 if dt.name == "float8_e8m0fnu" else float16
+    return int32
+
 
 # Set by the numpy layer: `jnp.float32(3)` builds an array (dtypes sits below that layer).
 _array_constructor: Any = None
 
 _SCALAR_TYPES = {d.name: ScalarType(d) for d in list(DType._by_name.values())}
+NARROW_SCALAR_TYPES = {name: _SCALAR_TYPES[name] for name in NARROW_ML_DTYPES}
 
 
 def dtype(x: Any) -> DType:
@@ -237,14 +276,10 @@ def dtype(x: Any) -> DType:
         return x
     if isinstance(x, ScalarType):
         return x._dt
-    if isinstance(x, NarrowScalarType):
-        raise unsupported_narrow(x.__name__)
     if isinstance(x, str):
         name = _ALIASES.get(x, x)
         if name in DType._by_name:
             return DType._by_name[name]
-        if name in NARROW_SCALAR_TYPES:
-            raise unsupported_narrow(name)
         raise TypeError(f"data type {x!r} not understood")
     if x is builtins.bool:
         return bool_
@@ -267,8 +302,6 @@ def dtype(x: Any) -> DType:
     np_name = getattr(x, "name", None)
     if isinstance(np_name, str) and np_name in DType._by_name:
         return DType._by_name[np_name]
-    if isinstance(np_name, str) and np_name in NARROW_SCALAR_TYPES:
-        raise unsupported_narrow(np_name)
     inner = getattr(x, "dtype", None)
     if inner is not None and inner is not x:
         return dtype(inner)
@@ -367,7 +400,10 @@ _F_WEAK = "float*"
 _C_WEAK = "complex*"
 _LATTICE: dict[Any, list[Any]] = {
     bool_: [_I_WEAK],
-    _I_WEAK: [uint8, int8],
+    # the narrow types: reached from the weak types (and bool) only, and leading nowhere, so they
+    # combine with no other type (JAX's lattice)
+    _I_WEAK: [uint8, int8, *(DType._by_name[n] for n in NARROW_INT_BITS)],
+    **{DType._by_name[n]: [] for n in NARROW_INT_BITS},
     uint8: [uint16, int16],
     uint16: [uint32, int32],
     uint32: [uint64, int64],
@@ -376,7 +412,8 @@ _LATTICE: dict[Any, list[Any]] = {
     int16: [int32],
     int32: [int64],
     int64: [_F_WEAK],
-    _F_WEAK: [float16, bfloat16, _C_WEAK],
+    _F_WEAK: [*(DType._by_name[n] for n in NARROW_FLOATS), float16, bfloat16, _C_WEAK],
+    **{DType._by_name[n]: [] for n in NARROW_FLOATS},
     float16: [float32],
     bfloat16: [float32],
     float32: [float64, complex64],
@@ -403,28 +440,47 @@ _ORDER = list(_LATTICE)
 
 
 def _lub(a: Any, b: Any) -> Any:
+    """The least upper bound of two nodes, None where they have none."""
     if a is b:
         return a
     key = (a, b)
-    out = _LUB.get(key)
-    if out is None:
-        out = _LUB[key] = _compute_lub(a, b)
-    return out
+    if key not in _LUB:
+        _LUB[key] = _compute_lub(a, b)
+    return _LUB[key]
 
 
 _LUB: dict[tuple[Any, Any], Any] = {}
 
 
-def _compute_lub(a: Any, b: Any) -> Any:
+def _compute_lub(a: Any, b: Any) -> Any | None:
     common = _UB[a] & _UB[b]
     # The least upper bound is the common bound that every other common bound lies above.
     for n in _ORDER:
         if n in common and common <= _UB[n]:
             return n
-    raise TypeError(f"no common type for {a} and {b}")
+    return None
+
+
+def _no_path(nodes: tuple[Any, ...]) -> TypePromotionError:
+    """JAX's error for operands no type holds (a narrow type with any other)."""
+    names = tuple(f"<class '{n[:-1]}'>" if isinstance(n, str) else n.name for n in nodes)
+    if any(isinstance(n, DType) and n.name.startswith("float8") for n in nodes):
+        why, to = "8-bit floats", "float32"
+    elif any(isinstance(n, DType) and n.name.startswith("float4") for n in nodes):
+        why, to = "4-bit floats", "float32"
+    else:
+        why, to = "1-bit, 2-bit and 4-bit integers", "int32"
+    return TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path. To avoid "
+        f"unintended promotion, {why} do not support implicit promotion. If you'd like your "
+        f"inputs to be promoted to another type, you can do so explicitly using e.g. "
+        f"x.astype('{to}')"
+    )
 
 
 def _node(dt: DType, weak: bool) -> Any:
+    if dt in NARROW:
+        return dt
     if weak and dt.kind in "iu":
         return _I_WEAK
     if weak and dt.kind == "f":
@@ -438,7 +494,10 @@ def result_type(*args: tuple[DType, bool]) -> tuple[DType, bool]:
     """Promote (dtype, weak_type) pairs; returns the canonical result dtype and its weakness."""
     node = _node(*args[0])
     for a in args[1:]:
-        node = _lub(node, _node(*a))
+        nxt = _lub(node, _node(*a))
+        if nxt is None:
+            raise _no_path(tuple(_node(*b) for b in args))
+        node = nxt
     weak_default = {_I_WEAK: default_int, _F_WEAK: default_float, _C_WEAK: default_complex}
     if node in weak_default:
         out, weak = weak_default[node](), True

@@ -173,13 +173,14 @@ def _nonfinite(v: float) -> str:
 
 
 def _bfloat16_text(v: float) -> str:
-    """ml_dtypes' bfloat16 scalar text (C's %g: six significant digits, unpadded), which
-    NumPy uses for each element of a bfloat16 array: '-8', '0.100098', '9.99922e+09'."""
+    """ml_dtypes' bfloat16 (and narrow float) scalar text (C's %g: six significant digits,
+    unpadded), which NumPy uses for each element of such an array: '-8', '0.100098',
+    '9.99922e+09'."""
     return format(float(v), "g")
 
 
 def _formatter(values: list[Any], dtype: DType) -> Any:
-    if dtype.name == "bfloat16":
+    if dtype.name == "bfloat16" or (dtype.kind == "f" and dtype in dtypes.NARROW):
         return _bfloat16_text
     if dtype.kind == "f":
         return _FloatFormat(values, dtype)
@@ -187,6 +188,8 @@ def _formatter(values: list[Any], dtype: DType) -> Any:
         return _complex_formatter(values, dtype)
     if dtype.kind == "b":
         return lambda v: str(bool(v)).rjust(5)
+    if dtype in dtypes.NARROW:  # ml_dtypes' ints print as their str, unpadded
+        return str
     width = max((len(str(v)) for v in values), default=0)
     return lambda v: str(v).rjust(width)
 
@@ -305,7 +308,7 @@ def scalar_str(value: Any, dtype: DType) -> str:
         return f"({text(z.real, False)}{text(z.imag, True)}j)"
     if dtype.kind != "f":
         return str(value)
-    if dtype.name == "bfloat16":
+    if dtype.name == "bfloat16" or dtype in dtypes.NARROW:
         return _bfloat16_text(value)
     if not math.isfinite(value):
         return _nonfinite(value)

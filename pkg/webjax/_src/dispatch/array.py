@@ -249,6 +249,10 @@ class Array:
             out = np.zeros(self.shape, np_dtype)
         elif np_dtype is np.float32 and self.dtype.name == "bfloat16":  # no ml_dtypes
             out = np.array(self._flat_values(), np.float32).reshape(self.shape)
+        elif self.dtype in dtypes.NARROW:  # the carrier's values, exactly of the narrow type
+            held = np.dtype(dtypes.carrier(self.dtype).name)
+            data = lazy.read_bytes(lb)
+            out = np.frombuffer(data, held, count=self.size).astype(np_dtype).reshape(self.shape)
         else:
             data = lazy.read_bytes(lb)
             out = np.frombuffer(data, np_dtype, count=self.size).reshape(self.shape).copy()
@@ -257,6 +261,8 @@ class Array:
     def _numpy_dtype(self, np: Any) -> Any:
         """NumPy's dtype for this array: bfloat16 is ml_dtypes' (as JAX gives) where that is
         installed, else float32."""
+        if self.dtype in dtypes.NARROW:
+            return self.dtype.dtype  # ml_dtypes' (AttributeError without it)
         if self.dtype.name != "bfloat16":
             return np.dtype(self.dtype.name)
         try:
@@ -351,7 +357,7 @@ def storage(aval: ShapedArray) -> tuple[DType, int]:
     """The element type and count of the buffer holding an array of `aval`."""
     if aval.dtype.kind == "c":
         return dtypes.component(aval.dtype), 2 * aval.size
-    return aval.dtype, aval.size
+    return dtypes.carrier(aval.dtype), aval.size
 
 
 def part(e: Exp, n: int, k: int) -> Exp:
@@ -370,6 +376,8 @@ def interleave(re: Exp, im: Exp, n: int) -> Exp:
 
 def const_exp(value: Any, dtype: DType, n: int) -> Exp:
     """The expression of n elements equal to `value` (complex values as a storage pattern)."""
+    if dtype in dtypes.NARROW:  # held in its carrier type
+        return E.const(scalar.normalize(dtype, value), dtypes.carrier(dtype))
     if dtype.kind != "c":
         return E.const(value, dtype)
     comp = dtypes.component(dtype)

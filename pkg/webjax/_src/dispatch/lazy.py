@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import config as _config
 from .. import profiler
-from ..dtypes import STRUCT_FORMATS, DType
+from ..dtypes import STRUCT_FORMATS, DType, carrier
 from ..ir import exp as E
 from ..ir.exp import Exp
 from ..ir.kernel import Kernel, make_kernel
@@ -279,6 +279,7 @@ async def read_bytes_async(lb: LazyBuffer) -> bytes:
 
 # ---- host values <-> bytes ---------------------------------------------------------------------
 def pack(values: list[Any], dtype: DType) -> bytes:
+    dtype = carrier(dtype)  # narrow types: their values in the carrier type
     if dtype.kind == "c":  # interleaved (real, imaginary) pairs
         pairs = [p for v in values for p in (complex(v).real, complex(v).imag)]
         return struct.pack(f"<{len(pairs)}{'d' if dtype.itemsize == 16 else 'f'}", *pairs)
@@ -289,6 +290,7 @@ def pack(values: list[Any], dtype: DType) -> bytes:
 
 
 def unpack(data: bytes, dtype: DType, count: int) -> list[Any]:
+    dtype = carrier(dtype)
     if dtype.kind == "c":
         code = "d" if dtype.itemsize == 16 else "f"
         flat = struct.unpack(f"<{2 * count}{code}", data[: count * dtype.itemsize])

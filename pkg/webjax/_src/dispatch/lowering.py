@@ -20,7 +20,7 @@ from .. import config as _config
 from .. import core, dtypes
 from ..core import Primitive, ShapedArray
 from ..ir import exp as E
-from ..ir import view
+from ..ir import narrow, scalar, view
 from ..ir.exp import Exp
 from ..ir.ops import Op
 from ..runtime.backend import Device
@@ -56,6 +56,8 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
             f"The {device.platform} backend does not support dtype {out_aval.dtype.name} "
             f"(needed by '{prim.name}')."
         )
+    if out_aval.dtype in dtypes.NARROW or any(av.dtype in dtypes.NARROW for av in avals):
+        return _apply_narrow(prim, args, avals, out_aval, params, device)
     is_complex = out_aval.dtype.kind == "c" or any(av.dtype.kind == "c" for av in avals)
     if is_complex and (by_parts := COMPONENTWISE.get(prim.name)) is not None:
         return by_parts(prim, args, avals, params)
@@ -77,6 +79,157 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     else:
         out = rule(exps, avals, out_aval, **params)
     return array_mod.from_exp(out, out_aval, device)
+
+
+# ---- ml_dtypes' narrow types --------------------------------------------------------------------
+# Kernels know no narrow type: an array of one is held in its carrier type (array.storage). A
+# primitive that only moves or selects values applies to the held values as they are; any other
+# computes in float16/int32 (float32 for e8m0fnu; dtypes.compute_type, as XLA does) and its result
+# is rounded (floats, as ml_dtypes
+# converts) or wrapped (ints) back to the narrow type; a float converted to a narrow int
+# saturates, as XLA's conversions do.
+_NARROW_MOVES = frozenset({
+    "reshape", "broadcast_in_dim", "transpose", "squeeze", "expand_dims", "slice",
+    "dynamic_slice", "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "select_n",
+    "copy", "copy_p", "reduce_max", "reduce_min", "max", "min", "argmax", "argmin", "scatter",
+    "clamp", "device_put", "optimization_barrier",
+})  # fmt: skip
+_NARROW_FLOATS = frozenset(d for d in dtypes.NARROW if d.kind == "f")
+_SIGNED = {"uint2": dtypes.dtype("int2"), "uint4": dtypes.dtype("int4")}
+# Bitwise primitives that read a signed narrow int's own bits (its int32 is sign-extended).
+_NARROW_BITWISE = frozenset({"shift_right_logical", "population_count", "clz"})
+# Primitives whose meaning depends on the narrow type's own bits or steps.
+_NARROW_UNSUPPORTED = frozenset({"bitcast_convert_type", "nextafter", "reduce_precision"})
+
+
+def _narrow_name(avals: list[ShapedArray], out: ShapedArray) -> str:
+    return next(av.dtype.name for av in (*avals, out) if av.dtype in dtypes.NARROW)
+
+
+def _apply_narrow(
+    prim: Primitive,
+    args: tuple[Any, ...],
+    avals: list[ShapedArray],
+    out_aval: ShapedArray,
+    params: dict[str, Any],
+    device: Device,
+) -> Array:
+    rule = LOWERINGS.get(prim)
+    complex_ = any(av.dtype.kind == "c" for av in (*avals, out_aval))
+    if rule is None or complex_ or prim.name in _NARROW_UNSUPPORTED:
+        raise NotImplementedError(
+            f"webjax does not implement '{prim.name}' for {_narrow_name(avals, out_aval)} "
+            f"(ml_dtypes' narrow type; operands {', '.join(av.dtype.name for av in avals)})."
+        )
+    exps = [_input_exp(a, av, device) for a, av in zip(args, avals, strict=True)]
+    moves = prim.name in _NARROW_MOVES
+
+    def kernel_aval(av: ShapedArray) -> ShapedArray:
+        held = dtypes.carrier(av.dtype) if moves else dtypes.compute_type(av.dtype)
+        return av if held is av.dtype else ShapedArray(av.shape, held, av.weak_type)
+
+    store = [kernel_aval(av) for av in avals]
+    out_k = kernel_aval(out_aval)
+    if not moves:
+        exps = [e if e.dtype is av.dtype else E.cast(e, av.dtype) for e, av in zip(exps, store)]
+        params = {
+            k: dtypes.compute_type(v) if isinstance(v, dtypes.DType) else v
+            for k, v in params.items()
+        }
+        if prim.name == "convert_element_type" and out_aval.dtype in _NARROW_FLOATS:
+            params["new_dtype"] = dtypes.float32  # one rounding, from the value itself
+            out_k = ShapedArray(out_aval.shape, dtypes.float32, out_aval.weak_type)
+        if prim.name in _NARROW_BITWISE and avals[0].dtype.kind == "i":
+            # the int's own bits, not the sign-extended int32's; XLA (and so JAX) counts an
+            # int4's population in its sign-extended byte (int2's in its own two bits)
+            bits = avals[0].dtype.bits
+            if prim.name == "population_count" and bits == 4:
+                bits = 8
+            exps[0] = E.binary(Op.AND, exps[0], E.i32((1 << bits) - 1))
+        if prim.name == "shift_right_arithmetic" and avals[0].dtype.kind == "u":
+            # XLA shifts an unsigned narrow int's bits as a signed one's (sign-extended)
+            exps[0] = narrow.wrap_int(exps[0], _SIGNED[avals[0].dtype.name])
+    exps = _fit_buffer_limit(exps, store, device)
+    if lazy.fuse_epilogues:
+        exps = _one_reduction(prim, exps, store, out_k, device)
+    if prim.name in _MATERIALIZE_OPERANDS:
+        exps = [_materialized(e, av, device) for e, av in zip(exps, store, strict=True)]
+    d = out_aval.dtype
+    if d in _NARROW_FLOATS and prim.name in _NARROW_SEQUENTIAL:
+        out = _narrow_sequential(prim.name, exps[0], store[0], out_aval, d, params, device)
+        return array_mod.from_exp(out, out_aval, device)
+    if d in _NARROW_FLOATS and prim.name in _NARROW_SCANS:
+        raise NotImplementedError(
+            f"webjax does not implement {prim.name} for {d.name}: XLA accumulates narrow "
+            "floats one element at a time, rounding each partial result"
+        )
+    if d.name == "float8_e8m0fnu" and prim.name in ("reduce_max", "reduce_min"):
+        # XLA's initial value (-inf/+inf) is NaN in e8m0fnu, and NaN propagates
+        return array_mod.from_exp(E.const(math.nan, dtypes.float32), out_aval, device)
+    if prim.name == "logistic":  # XLA expands it first: 1 / (1 + exp(-x)), each op rounded
+        return array_mod.from_exp(_narrow_logistic(exps[0], d), out_aval, device)
+    out = rule(exps, store, out_k, **params)
+    src = avals[0].dtype if avals else d
+    if prim.name == "convert_element_type" and src in _NARROW_FLOATS and d.kind in "iu":
+        # XLA saturates where the value reaches the int's bounds rounded to the narrow type
+        # (so float4_e2m1fn's 6.0 becomes int8's 127)
+        lo, hi = dtypes.iinfo_bounds(d)
+        fmt = dtypes.NARROW_FLOATS[src.name]
+        x, kt = exps[0], out.dtype
+        at_hi = E.binary(Op.CMPLE, E.const(scalar.narrow_float(float(hi), fmt), x.dtype), x)
+        at_lo = E.binary(Op.CMPLE, x, E.const(scalar.narrow_float(float(lo), fmt), x.dtype))
+        out = E.where(at_hi, E.const(hi, kt), E.where(at_lo, E.const(lo, kt), out))
+    if prim.name == "clz" and d in dtypes.NARROW:  # leading zeros within the narrow width
+        out = E.binary(Op.SUB, out, E.i32(32 - d.bits))
+    if not moves and d in dtypes.NARROW:
+        if prim.name == "convert_element_type" and d.kind in "iu" and src.kind == "f":
+            out = E.cast(narrow.clamp_int(out, d), dtypes.carrier(d))  # saturates
+        else:
+            out = narrow.narrow(out, d)
+    return array_mod.from_exp(out, out_aval, device)
+
+
+# Sums and products of narrow floats: XLA's CPU loop adds one element at a time, each partial
+# result rounded to the narrow type (from its initial value, 0 or 1: NaN in e8m0fnu), so
+# webjax does the same, in row-major order over the reduced axes, a kernel every few steps.
+_NARROW_SEQUENTIAL = {"reduce_sum": (Op.ADD, 0.0), "reduce_prod": (Op.MUL, 1.0)}
+_NARROW_SCANS = frozenset({"cumsum", "cumprod", "cumlogsumexp"})
+_SEQUENTIAL_STEPS = 8  # steps fused per kernel
+
+
+def _narrow_sequential(
+    name: str,
+    x: Exp,
+    aval: ShapedArray,
+    out: ShapedArray,
+    d: dtypes.DType,
+    params: dict[str, Any],
+    device: Device,
+) -> Exp:
+    op, init = _NARROW_SEQUENTIAL[name]
+    axes = tuple(params["axes"])
+    f32, ct = dtypes.float32, dtypes.compute_type(d)
+    n = math.prod(aval.shape[a] for a in axes)
+    acc = narrow.narrow(E.const(init, ct), d)
+    for k in range(n):
+        index = view.reduce_index(E.idx(out.size), E.i32(k), aval.shape, axes)
+        elem = E.cast(view.reindex(x, aval.size, index), f32)
+        acc = narrow.narrow(E.cast(E.binary(op, E.cast(acc, f32), elem), ct), d)
+        if k % _SEQUENTIAL_STEPS == _SEQUENTIAL_STEPS - 1 and k < n - 1:
+            acc = lazy.load_all(lazy.schedule(acc, out.size, device))
+    return acc
+
+
+def _narrow_logistic(x: Exp, d: dtypes.DType) -> Exp:
+    f32, ct = dtypes.float32, dtypes.compute_type(d)
+
+    def step(op: Op, *args: Exp) -> Exp:  # one op of the compute type, rounded to `d`
+        wide = [E.cast(a, f32) for a in args]
+        r = E.unary(op, *wide) if len(wide) == 1 else E.binary(op, *wide)
+        return narrow.narrow(E.cast(r, ct), d)
+
+    one = E.const(1.0, f32)
+    return step(Op.DIV, one, step(Op.ADD, one, step(Op.EXP, step(Op.NEG, x))))
 
 
 def _storage_aval(aval: ShapedArray) -> ShapedArray:

@@ -63,6 +63,38 @@ for _d in (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32
     ROUND[_d] = _int_wrapper(_d.bits, _d.kind == "i")
 
 
+def narrow_float(x: float, f: dt.NarrowFloat) -> float:
+    """x rounded to the narrow float format `f` (to nearest, ties to even; past the largest
+    finite value to inf, NaN or the largest value, by the format), as ml_dtypes converts."""
+    if f.unsigned:  # e8m0fnu: powers of two; the mantissa rounds half up; no zero, no sign
+        if not 0.0 < x < _INF:
+            return _NAN
+        m, e = math.frexp(x)  # x = m * 2**e, 0.5 <= m < 1
+        e = e if m >= 0.75 else e - 1
+        e = max(e, f.minexp)  # below 2**-127: the smallest value
+        return _NAN if e >= f.maxexp else math.ldexp(1.0, e)
+    if x != x:
+        return -0.0 if f.overflow == "sat" else _NAN
+    a = abs(x)
+    e = math.frexp(a)[1] - 1 if a else f.minexp
+    e = min(max(e, f.minexp), f.maxexp)
+    q = math.ldexp(1.0, e - f.nmant)
+    r = round(a / q) * q if a < _INF else _INF  # a / q is exact; round() ties to even
+    if r > f.max:
+        r = {"inf": _INF, "nan": _NAN, "sat": f.max}[f.overflow]
+    if x < 0 or (x == 0 and math.copysign(1.0, x) < 0):
+        if r == 0 and not f.signed_zero:
+            return 0.0
+        return -r
+    return r
+
+
+for _name, _fmt in dt.NARROW_FLOATS.items():
+    ROUND[dt.dtype(_name)] = lambda x, _fmt=_fmt: narrow_float(x, _fmt)
+for _name, _bits in dt.NARROW_INT_BITS.items():
+    ROUND[dt.dtype(_name)] = _int_wrapper(_bits, not _name.startswith("u"))
+
+
 def normalize(dtype: DType, x: Any) -> Any:
     """Coerce a Python value to the canonical Python scalar of `dtype`."""
     if dtype.kind == "c":  # host values only: kernels see complex numbers as real pairs

@@ -44,11 +44,13 @@ COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 BOOL_OUT_UNARY = frozenset({"is_finite"})
 
 prims: dict[str, Primitive] = {}
+# JAX's abs refuses the narrow ints (int2/int4/uint2/uint4)
+_NARROW_INTS = frozenset(d for d in dtypes.NARROW if d.kind in "iu")
 
 
 def _unary_abstract(name: str, kinds: str) -> Any:
     def rule(x: ShapedArray) -> ShapedArray:
-        if x.dtype.kind not in kinds:
+        if x.dtype.kind not in kinds or (name == "abs" and x.dtype in _NARROW_INTS):
             raise TypeError(f"{name} does not accept dtype {x.dtype.name}.")
         if name in BOOL_OUT_UNARY:
             return ShapedArray(x.shape, dtypes.bool_)
@@ -418,6 +420,10 @@ def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
     """Round to an integral value: halves away from zero (JAX's default) or to even."""
     if int(rounding_method) == RoundingMethod.TO_NEAREST_EVEN:
         return prims["round"].bind(x)
+    dt = _aval(x).dtype
+    if dt in dtypes.NARROW:  # in the type it computes in (a - floor(a) may not be narrow)
+        wide = convert_element_type(x, dtypes.compute_type(dt))
+        return convert_element_type(round(wide, rounding_method), dt)
     # |x| = r + f with r = floor(|x|) and f in [0, 1) exactly; round up when f >= 1/2
     a = abs(x)
     r = floor(a)

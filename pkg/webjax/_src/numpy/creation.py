@@ -57,10 +57,13 @@ def _from_numpy(obj: Any, dtype: DType | None) -> Array:
     if src is None:
         raise TypeError(f"JAX does not support NumPy arrays of dtype {a.dtype}")
     dt = dtypes.canonicalize(dtype or src)
-    if dt.name == "bfloat16":
-        values = [scalar.normalize(dt, float(v)) for v in a.ravel().tolist()]  # rounded, as JAX
+    if dt.name == "bfloat16" or (dt in dtypes.NARROW and src is not dt):
+        values = [scalar.normalize(dt, v) for v in a.ravel().tolist()]  # rounded, as JAX
         return from_flat(values, a.shape, dt, default_device())
     shape = tuple(a.shape)  # ascontiguousarray would make 0-d arrays 1-d
+    if dt in dtypes.NARROW:  # an ml_dtypes array: its values, exactly, in the carrier type
+        data = np.ascontiguousarray(a.astype(dtypes.carrier(dt).name)).tobytes()
+        return from_host_bytes(data, shape, dt, default_device())
     data = np.ascontiguousarray(a.astype(dt.name, copy=False)).tobytes()
     return from_host_bytes(data, shape, dt, default_device())
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import dtypes
 from ..dtypes import DType
+from ..ir import scalar
 from . import util
 
 
@@ -160,12 +161,12 @@ def _numpy_dtype(dt: DType) -> Any:
         import numpy as np
     except ImportError:
         return None
-    if dt.name == "bfloat16":
+    if dt.name == "bfloat16" or dt in dtypes.NARROW:
         try:
             import ml_dtypes
         except ImportError:
             return None
-        return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(getattr(ml_dtypes, dt.name))
     return np.dtype(dt.name)
 
 
@@ -189,6 +190,9 @@ class finfo:
             dt = dtypes.component(dt)
         if dt.kind != "f":
             raise ValueError(f"data type {dt} not inexact")
+        if dt in dtypes.NARROW:
+            self._narrow(dt, dtypes.NARROW_FLOATS[dt.name])
+            return
         nmant, nexp = _FLOAT_FORMATS[dt.name]
         self.dtype = dt
         self.bits = dt.bits
@@ -207,7 +211,30 @@ class finfo:
         self.iexp = nexp
         _as_numpy_scalars(self, dt)
 
+    def _narrow(self, dt: DType, f: dtypes.NarrowFloat) -> None:
+        """ml_dtypes' fields of a narrow float (as JAX's finfo gives)."""
+        self.dtype = dt
+        self.bits = dt.bits
+        self.nmant, self.nexp, self.iexp = f.nmant, f.nexp, f.nexp
+        self.maxexp, self.minexp = f.maxexp, f.minexp
+        self.machep, self.negep = -f.nmant, f.negep
+        self.eps, self.epsneg = 2.0**-f.nmant, 2.0**f.negep
+        self.max = f.max
+        self.tiny = self.smallest_normal = 2.0**f.minexp
+        self.min = self.tiny if f.unsigned else -f.max
+        self.smallest_subnormal = 2.0 ** (f.minexp - f.nmant)
+        self.precision = f.precision
+        self.resolution = scalar.narrow_float(10.0**-f.precision, f)
+        _as_numpy_scalars(self, dt)
+        if f.name == "float4_e2m1fn":  # ml_dtypes gives these two as Python floats
+            self.eps, self.epsneg = float(self.eps), float(self.epsneg)
+
     def __repr__(self) -> str:
+        if dtypes.dtype(self.dtype) in dtypes.NARROW:  # ml_dtypes' finfo: %g
+            return (
+                f"finfo(resolution={float(self.resolution):g}, min={float(self.min):g}, "
+                f"max={float(self.max):g}, dtype={dtypes.dtype(self.dtype).name})"
+            )
         return (
             f"finfo(resolution={self.resolution:g}, min={self.min:e}, max={self.max:e}, "
             f"dtype={dtypes.dtype(self.dtype).name})"

@@ -560,6 +560,11 @@ def _cumulative(name: str, combine: Any, reduce_name: str, nan_value: Any = None
         dt = dtypes.canonicalize_user(dtype, name) if dtype is not None else util.aval(a).dtype
         if dt.kind == "b":
             dt = dtypes.default_int()
+        if dt in dtypes.NARROW and dt.kind == "f":  # a scan rounds in another order
+            raise NotImplementedError(
+                f"webjax does not implement jnp.{name} for {dt.name}: XLA accumulates narrow "
+                "floats one element at a time, rounding each partial result"
+            )
         a = util.convert(a, dt)
         return _associative_scan(combine, a, ax, _identity(reduce_name, dt))
 
