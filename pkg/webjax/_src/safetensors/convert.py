@@ -2,9 +2,10 @@
 
 A file's element bytes become a webjax array of the matching dtype, except where webjax has no
 such dtype: the 64-bit types narrow to 32 bits unless x64 is enabled (as `jnp.asarray` does with
-NumPy arrays: floats rounded, integers wrapped), and the float8 types widen exactly to float16
-(float32 for F8_E8M0, whose range float16 lacks), since webjax has no float8 arrays. Every value
-of E4M3, E5M2 and their FNUZ variants is a float16 value, so the widening loses nothing.
+NumPy arrays: floats rounded, integers wrapped). The float8 types load as webjax's float8 arrays
+(F8_E4M3 as float8_e4m3fn, as the reference does), whose buffers hold float32 values: each byte
+widens exactly through a table, in pure Python; saving one narrows it back (NaNs as the
+format's first NaN byte of their sign).
 `framework="numpy"` gives NumPy arrays of the file's own dtype instead (bfloat16 and float8 from
 ml_dtypes). Narrowing and widening map bytes through `bytes.translate` and strided slices, so a
 tensor costs a few passes in C, not a Python loop per element.
@@ -46,6 +47,13 @@ _DIRECT = {  # file dtype -> webjax dtype holding the same bytes
     "F64": "float64",
 }
 _FILE_NAME_OF = {v: k for k, v in _DIRECT.items()}
+_F8_FILE_NAME_OF = {  # webjax float8 dtype -> file dtype
+    "float8_e4m3fn": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2",
+    "float8_e4m3fnuz": "F8_E4M3FNUZ",
+    "float8_e5m2fnuz": "F8_E5M2FNUZ",
+    "float8_e8m0fnu": "F8_E8M0",
+}
 
 
 # ---- float8 ---------------------------------------------------------------------------------
@@ -70,12 +78,12 @@ def _f8_value(byte: int, exp_bits: int, bias: int, kind: str) -> float:
     return sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
 
 
-_F8 = {  # file dtype -> (exponent bits, bias, kind, widened webjax dtype)
-    "F8_E4M3": (4, 7, "fn", "float16"),
-    "F8_E5M2": (5, 15, "ieee", "float16"),
-    "F8_E4M3FNUZ": (4, 8, "fnuz", "float16"),
-    "F8_E5M2FNUZ": (5, 16, "fnuz", "float16"),
-    "F8_E8M0": (8, 127, "e8m0", "float32"),
+_F8 = {  # file dtype -> (exponent bits, bias, kind, webjax dtype)
+    "F8_E4M3": (4, 7, "fn", "float8_e4m3fn"),
+    "F8_E5M2": (5, 15, "ieee", "float8_e5m2"),
+    "F8_E4M3FNUZ": (4, 8, "fnuz", "float8_e4m3fnuz"),
+    "F8_E5M2FNUZ": (5, 16, "fnuz", "float8_e5m2fnuz"),
+    "F8_E8M0": (8, 127, "e8m0", "float8_e8m0fnu"),
 }
 _f8_tables: dict[str, list[bytes]] = {}
 
@@ -83,11 +91,35 @@ _f8_tables: dict[str, list[bytes]] = {}
 def _f8_byte_tables(name: str) -> list[bytes]:
     """Per output byte k, the 256-byte table from a float8 byte to byte k of its widened value."""
     if name not in _f8_tables:
-        exp_bits, bias, kind, wide = _F8[name]
-        fmt = "<e" if wide == "float16" else "<f"
-        packed = [struct.pack(fmt, _f8_value(b, exp_bits, bias, kind)) for b in range(256)]
+        exp_bits, bias, kind, _ = _F8[name]
+        packed = [struct.pack("<f", _f8_value(b, exp_bits, bias, kind)) for b in range(256)]
         _f8_tables[name] = [bytes(p[k] for p in packed) for k in range(len(packed[0]))]
     return _f8_tables[name]
+
+
+_f8_encoders: dict[str, dict[int, int]] = {}
+
+
+def _narrow_f8(data: bytes, name: str) -> bytes:
+    """float32 elements holding float8 values (a webjax float8 buffer) as the file's bytes."""
+    if name not in _f8_encoders:
+        exp_bits, bias, kind, _ = _F8[name]
+        table: dict[int, int] = {}
+        for b in reversed(range(256)):  # the first byte of a value (or NaN of a sign) wins
+            v = _f8_value(b, exp_bits, bias, kind)
+            (bits,) = struct.unpack("<I", struct.pack("<f", v))
+            table[(bits & 0x80000000) | 0x7FC00000 if v != v else bits] = b
+        for key, other in ((0x7FC00000, 0xFFC00000), (0xFFC00000, 0x7FC00000), (1 << 31, 0)):
+            if other in table:  # one NaN for both signs; no -0 in fnuz
+                table.setdefault(key, table[other])
+        _f8_encoders[name] = table
+    table = _f8_encoders[name]
+    words = _little(array.array("I", data))
+    nan = 0x7F800000
+    return bytes(
+        table[(w & 0x80000000) | 0x7FC00000 if (w & nan) == nan and w & 0x7FFFFF else w]
+        for w in words
+    )
 
 
 def _widen_f8(data: bytes, name: str) -> bytes:
@@ -204,11 +236,14 @@ def tensor_bytes(name: str, x: Any) -> tuple[FileDType, tuple[int, ...], bytes]:
         return dtype, tuple(a.shape), np.ascontiguousarray(a).tobytes()
     if not isinstance(x, Array):
         x = asarray(x)
-    if x.dtype.name not in _FILE_NAME_OF:
+    file_name = _FILE_NAME_OF.get(x.dtype.name) or _F8_FILE_NAME_OF.get(x.dtype.name)
+    if file_name is None:
         raise TypeError(f"safetensors cannot save {name!r}: no file dtype for {x.dtype.name}")
-    dtype = FILE_DTYPES[_FILE_NAME_OF[x.dtype.name]]
+    dtype = FILE_DTYPES[file_name]
     lb = x._buffer()
     data = b"" if lb is None else lazy.read_bytes(lb)
+    if file_name in _F8:  # float32 elements in the buffer
+        return dtype, tuple(x.shape), _narrow_f8(data[: 4 * x.size], file_name)
     if len(data) != x.nbytes:  # a backend may read back padding
         data = data[: x.nbytes]
     return dtype, tuple(x.shape), data
