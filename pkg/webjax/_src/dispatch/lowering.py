@@ -192,9 +192,12 @@ def _apply_narrow(
 # Sums and products of narrow floats: XLA's CPU loop adds one element at a time, each partial
 # result rounded to the narrow type (from its initial value, 0 or 1: NaN in e8m0fnu), so
 # webjax does the same, in row-major order over the reduced axes, a kernel every few steps.
+# Past 32 elements XLA's order is another (a sum of 33 float8_e4m3fn ones is 32, not 16):
+# webjax raises there rather than round differently.
 _NARROW_SEQUENTIAL = {"reduce_sum": (Op.ADD, 0.0), "reduce_prod": (Op.MUL, 1.0)}
 _NARROW_SCANS = frozenset({"cumsum", "cumprod", "cumlogsumexp"})
 _SEQUENTIAL_STEPS = 8  # steps fused per kernel
+_SEQUENTIAL_MAX = 32
 
 
 def _narrow_sequential(
@@ -210,6 +213,12 @@ def _narrow_sequential(
     axes = tuple(params["axes"])
     f32, ct = dtypes.float32, dtypes.compute_type(d)
     n = math.prod(aval.shape[a] for a in axes)
+    if n > _SEQUENTIAL_MAX:
+        raise NotImplementedError(
+            f"webjax does not implement {name} of more than {_SEQUENTIAL_MAX} {d.name} elements "
+            f"(here {n}): XLA's CPU rounds each partial result in an order of its own past "
+            f"that; sum in float32 instead (x.astype(jnp.float32).sum(), or dtype=jnp.float32)"
+        )
     acc = narrow.narrow(E.const(init, ct), d)
     for k in range(n):
         index = view.reduce_index(E.idx(out.size), E.i32(k), aval.shape, axes)
