@@ -479,3 +479,53 @@ def test_sparse_grad_value_and_grad_jacobians():
                     same(g, v)
                 else:
                     close(g, v, rtol=1e-5, atol=1e-6)
+
+
+def test_concatenate_squeeze():
+    b = (_rng.normal(size=(2, 3, 4)) * (_rng.random((2, 3, 4)) < 0.3)).astype(np.float32)
+    a = A[..., 0]
+    for nb, nd in [(0, 0), (1, 1), (0, 1)]:
+        sa, sb = (ws.BCOO.fromdense(jnp.asarray(x), n_batch=nb, n_dense=nd) for x in (a, b))
+        ja, jb = (js.BCOO.fromdense(x, n_batch=nb, n_dense=nd) for x in (a, b))
+        for d in range(3):
+            try:
+                want = js.bcoo_concatenate([ja, jb], dimension=d)
+            except NotImplementedError:
+                raises_like(
+                    lambda d=d, ja=ja, jb=jb: js.bcoo_concatenate([ja, jb], dimension=d),
+                    lambda d=d, sa=sa, sb=sb: ws.bcoo_concatenate([sa, sb], dimension=d),
+                )
+                continue
+            same(ws.bcoo_concatenate([sa, sb], dimension=d), want)
+    # an unbatched x[:1] next to a batched array: aligned to n_batch=1, as JAX
+    same(
+        ws.bcoo_concatenate(
+            [ws.BCOO.fromdense(jnp.asarray(a[:1])), ws.BCOO.fromdense(jnp.asarray(b), n_batch=1)],
+            dimension=0,
+        ),
+        js.bcoo_concatenate(
+            [js.BCOO.fromdense(a[:1]), js.BCOO.fromdense(b, n_batch=1)], dimension=0
+        ),
+    )
+    for x, kw, dims in [
+        (a[:1], {"n_batch": 1, "n_dense": 1}, (0,)),
+        (a[:, :1, :1], {}, (1, -1)),
+        (a[..., :1], {"n_dense": 1}, (2,)),
+    ]:
+        same(
+            ws.bcoo_squeeze(ws.BCOO.fromdense(jnp.asarray(x), **kw), dimensions=dims),
+            js.bcoo_squeeze(js.BCOO.fromdense(x, **kw), dimensions=dims),
+        )
+    raises_like(
+        lambda: js.bcoo_squeeze(js.BCOO.fromdense(a), dimensions=(1,)),
+        lambda: ws.bcoo_squeeze(ws.BCOO.fromdense(jnp.asarray(a)), dimensions=(1,)),
+    )
+    got = ws.sparsify(lambda x, y: jnp.concatenate([x, y], axis=1))(
+        ws.BCOO.fromdense(jnp.asarray(a)), ws.BCOO.fromdense(jnp.asarray(b))
+    )
+    same(
+        got,
+        js.sparsify(lambda x, y: jj.concatenate([x, y], axis=1))(
+            js.BCOO.fromdense(a), js.BCOO.fromdense(b)
+        ),
+    )

@@ -10,14 +10,14 @@ Every operation here is written on jnp (gathers, scatter-adds) and vmap over the
 dimensions, so jit, grad (with respect to data and dense operands) and vmap go through the
 primitives underneath; vmap over a BCOO argument maps one of its batch dimensions (registered
 with vmap as a container, as JAX's `register_vmappable`). Layout semantics (data/indices
-shapes, nse, errors) follow `jax.experimental.sparse.bcoo` (JAX 0.10).
+shapes, nse, errors) follow `jax.experimental.sparse.bcoo` (JAX 0.10). Layout changes,
+duplicates, sorting and constructors live in bcoo_layout.py.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,19 +26,10 @@ import numpy as np
 from ... import core, dtypes
 from ... import numpy as jnp
 from ...lax import lax
-from ...lax.sorting import sort as lax_sort
 from ...numpy import util
 from ...transformations import ShapeDtypeStruct, eval_shape
 from ...tree_util import register_pytree_node
 from ...vmap import register_vmap_container, vmap
-
-
-class SparseEfficiencyError(ValueError):
-    pass
-
-
-class SparseEfficiencyWarning(UserWarning):
-    pass
 
 
 class BCOO:
@@ -120,24 +111,7 @@ class BCOO:
     def todense(self) -> Any:
         return bcoo_todense(self)
 
-    def update_layout(
-        self,
-        *,
-        n_batch: int | None = None,
-        n_dense: int | None = None,
-        on_inefficient: str | None = "error",
-    ) -> BCOO:
-        return bcoo_update_layout(
-            self, n_batch=n_batch, n_dense=n_dense, on_inefficient=on_inefficient
-        )
-
-    def sum_duplicates(self, nse: int | None = None, remove_zeros: bool = True) -> BCOO:
-        if remove_zeros:
-            return bcoo_eliminate_zeros(self, nse=nse)
-        return bcoo_sum_duplicates(self, nse=nse)
-
-    def sort_indices(self) -> BCOO:
-        return bcoo_sort_indices(self)
+    # update_layout, sum_duplicates, sort_indices: installed by bcoo_layout.py
 
     # ---- structure
     def transpose(self, axes: Sequence[int] | None = None) -> BCOO:
@@ -388,89 +362,7 @@ def _first_occurrence(indices: Any, sparse_shape: Sequence[int]) -> Any:
     return ~jnp.any(same & earlier, axis=1)
 
 
-# ---- layout changes
-def bcoo_update_layout(
-    mat: BCOO,
-    *,
-    n_batch: int | None = None,
-    n_dense: int | None = None,
-    on_inefficient: str | None = "error",
-) -> BCOO:
-    """The same array with n_batch and n_dense changed: batch or dense dimensions leaving
-    become sparse (nse grows by their size), sparse dimensions joining them are scattered into
-    zero-filled blocks (nse stays)."""
-    n_batch = mat.n_batch if n_batch is None else operator.index(n_batch)
-    n_dense = mat.n_dense if n_dense is None else operator.index(n_dense)
-    if (n_batch, n_dense) == (mat.n_batch, mat.n_dense):
-        return mat
-    n_sparse = mat.ndim - n_batch - n_dense
-    if on_inefficient not in ["error", "warn", None]:
-        raise ValueError(
-            "on_inefficent={on_inefficient!r}; expected one of ['error', 'warn', None]."
-        )
-    if n_batch < 0:
-        raise ValueError(f"n_batch must be non-negative; got {n_batch}")
-    if n_dense < 0:
-        raise ValueError(f"n_dense must be non-negative; got {n_dense}")
-    if n_sparse < 0:
-        raise ValueError(
-            f"sum of {n_batch=} and {n_dense=} cannot be larger than mat.ndim={mat.ndim}."
-        )
-
-    def inefficient(msg: str) -> None:
-        if on_inefficient == "error":
-            raise SparseEfficiencyError(
-                msg + " To disable this error, set the on_inefficient argument of "
-                "bcoo_update_layout to 'warn' or None."
-            )
-        if on_inefficient == "warn":
-            warnings.warn(
-                msg + " To disable this warning, set the on_inefficient argument of "
-                "bcoo_update_layout to None.",
-                category=SparseEfficiencyWarning,
-                stacklevel=3,
-            )
-
-    shape = mat.shape
-    if n_dense > mat.n_dense and any(d > 1 for d in shape[-n_dense : mat.ndim - mat.n_dense]):
-        inefficient(
-            f"For matrix of shape {shape}, increasing n_dense from {mat.n_dense} to {n_dense} "
-            "results in inefficient storage."
-        )
-    if n_batch > mat.n_batch and any(d > 1 for d in shape[mat.n_batch : n_batch]):
-        inefficient(
-            f"For matrix of shape {shape}, increasing n_batch from {mat.n_batch} to {n_batch} "
-            "results in inefficient storage."
-        )
-    data, indices = _broadcast_batch(mat)
-    nb, nd = mat.n_batch, mat.n_dense
-    if n_dense < nd:
-        data, indices = _dense_to_sparse(data, indices, nb, nd - n_dense)
-        nd = n_dense
-    if n_batch < nb:
-        data, indices = _batch_to_sparse(data, indices, nb - n_batch)
-        nb = n_batch
-    if n_dense > nd:
-        data, indices = _sparse_to_dense(data, indices, nb, shape[mat.ndim - n_dense :])
-        nd = n_dense
-    if n_batch > nb:
-        data, indices = _sparse_to_batch(data, indices, nb, shape[nb:n_batch])
-    return BCOO((data, indices), shape=shape)
-
-
-def _dense_to_sparse(data: Any, indices: Any, nb: int, n: int) -> tuple[Any, Any]:
-    """The first n dense dimensions become trailing sparse ones: each block splits into
-    prod(their sizes) entries (entry-major)."""
-    batch, nse = data.shape[:nb], data.shape[nb]
-    lead = data.shape[nb + 1 : nb + 1 + n]
-    count = math.prod(lead)
-    new_data = data.reshape(*batch, nse * count, *data.shape[nb + 1 + n :])
-    grid = np.stack(np.meshgrid(*(np.arange(s) for s in lead), indexing="ij"), -1)
-    grid = jnp.asarray(grid.reshape(count, n).astype(np.dtype(indices.dtype)))
-    old = jnp.broadcast_to(indices[..., :, None, :], (*batch, nse, count, indices.shape[-1]))
-    new = jnp.broadcast_to(grid, (*batch, nse, count, n))
-    new_indices = jnp.concatenate([old, new], axis=-1).reshape(*batch, nse * count, -1)
-    return new_data, new_indices
+# ---- batch axes into sparse ones (for products over contracted batch axes)
 
 
 def _batch_to_sparse(data: Any, indices: Any, n: int) -> tuple[Any, Any]:
@@ -488,203 +380,6 @@ def _batch_to_sparse(data: Any, indices: Any, n: int) -> tuple[Any, Any]:
     old = indices.reshape(*indices.shape[:keep], count, nse, indices.shape[-1])
     new_indices = jnp.concatenate([grid, old], axis=-1)
     return new_data, new_indices.reshape(*indices.shape[:keep], count * nse, -1)
-
-
-def _sparse_to_dense(
-    data: Any, indices: Any, nb: int, dense_shape: Sequence[int]
-) -> tuple[Any, Any]:
-    """The last sparse dimensions join the dense block: each entry's block is scattered into
-    a zero block of `dense_shape` at those indices."""
-    n = len(dense_shape) - (data.ndim - nb - 1)
-
-    def one(d: Any, i: Any) -> tuple[Any, Any]:
-        idx = tuple(i[len(i) - n + j] for j in range(n))
-        return jnp.zeros(tuple(dense_shape), d.dtype).at[idx].set(d, mode="drop"), i[: len(i) - n]
-
-    return _nfold_vmap(one, nb + 1)(data, indices)
-
-
-def _sparse_to_batch(data: Any, indices: Any, nb: int, new_batch: Sequence[int]) -> tuple[Any, Any]:
-    """The first sparse dimensions become trailing batch ones: every new batch element holds
-    all nse entries, zero where the entry is elsewhere."""
-    n = len(new_batch)
-
-    def one(d: Any, i: Any) -> tuple[Any, Any]:
-        nse = i.shape[0]
-        idx = tuple(i[:, j] for j in range(n)) + (jnp.arange(nse),)
-        new_d = jnp.zeros((*new_batch, nse, *d.shape[1:]), d.dtype).at[idx].set(d, mode="drop")
-        return new_d, jnp.broadcast_to(i[:, n:], (*new_batch, nse, i.shape[1] - n))
-
-    return _nfold_vmap(one, nb)(data, indices)
-
-
-def bcoo_sum_duplicates(mat: BCOO, nse: int | None = None) -> BCOO:
-    """Repeated indices summed into one entry, indices sorted, padded (or cut) to `nse`
-    (default: the largest count of distinct in-range indices over the batch)."""
-    if nse is not None:
-        nse = core.concrete_or_error(operator.index, nse, "nse argument of bcoo_sum_duplicates.")
-    nb, ns = mat.n_batch, mat.n_sparse
-    sparse_shape = mat.shape[nb : nb + ns]
-    data, indices = _broadcast_batch(mat)
-    nse_in = mat.nse
-    fill = jnp.asarray(np.asarray(sparse_shape, np.int64).astype(np.dtype(indices.dtype)))
-
-    def unique(ind: Any) -> tuple[Any, Any, Any]:
-        if not ns:
-            return jnp.zeros((1, 0), ind.dtype), jnp.zeros(ind.shape[0], np.int32), 1
-        ind = jnp.where(_in_range(ind, sparse_shape)[:, None], ind, fill)
-        uniq, inverse = jnp.unique(ind, axis=0, size=nse_in, fill_value=fill, return_inverse=True)
-        distinct = jnp.sum(_first_occurrence(ind, sparse_shape))
-        return uniq, inverse.reshape(-1), distinct - jnp.any(jnp.all(ind == fill, axis=-1))
-
-    uniq, inverse, true_nse = _nfold_vmap(unique, nb)(indices)
-    if nse is None:
-        nse = 1 if not ns else util.concrete_array(jnp.max(true_nse), "nse of bcoo_sum_duplicates")
-        nse = int(nse)
-    n_uniq = uniq.shape[-2]
-    if nse <= n_uniq:
-        uniq = uniq[..., :nse, :]
-    else:
-        pad = jnp.broadcast_to(fill, (*uniq.shape[:-2], nse - n_uniq, ns)).astype(uniq.dtype)
-        uniq = jnp.concatenate([uniq, pad], axis=-2)
-
-    def scatter(d: Any, m: Any) -> Any:
-        return jnp.zeros((nse, *d.shape[1:]), d.dtype).at[m].add(d, mode="drop")
-
-    new_data = _nfold_vmap(scatter, nb)(data, inverse)
-    return BCOO((new_data, uniq), shape=mat.shape, indices_sorted=True, unique_indices=True)
-
-
-def bcoo_eliminate_zeros(mat: BCOO, nse: int | None = None) -> BCOO:
-    """Entries whose whole block is zero moved out of range, then duplicates summed."""
-    nb, ns = mat.n_batch, mat.n_sparse
-    data, indices = _broadcast_batch(mat)
-    zero = jnp.all(data == 0, axis=tuple(range(nb + 1, data.ndim)))
-    fill = np.asarray(mat.shape[nb : nb + ns], np.int64).astype(np.dtype(indices.dtype))
-    indices = jnp.where(zero[..., None], jnp.asarray(fill), indices)
-    return bcoo_sum_duplicates(BCOO((data, indices), shape=mat.shape), nse=nse)
-
-
-def bcoo_sort_indices(mat: BCOO) -> BCOO:
-    """Entries reordered so their indices are lexicographically sorted per batch element
-    (duplicates kept; out-of-range padding, at the sparse shape, sorts last)."""
-    if not mat.n_sparse:
-        return BCOO(
-            (mat.data, mat.indices),
-            shape=mat.shape,
-            indices_sorted=True,
-            unique_indices=mat.unique_indices,
-        )
-    data, indices = _broadcast_batch(mat)
-
-    def one(d: Any, ind: Any) -> tuple[Any, Any]:
-        cols = [ind[:, i] for i in range(ind.shape[1])]
-        *cols, perm = lax_sort((*cols, jnp.arange(ind.shape[0])), num_keys=len(cols))
-        return d[perm], jnp.stack(cols, axis=-1)
-
-    data, indices = _nfold_vmap(one, mat.n_batch)(data, indices)
-    return BCOO(
-        (data, indices), shape=mat.shape, indices_sorted=True, unique_indices=mat.unique_indices
-    )
-
-
-def _empty(
-    shape: Sequence[int],
-    *,
-    dtype: Any = None,
-    index_dtype: Any = "int32",
-    n_dense: int = 0,
-    n_batch: int = 0,
-    nse: int = 0,
-) -> BCOO:
-    shape = tuple(shape)
-    n_sparse = len(shape) - n_dense - n_batch
-    if n_sparse < 0 or n_dense < 0 or n_batch < 0 or nse < 0:
-        raise ValueError(f"Invalid inputs: {shape=}, {n_dense=}, {n_batch=}, {nse=}")
-    batch, sparse = shape[:n_batch], shape[n_batch : n_batch + n_sparse]
-    data = jnp.zeros((*batch, nse, *shape[n_batch + n_sparse :]), dtype)
-    fill = np.asarray(sparse, np.int64).astype(np.dtype(index_dtype))
-    indices = jnp.broadcast_to(jnp.asarray(fill), (*batch, nse, n_sparse))
-    return BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
-
-
-def _eye(
-    n: int,
-    m: int,
-    k: int,
-    *,
-    dtype: Any = None,
-    index_dtype: Any = "int32",
-    n_batch: int = 0,
-    n_dense: int = 0,
-) -> BCOO:
-    """The (n, m) identity on diagonal k: nse = the diagonal's length when all-sparse, one
-    entry per row with n_batch=1."""
-    if 2 - n_batch - n_dense < 0 or n_dense < 0 or n_batch < 0:
-        raise ValueError(f"Invalid inputs: shape={(n, m)}, {n_dense=}, {n_batch=}")
-    diag = min(n, m - k) if k > 0 else min(n + k, m)
-    if diag <= 0:
-        return _empty(
-            (n, m), dtype=dtype, index_dtype=index_dtype, n_batch=n_batch, n_dense=n_dense
-        )
-    if n_dense > 0 or n_batch > 1:
-        return bcoo_fromdense(
-            jnp.eye(n, m, k, dtype=dtype), n_batch=n_batch, n_dense=n_dense, index_dtype=index_dtype
-        )
-    idt = np.dtype(index_dtype)
-    if n_batch == 0:
-        i = np.arange(diag)
-        rows, cols = i - min(k, 0), i + max(k, 0)
-        indices = jnp.asarray(np.stack([rows, cols], -1).astype(idt))
-        data = jnp.ones(diag, dtype)
-    else:  # row r holds column r + k, or padding at m where that is off the matrix
-        cols = np.arange(n) + k
-        real = (cols >= 0) & (cols < m)
-        indices = jnp.asarray(np.where(real, cols, m).astype(idt)[:, None, None])
-        data = jnp.asarray(real[:, None]).astype(jnp.ones((), dtype).dtype)
-    return BCOO((data, indices), shape=(n, m), indices_sorted=True, unique_indices=True)
-
-
-_FORMATS = ("bcsr", "bcoo", "coo", "csr", "csc")
-
-
-def _check_format(sparse_format: str, formats: Sequence[str]) -> None:
-    if sparse_format not in formats:
-        raise ValueError(
-            f"sparse_format={sparse_format!r} not recognized; must be one of {list(formats)}"
-        )
-    if sparse_format != "bcoo":
-        raise NotImplementedError(f"sparse format {sparse_format!r}: webjax has only BCOO")
-
-
-def empty(
-    shape: Sequence[int],
-    dtype: Any = None,
-    index_dtype: Any = "int32",
-    sparse_format: str = "bcoo",
-    **kwds: Any,
-) -> BCOO:
-    """An all-zero sparse array (nse=0 unless `nse=` is given)."""
-    _check_format(sparse_format, _FORMATS)
-    return _empty(tuple(shape), dtype=dtype, index_dtype=index_dtype, **kwds)
-
-
-def eye(
-    N: int,  # JAX's argument names
-    M: int | None = None,
-    k: int = 0,
-    dtype: Any = None,
-    index_dtype: Any = "int32",
-    sparse_format: str = "bcoo",
-    **kwds: Any,
-) -> BCOO:
-    """The sparse identity matrix, ones on diagonal k."""
-    _check_format(sparse_format, ("bcoo", "coo", "csr", "csc"))
-    m = N if M is None else M
-    n = core.concrete_or_error(operator.index, N)
-    m = core.concrete_or_error(operator.index, m)
-    k = core.concrete_or_error(operator.index, k)
-    return _eye(n, m, k, dtype=dtype, index_dtype=index_dtype, **kwds)
 
 
 # ---- structure

@@ -23,9 +23,9 @@ from .bcoo import (
     bcoo_dot_general,
     bcoo_extract,
     bcoo_reduce_sum,
-    bcoo_sum_duplicates,
     bcoo_transpose,
 )
+from .bcoo_layout import bcoo_concatenate, bcoo_squeeze, bcoo_sum_duplicates
 
 
 def todense(arr: Any) -> Any:
@@ -238,6 +238,12 @@ def _reduce_sum(x: BCOO, *, axes: Any, **params: Any) -> Any:
     return out.data.sum() if out.shape == () else out
 
 
+def _concatenate(*operands: Any, dimension: int) -> BCOO:
+    if not all(isinstance(op, BCOO) for op in operands):
+        raise NotImplementedError("sparse rule for concatenate of sparse and dense arrays")
+    return bcoo_concatenate(operands, dimension=dimension)
+
+
 def _integer_pow(x: BCOO, *, y: int) -> BCOO:
     if y <= 0:
         raise NotImplementedError(
@@ -264,6 +270,8 @@ _RULES: dict[str, Callable[..., Any]] = {
     "mul": _mul,
     "div": _div,
     "reduce_sum": _reduce_sum,
+    "squeeze": lambda x, *, dimensions: bcoo_squeeze(x, dimensions=dimensions),
+    "concatenate": _concatenate,
     "integer_pow": _integer_pow,
     **{n: _unary(n, linear=False) for n in _NONLINEAR if n in _PRIMITIVES},
     **{n: _unary(n, linear=True) for n in _LINEAR if n in _PRIMITIVES},
