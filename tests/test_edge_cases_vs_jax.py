@@ -21,6 +21,9 @@ pytest.importorskip("jax.scipy.special")
 I8 = np.array([10, -6, -1], np.int8)
 U32 = np.array([[10], [9]], np.uint32)
 B = np.array([True, False])
+CLAMP_LO = np.float32([1.5, 5.2, 0.3, -3.0])
+CLAMP_X = np.float32([0.2, 0.8, 0.5, -4.0])
+CLAMP_HI = np.float32([-3.7, 5.2, 2.0, 1.0])
 
 CASES: dict[str, Any] = {
     # floor/ceil of integers and bools are the identity (dtype kept); rint gives the float
@@ -197,6 +200,25 @@ CASES: dict[str, Any] = {
     ],
     "nn_relu_python_bool": lambda jnp, lax: _lib(jnp).nn.relu(True),
     "nn_softplus_python_bool": lambda jnp, lax: _lib(jnp).nn.softplus(True),
+    # complex logaddexp/logaddexp2: the imaginary part wrapped to [-pi, pi) (to [-pi, pi) / ln 2),
+    # the doubled larger operand overflowing to NaN near the maximum; exp2 of a complex
+    # infinity is NaN (a full complex product with ln 2)
+    "logaddexp_complex_wraps_and_overflows": lambda jnp, lax: [
+        f(np.complex64([10j, 2 - 7j, 3.4e38 - 1j, 1 + 2j]), np.complex64([10j, 1j, 3.4e38, 0.5]))
+        for f in (jnp.logaddexp, jnp.logaddexp2)
+    ],
+    "exp2_complex_infinities": lambda jnp, lax: jnp.exp2(
+        np.complex64([complex(-np.inf, -10), complex(np.inf, 1), complex(3, np.inf), 1 + 1j])
+    ),
+    # clamp's derivative by a bound: where that bound is the result (lo only while lo < hi);
+    # by a scalar bound of an array operand, JAX's select shape error
+    "clamp_grad_lower_bound_above_upper": lambda jnp, lax: [
+        _lib(jnp).grad(lambda *a: lax.clamp(*a).sum(), argnums=k)(CLAMP_LO, CLAMP_X, CLAMP_HI)
+        for k in range(3)
+    ],
+    "clamp_grad_scalar_bound_raises": lambda jnp, lax: _lib(jnp).grad(
+        lambda lo: lax.clamp(lo, CLAMP_X, CLAMP_HI).sum()
+    )(np.float32(0.1)),
 }
 
 

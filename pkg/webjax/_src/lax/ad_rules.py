@@ -796,15 +796,27 @@ def _clamp_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     if not isinstance(tx, Zero):
         inside = lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi))
         t = lax.select(_bcast_bool(inside, oa), ad.instantiate(tx), zeros)
+    # A bound's tangent flows where that bound is the result: lo where lo > x and lo < hi (when
+    # lo >= hi the result is hi), hi where hi < x. As in JAX, a bound's tangent is not broadcast:
+    # differentiating by a scalar bound of an array operand is JAX's select shape error.
     if not isinstance(tlo, Zero):
+        _clamp_bound_shape(lo, x)
+        lo_wins = lax.bitwise_and(lax.gt(lo, x), lax.lt(lo, hi))
         t = ad.add_maybe_zero(
-            t, lax.select(_bcast_bool(lax.gt(lo, x), oa), _bcast_tangent(tlo, oa), zeros)
+            t, lax.select(_bcast_bool(lo_wins, oa), _bcast_tangent(tlo, oa), zeros)
         )
     if not isinstance(thi, Zero):
+        _clamp_bound_shape(hi, x)
         t = ad.add_maybe_zero(
             t, lax.select(_bcast_bool(lax.lt(hi, x), oa), _bcast_tangent(thi, oa), zeros)
         )
     return out, t
+
+
+def _clamp_bound_shape(bound: Any, x: Any) -> None:
+    bs, xs = tuple(_aval(bound).shape), tuple(_aval(x).shape)
+    if bs != xs:
+        raise TypeError(f"select cases must have the same shapes, got [{xs}, {bs}].")
 
 
 def _bcast_bool(p: Any, oa: ShapedArray) -> Any:

@@ -409,8 +409,10 @@ def c_rsqrt(z: C) -> C:
 
 
 def c_exp2(z: C) -> C:
-    ln2 = math.log(2.0)
-    return c_exp((z[0] * ln2, z[1] * ln2))
+    """exp(z * (ln 2 + 0i)) by a full complex product, as XLA: an infinite part times the
+    zero imaginary part is NaN, so exp2 of a complex infinity is NaN + NaN i."""
+    ln2 = (const(math.log(2.0), z[0]), const(0.0, z[0]))
+    return c_exp(c_mul(z, ln2))
 
 
 def c_logistic(z: C) -> C:
