@@ -1,6 +1,10 @@
 """Run fuzz cases on devices until a count or a time budget is spent, and write the report.
 
     python3 tests/fuzz/runner.py --budget 600 [--device cpu] [--x64] [--seed 0] [--report r.json]
+                                 [--jobs N]
+
+(`--jobs N` runs N such processes side by side, seeds seed*N .. seed*N+N-1, each with the whole
+budget, and merges their reports: the cases scale with the cores.)
 
 (`python3 build.py fuzz` runs it on every device, in 32-bit and then, in a second process,
 64-bit mode.) Hypothesis draws the cases (seeded: the same seed and count give the same cases);
@@ -16,7 +20,9 @@ import collections
 import json
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -192,6 +198,69 @@ def available(platforms: tuple[str, ...] = PLATFORMS) -> list[str]:
     return [p for p in platforms if rt.unavailable_reason(p) is None]
 
 
+def merge_reports(parts: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """One report of several processes' reports: counts summed, failures concatenated."""
+    devices: dict[str, dict[str, Any]] = {}
+    groups: collections.Counter[str] = collections.Counter()
+    for part in parts:
+        groups.update(part["failure_groups"])
+        for platform, d in part["devices"].items():
+            into = devices.setdefault(
+                platform, {"cases": 0, "failures": 0, "seconds": 0.0, "processes": 0}
+            )
+            into["cases"] += d["cases"]
+            into["failures"] += d["failures"]
+            into["seconds"] = round(into["seconds"] + d["seconds"], 1)
+            into["processes"] += 1
+            for key in ("modes", "notes", "ops"):
+                c = collections.Counter(into.get(key, {}))
+                c.update(d[key])
+                into[key] = dict(sorted(c.items()))
+    return {
+        **meta,
+        "devices": devices,
+        "failure_groups": dict(groups.most_common()),
+        "generator_errors": [e for part in parts for e in part["generator_errors"]],
+        "failures": [f for part in parts for f in part["failures"]],
+    }
+
+
+def run_jobs(args: argparse.Namespace, argv: list[str]) -> int:
+    """`--jobs N`: N runner processes side by side (seeds seed*N+k), their reports merged."""
+    rest, skip = [], False
+    for a in argv:  # argv without --jobs/--seed/--report (each child gets its own)
+        if skip:
+            skip = False
+        elif a in ("--jobs", "--seed", "--report"):
+            skip = True
+        elif not a.startswith(("--jobs=", "--seed=", "--report=")):
+            rest.append(a)
+    with tempfile.TemporaryDirectory() as tmp:
+        reports = [Path(tmp) / f"part{k}.json" for k in range(args.jobs)]
+        children = [
+            subprocess.Popen(
+                [sys.executable, __file__, *rest, "--seed", str(args.seed * args.jobs + k)]
+                + ["--report", str(reports[k])]
+            )
+            for k in range(args.jobs)
+        ]
+        codes = [c.wait() for c in children]
+        parts = [json.loads(r.read_text()) for r in reports if r.exists()]
+    meta = {"seed": args.seed, "x64": args.x64, "budget_s": args.budget, "jobs": args.jobs}
+    report = merge_reports(parts, meta)
+    report["crashed_processes"] = sum(code != 0 for code in codes) + args.jobs - len(parts)
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    for platform, d in report["devices"].items():
+        print(
+            f"fuzz {platform}{' x64' if args.x64 else ''}: {d['cases']} cases, "
+            f"{d['failures']} failures ({d['processes']} processes)"
+        )
+    for group, n in list(report["failure_groups"].items())[:40]:
+        print(f"  {n:5d}  {group}")
+    return 1 if report["crashed_processes"] else 0
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--budget", type=float, default=60.0, help="seconds in all, split by device")
@@ -203,7 +272,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--mode", action="append", choices=gen.MODES)
     p.add_argument("--report", type=Path, default=None, help="write the JSON report here")
     p.add_argument("--verbose", action="store_true", help="print each failure as it is found")
+    p.add_argument("--jobs", type=int, default=1, help="processes side by side (seeds differ)")
     args = p.parse_args(argv)
+    if args.jobs > 1:
+        return run_jobs(args, argv)
     os.environ.setdefault("GALLIVM_PERF", "nopt")  # as the test tier: Mesa compiles faster
     if args.x64:
         set_x64(True)
