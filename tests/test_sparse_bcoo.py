@@ -529,3 +529,30 @@ def test_concatenate_squeeze():
             js.BCOO.fromdense(a), js.BCOO.fromdense(b)
         ),
     )
+
+
+def test_broadcast_in_dim_and_size1_reshapes():
+    a = A[:, :1, :, 0]  # (2, 1, 4)
+    cases = [((3, 2, 1, 4), (1, 2, 3)), ((2, 1, 4, 5), (0, 1, 2)), ((2, 1, 1, 4), (0, 1, 3))]
+    cases += [((2, 3, 4), (0, 1, 2)), ((2, 4, 1), (0, 2, 1))]
+    for nb, nd in [(0, 0), (1, 1), (0, 1)]:
+        s, j = (
+            ws.BCOO.fromdense(jnp.asarray(a), n_batch=nb, n_dense=nd),
+            js.BCOO.fromdense(a, n_batch=nb, n_dense=nd),
+        )
+        for shape, dims in cases:
+            kw = {"shape": shape, "broadcast_dimensions": dims}
+            try:
+                want = js.bcoo_broadcast_in_dim(j, **kw)
+            except (ValueError, NotImplementedError):
+                raises_like(
+                    lambda kw=kw, j=j: js.bcoo_broadcast_in_dim(j, **kw),
+                    lambda kw=kw, s=s: ws.bcoo_broadcast_in_dim(s, **kw),
+                )
+                continue
+            same(ws.bcoo_broadcast_in_dim(s, **kw), want)
+    s, j = ws.BCOO.fromdense(jnp.asarray(a)), js.BCOO.fromdense(a)
+    same(ws.sparsify(lambda m: m[None, :, None])(s), js.sparsify(lambda m: m[None, :, None])(j))
+    same(ws.sparsify(lambda m: jnp.squeeze(m, 1))(s), js.sparsify(lambda m: jj.squeeze(m, 1))(j))
+    with pytest.raises(NotImplementedError, match="only size-1 axes"):
+        ws.sparsify(lambda m: m.reshape(8))(s)

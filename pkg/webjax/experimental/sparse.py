@@ -13,6 +13,7 @@ from webjax._src.experimental.sparse.bcoo import (
 from webjax._src.experimental.sparse.bcoo_layout import (
     SparseEfficiencyError,
     SparseEfficiencyWarning,
+    bcoo_broadcast_in_dim,
     bcoo_concatenate,
     bcoo_sort_indices,
     bcoo_squeeze,
@@ -27,6 +28,7 @@ __all__ = [
     "BCOO",
     "SparseEfficiencyError",
     "SparseEfficiencyWarning",
+    "bcoo_broadcast_in_dim",
     "bcoo_concatenate",
     "bcoo_dot_general",
     "bcoo_extract",

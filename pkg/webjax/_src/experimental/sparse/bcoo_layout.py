@@ -398,6 +398,48 @@ def bcoo_concatenate(operands: Sequence[BCOO], *, dimension: int) -> BCOO:
     return BCOO((data, indices), shape=out.shape)
 
 
+def bcoo_broadcast_in_dim(
+    mat: BCOO, *, shape: Sequence[int], broadcast_dimensions: Sequence[int], sharding: Any = None
+) -> BCOO:
+    """lax.broadcast_in_dim: new axes before the first sparse axis become batch axes, after the
+    last dense one dense axes, between sparse ones size-1 sparse axes (index 0); batch and
+    dense axes may grow from size 1, sparse ones may not."""
+    del sharding
+    shape = tuple(int(d) for d in shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    if len(mat.shape) != len(dims):
+        raise ValueError(
+            f"spinfo.shape={mat.shape} and broadcast_dimensions={dims} must have the same length"
+        )
+    nb, ns, nd, nse = mat.n_batch, mat.n_sparse, mat.n_dense, mat.nse
+    batch_dims, sparse_dims, dense_dims = dims[:nb], dims[nb : nb + ns], dims[nb + ns :]
+    if max(batch_dims, default=0) > min(sparse_dims, default=len(shape)):
+        raise ValueError("Cannot mix batch and sparse dimensions during broadcast_in_dim")
+    if max(sparse_dims, default=0) > min(dense_dims, default=len(shape)):
+        raise ValueError("Cannot mix sparse and dense dimensions during broadcast_in_dim")
+    new_nb = min(dims[nb:], default=len(shape))
+    new_nd = nd and len(shape) - min(dims[-nd:])
+    new_ns = len(shape) - new_nb - new_nd
+    old_sparse = math.prod(mat.shape[nb : nb + ns])
+    if old_sparse != math.prod(shape[new_nb : new_nb + new_ns]):
+        raise NotImplementedError("Adding sparse dimensions with lengths != 1")
+    data, indices = mat.data, mat.indices
+    if (new_nb, new_nd) != (nb, nd):
+        data = lax.broadcast_in_dim(
+            data,
+            (*shape[:new_nb], nse, *shape[new_nb + new_ns :]),
+            (*batch_dims, new_nb, *(b + 1 - new_ns for b in dense_dims)),
+        )
+        indices = lax.broadcast_in_dim(
+            indices, (*shape[:new_nb], nse, ns), (*batch_dims, new_nb, new_nb + 1)
+        )
+    if new_ns != ns:  # the new sparse axes have size 1: index 0 there
+        cols = np.asarray(sparse_dims, np.int32) - new_nb
+        wide = jnp.zeros((*indices.shape[:-1], new_ns), indices.dtype)
+        indices = wide.at[..., cols].set(indices)
+    return BCOO((data, indices), shape=shape)
+
+
 # ---- BCOO's layout methods
 def _update_layout(
     self: BCOO,

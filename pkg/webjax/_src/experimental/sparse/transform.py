@@ -25,7 +25,12 @@ from .bcoo import (
     bcoo_reduce_sum,
     bcoo_transpose,
 )
-from .bcoo_layout import bcoo_concatenate, bcoo_squeeze, bcoo_sum_duplicates
+from .bcoo_layout import (
+    bcoo_broadcast_in_dim,
+    bcoo_concatenate,
+    bcoo_squeeze,
+    bcoo_sum_duplicates,
+)
 
 
 def todense(arr: Any) -> Any:
@@ -238,6 +243,21 @@ def _reduce_sum(x: BCOO, *, axes: Any, **params: Any) -> Any:
     return out.data.sum() if out.shape == () else out
 
 
+def _reshape(x: BCOO, *, new_sizes: Any, dimensions: Any = None, **_: Any) -> BCOO:
+    """A reshape that only adds or drops size-1 axes (what webjax's x[None] and expand_dims
+    stage): a squeeze, then a broadcast_in_dim."""
+    new_sizes = tuple(int(d) for d in new_sizes)
+    kept_old = [i for i, n in enumerate(x.shape) if n != 1]
+    kept_new = [i for i, n in enumerate(new_sizes) if n != 1]
+    if dimensions is not None or [x.shape[i] for i in kept_old] != [new_sizes[i] for i in kept_new]:
+        raise NotImplementedError(
+            f"sparse rule for reshape of a BCOO from {x.shape} to {new_sizes}: only size-1 axes "
+            "may be added or removed"
+        )
+    squeezed = bcoo_squeeze(x, dimensions=[i for i, n in enumerate(x.shape) if n == 1])
+    return bcoo_broadcast_in_dim(squeezed, shape=new_sizes, broadcast_dimensions=kept_new)
+
+
 def _concatenate(*operands: Any, dimension: int) -> BCOO:
     if not all(isinstance(op, BCOO) for op in operands):
         raise NotImplementedError("sparse rule for concatenate of sparse and dense arrays")
@@ -272,6 +292,10 @@ _RULES: dict[str, Callable[..., Any]] = {
     "reduce_sum": _reduce_sum,
     "squeeze": lambda x, *, dimensions: bcoo_squeeze(x, dimensions=dimensions),
     "concatenate": _concatenate,
+    "reshape": _reshape,
+    "broadcast_in_dim": lambda x, *, shape, broadcast_dimensions, **_: bcoo_broadcast_in_dim(
+        x, shape=shape, broadcast_dimensions=broadcast_dimensions
+    ),
     "integer_pow": _integer_pow,
     **{n: _unary(n, linear=False) for n in _NONLINEAR if n in _PRIMITIVES},
     **{n: _unary(n, linear=True) for n in _LINEAR if n in _PRIMITIVES},
