@@ -556,3 +556,43 @@ def test_broadcast_in_dim_and_size1_reshapes():
     same(ws.sparsify(lambda m: jnp.squeeze(m, 1))(s), js.sparsify(lambda m: jj.squeeze(m, 1))(j))
     with pytest.raises(NotImplementedError, match="only size-1 axes"):
         ws.sparsify(lambda m: m.reshape(8))(s)
+
+
+def test_multiply_sparse():
+    b = (_rng.normal(size=(2, 3, 4)) * (_rng.random((2, 3, 4)) < 0.5)).astype(np.float32)
+    a = A[..., 0]
+    pairs = [
+        ((0, 0), (0, 0)),
+        ((1, 0), (0, 0)),
+        ((2, 0), (1, 0)),
+        ((1, 1), (1, 1)),
+        ((0, 1), (0, 0)),
+    ]
+    for (nb1, nd1), (nb2, nd2) in pairs:
+        s1, s2 = (
+            ws.BCOO.fromdense(jnp.asarray(a), n_batch=nb1, n_dense=nd1),
+            ws.BCOO.fromdense(jnp.asarray(b), n_batch=nb2, n_dense=nd2),
+        )
+        j1, j2 = (
+            js.BCOO.fromdense(a, n_batch=nb1, n_dense=nd1),
+            js.BCOO.fromdense(b, n_batch=nb2, n_dense=nd2),
+        )
+        if nd1 != nd2:
+            raises_like(
+                lambda j1=j1, j2=j2: js.bcoo_multiply_sparse(j1, j2),
+                lambda s1=s1, s2=s2: ws.bcoo_multiply_sparse(s1, s2),
+            )
+            continue
+        got, want = ws.bcoo_multiply_sparse(s1, s2), js.bcoo_multiply_sparse(j1, j2)
+        same(got, want)
+        np.testing.assert_array_equal(np.asarray(got.indices), np.asarray(want.indices))
+        close(got.data, want.data)
+    # a size-1 sparse axis broadcasts against the other's; two arguments through `*`
+    s1, j1 = ws.BCOO.fromdense(jnp.asarray(a[:, :1])), js.BCOO.fromdense(a[:, :1])
+    s2, j2 = ws.BCOO.fromdense(jnp.asarray(b)), js.BCOO.fromdense(b)
+    same(ws.bcoo_multiply_sparse(s1, s2), js.bcoo_multiply_sparse(j1, j2))
+    same(s2 * s2.T.T, j2 * j2.T.T)
+    raises_like(
+        lambda: js.bcoo_multiply_sparse(j1, js.BCOO.fromdense(b[0])),
+        lambda: ws.bcoo_multiply_sparse(s1, ws.BCOO.fromdense(jnp.asarray(b[0]))),
+    )

@@ -22,7 +22,12 @@ from webjax._src.experimental.sparse.bcoo_layout import (
     empty,
     eye,
 )
-from webjax._src.experimental.sparse.transform import bcoo_multiply_dense, sparsify, todense
+from webjax._src.experimental.sparse.transform import (
+    bcoo_multiply_dense,
+    bcoo_multiply_sparse,
+    sparsify,
+    todense,
+)
 
 __all__ = [
     "BCOO",
@@ -34,6 +39,7 @@ __all__ = [
     "bcoo_extract",
     "bcoo_fromdense",
     "bcoo_multiply_dense",
+    "bcoo_multiply_sparse",
     "bcoo_reduce_sum",
     "bcoo_sort_indices",
     "bcoo_squeeze",

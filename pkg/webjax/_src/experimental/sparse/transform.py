@@ -12,6 +12,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ... import core
 from ... import numpy as jnp
 from ...interpreters import partial_eval as pe
@@ -20,6 +22,7 @@ from ...tree_util import tree_flatten, tree_unflatten
 from .bcoo import (
     BCOO,
     _broadcast_batch,
+    _nfold_vmap,
     bcoo_dot_general,
     bcoo_extract,
     bcoo_reduce_sum,
@@ -30,6 +33,7 @@ from .bcoo_layout import (
     bcoo_concatenate,
     bcoo_squeeze,
     bcoo_sum_duplicates,
+    bcoo_update_layout,
 )
 
 
@@ -52,6 +56,53 @@ def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> Any:
         )
     full = jnp.broadcast_to(v, shape)
     return sp_mat.data * bcoo_extract(sp_mat, full, assume_unique=True).data
+
+
+def _props(x: BCOO) -> str:
+    return (
+        f"BCOOProperties(n_batch={x.n_batch}, n_sparse={x.n_sparse}, n_dense={x.n_dense}, "
+        f"nse={x.nse})"
+    )
+
+
+def bcoo_multiply_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:
+    """The elementwise product of two BCOOs: per batch element, every pair of entries whose
+    indices agree (on axes where neither has size 1) gives one entry; nse = lhs.nse * rhs.nse,
+    unmatched slots padded."""
+    if lhs.ndim != rhs.ndim:
+        raise TypeError(
+            "bcoo_multiply_sparse: arrays must have same number of dimensions, got "
+            f"{lhs.shape}, {rhs.shape}"
+        )
+    if lhs.n_dense != rhs.n_dense:
+        raise NotImplementedError(
+            "bcoo_multiply_sparse: arrays with differing numbers of dense dimensions: "
+            f"{_props(lhs)}, {_props(rhs)}"
+        )
+    out_shape = jnp.broadcast_shapes(lhs.shape, rhs.shape)
+    nb = min(lhs.n_batch, rhs.n_batch)
+    lhs, rhs = (bcoo_update_layout(x, n_batch=nb) if x.n_batch > nb else x for x in (lhs, rhs))
+    batch = out_shape[:nb]
+    (ld, li), (rd, ri) = (_broadcast_batch(x) for x in (lhs, rhs))
+    ld, li, rd, ri = (jnp.broadcast_to(b, batch + tuple(b.shape[nb:])) for b in (ld, li, rd, ri))
+    l_shape, r_shape = lhs.shape[nb:], rhs.shape[nb:]
+    ns = lhs.n_sparse
+    dims = np.asarray([i for i in range(ns) if l_shape[i] != 1 and r_shape[i] != 1], np.int32)
+    nse = lhs.nse * rhs.nse
+    l_fill, r_fill = max(l_shape, default=0), max(r_shape, default=0)
+
+    def one(ld: Any, li: Any, rd: Any, ri: Any) -> tuple[Any, Any]:
+        match = jnp.all(li[:, None, dims] == ri[None, :, dims], axis=-1)
+        il, ir = jnp.nonzero(match, size=nse, fill_value=(li.shape[0], ri.shape[0]))
+        data = ld.at[il].get(mode="fill", fill_value=0) * rd.at[ir].get(mode="fill", fill_value=0)
+        indices = jnp.maximum(
+            li.at[il].get(mode="fill", fill_value=l_fill),
+            ri.at[ir].get(mode="fill", fill_value=r_fill),
+        )
+        return data, indices
+
+    data, indices = _nfold_vmap(one, nb)(ld, li, rd, ri)
+    return BCOO((data, indices), shape=out_shape)
 
 
 def sparsify(f: Callable[..., Any], use_tracer: bool = False) -> Callable[..., Any]:
@@ -220,9 +271,7 @@ def _mul(x: Any, y: Any, **params: Any) -> Any:
     if isinstance(x, BCOO) and isinstance(y, BCOO):
         if _same_indices(x, y) and x.unique_indices:
             return _with_data(x, x.data * y.data, unique=True)
-        raise NotImplementedError(
-            "sparse rule for mul of two BCOO arrays with different indices (bcoo_multiply_sparse)"
-        )
+        return bcoo_multiply_sparse(x, y)
     if isinstance(y, BCOO):
         x, y = y, x
     return _with_data(x, bcoo_multiply_dense(x, y))
