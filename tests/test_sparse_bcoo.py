@@ -596,3 +596,31 @@ def test_multiply_sparse():
         lambda: js.bcoo_multiply_sparse(j1, js.BCOO.fromdense(b[0])),
         lambda: ws.bcoo_multiply_sparse(s1, ws.BCOO.fromdense(jnp.asarray(b[0]))),
     )
+
+
+def test_sparse_dot_sparse():
+    a = A[..., 0]  # (2, 3, 4)
+    b = (_rng.normal(size=(2, 4, 5)) * (_rng.random((2, 4, 5)) < 0.5)).astype(np.float32)
+    dns = [(((2,), (1,)), ((0,), (0,))), (((1,), (0,)), ((), ())), (((2,), (1,)), ((), ()))]
+    for nb1, nb2 in [(0, 0), (1, 1), (1, 0), (0, 1)]:
+        s1, s2 = (
+            ws.BCOO.fromdense(jnp.asarray(a), n_batch=nb1),
+            ws.BCOO.fromdense(jnp.asarray(b), n_batch=nb2),
+        )
+        j1, j2 = js.BCOO.fromdense(a, n_batch=nb1), js.BCOO.fromdense(b, n_batch=nb2)
+        for dn in dns:
+            try:
+                want = js.bcoo_dot_general(j1, j2, dimension_numbers=dn)
+            except (TypeError, ValueError, NotImplementedError):
+                raises_like(
+                    lambda dn=dn, j1=j1, j2=j2: js.bcoo_dot_general(j1, j2, dimension_numbers=dn),
+                    lambda dn=dn, s1=s1, s2=s2: ws.bcoo_dot_general(s1, s2, dimension_numbers=dn),
+                )
+                continue
+            got = ws.bcoo_dot_general(s1, s2, dimension_numbers=dn)
+            assert isinstance(got, ws.BCOO)
+            same(got, want)
+    m1, m2 = ws.BCOO.fromdense(jnp.asarray(a[0])), ws.BCOO.fromdense(jnp.asarray(b[0]))
+    n1, n2 = js.BCOO.fromdense(a[0]), js.BCOO.fromdense(b[0])
+    same(m1 @ m2, n1 @ n2)
+    same(ws.sparsify(lambda x, y: x @ y)(m1, m2), js.sparsify(lambda x, y: x @ y)(n1, n2))

@@ -137,9 +137,7 @@ class BCOO:
 
     # ---- arithmetic
     def __matmul__(self, other: Any) -> Any:
-        if isinstance(other, BCOO):
-            return NotImplemented
-        return _matmul(self, jnp.asarray(other))
+        return _matmul(self, other if isinstance(other, BCOO) else jnp.asarray(other))
 
     def __rmatmul__(self, other: Any) -> Any:
         return _matmul(jnp.asarray(other), self)
@@ -460,6 +458,11 @@ def _index_tuple(x: Any) -> tuple[int, ...]:
     return tuple(int(d) for d in x)
 
 
+# sparse @ sparse: bcoo_spdot.py registers its product here (it needs bcoo_layout's
+# sum_duplicates, which sits above this module)
+SPARSE_DOT: list[Callable[..., BCOO]] = []
+
+
 def bcoo_dot_general(
     lhs: Any,
     rhs: Any,
@@ -474,7 +477,7 @@ def bcoo_dot_general(
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_index_tuple(lc), _index_tuple(rc)), (_index_tuple(lb), _index_tuple(rb)))
     if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
-        raise NotImplementedError("bcoo_dot_general of two BCOO arrays (sparse @ sparse)")
+        return SPARSE_DOT[0](lhs, rhs, dn, preferred_element_type)
     if isinstance(lhs, BCOO):
         return _dot_sparse_dense(lhs, jnp.asarray(rhs), dn, preferred_element_type)
     if isinstance(rhs, BCOO):

@@ -220,10 +220,6 @@ def _unary(name: str, linear: bool) -> Callable[..., Any]:
 
 
 def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: Any, **params: Any) -> Any:
-    if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
-        raise NotImplementedError(
-            "sparse rule for dot_general of two BCOO arrays (sparse @ sparse)"
-        )
     return bcoo_dot_general(
         lhs,
         rhs,
