@@ -525,9 +525,14 @@ async def run_group(
         try:
             info = await page.open()
         except Exception as e:
-            msg = str(e).splitlines()[0][:500] if str(e) else type(e).__name__
+            lines = str(e).strip().splitlines() or [type(e).__name__]
+            # a Python traceback's first line says only that one came; its last line before
+            # the JavaScript stack ("    at ...") says what
+            python = [ln for ln in lines if ln.strip() and not ln.strip().startswith("at ")]
+            msg = lines[0][:300] + (f" ... {python[-1][:500]}" if len(python) > 1 else "")
             log(f"  {name}: load FAILED: {msg}")
             result["error"] = f"load failed: {msg}"
+            result["error_detail"] = str(e)[-4000:]
             result["console"] = page.console[-20:]
             result["cases"] = {}
             await page.close()
