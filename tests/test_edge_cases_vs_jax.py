@@ -210,6 +210,26 @@ CASES: dict[str, Any] = {
     "exp2_complex_infinities": lambda jnp, lax: jnp.exp2(
         np.complex64([complex(-np.inf, -10), complex(np.inf, 1), complex(3, np.inf), 1 + 1j])
     ),
+    # lax's binary ops broadcast size-1 dimensions of operands of one rank (also under vmap
+    # and grad); other rank mismatches are JAX's TypeError
+    "lax_binary_broadcasts_ones": lambda jnp, lax: [
+        lax.add(np.float32([[1], [2], [3]]), np.float32([[1, 2, 3, 4]])),
+        lax.lt(np.float32([6.3, -1.0, -2.0]), np.float32([1.7])),
+        _vmap(jnp, lambda a, b: lax.max(a, b))(
+            np.ones((2, 3, 1), np.uint32), np.ones((2, 1, 4), np.uint32)
+        ),
+        _lib(jnp).grad(lambda a, b: lax.mul(a, b).sum(), argnums=(0, 1))(
+            np.float32([[1], [2]]), np.float32([[3, 4, 5]])
+        ),
+    ],
+    "lax_binary_rank_mismatch_raises": lambda jnp, lax: lax.add(np.ones(3), np.ones((1, 1))),
+    "fmod_bool_as_int": lambda jnp, lax: jnp.fmod(
+        np.array([True, False, True]), np.array([True, True, False])
+    ),
+    "diff_n0_any_axis": lambda jnp, lax: jnp.diff(np.ones((2, 3), np.float32), n=0, axis=5),
+    "take_fill_complex_is_nan_plus_0j": lambda jnp, lax: jnp.take(
+        np.complex64([[1 + 1j, 2], [3, 4]]), np.int32([5, 0]), axis=0, mode="fill"
+    ),
     # clamp's derivative by a bound: where that bound is the result (lo only while lo < hi);
     # by a scalar bound of an array operand, JAX's select shape error
     "clamp_grad_lower_bound_above_upper": lambda jnp, lax: [

@@ -87,7 +87,29 @@ def _broadcast_scalar_shapes(name: str, a: tuple[int, ...], b: tuple[int, ...]) 
         return a
     if not a:
         return b
+    if len(a) != len(b):
+        raise TypeError(
+            f"{name}: arrays must have the same number of dimensions, got {{{len(a)}, {len(b)}}}"
+        )
     raise TypeError(f"{name} got incompatible shapes for broadcasting: {a}, {b}.")
+
+
+def _broadcast_ones(name: str, x: Any, y: Any) -> tuple[Any, Any]:
+    """lax's binary ops broadcast size-1 dimensions of operands of one rank, as JAX's do
+    (lax.add of (3, 1) and (1, 4) is (3, 4)): such operands are broadcast first, so the
+    primitive itself sees equal shapes (or a scalar)."""
+    a, b = tuple(getattr(x, "shape", ())), tuple(getattr(y, "shape", ()))
+    if a == b or not a or not b or len(a) != len(b):
+        return x, y
+    if any(m != n and m != 1 and n != 1 for m, n in zip(a, b, strict=True)):
+        return x, y  # the abstract rule raises JAX's error
+    shape = tuple(n if m == 1 else m for m, n in zip(a, b, strict=True))
+    dims = tuple(range(len(shape)))
+    if a != shape:
+        x = broadcast_in_dim(x, shape, dims)
+    if b != shape:
+        y = broadcast_in_dim(y, shape, dims)
+    return x, y
 
 
 for _name, _kinds in UNARY_PRIMS.items():
@@ -387,7 +409,7 @@ def _binary(name: str) -> Any:
     p = prims[name]
 
     def fn(x: Any, y: Any) -> Any:
-        return p.bind(*_coerce_scalars(x, y))
+        return p.bind(*_broadcast_ones(name, *_coerce_scalars(x, y)))
 
     fn.__name__ = name
     return fn

@@ -618,8 +618,8 @@ def _clip_index(idx: Any, n: int) -> Any:
 
 
 def _default_fill(dt: Any) -> Any:
-    if dt.kind == "c":
-        return complex(float("nan"), float("nan"))
+    if dt.kind == "c":  # NaN converted to complex, as JAX: NaN + 0j
+        return complex(float("nan"), 0.0)
     if dt.kind == "f":
         return float("nan")
     if dt.kind == "b":

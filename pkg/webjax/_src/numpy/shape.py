@@ -500,6 +500,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     util.check_arraylike("diff", a)
     a = util.ensure_array(a)
+    if n == 0:  # the input itself, whatever the axis (JAX checks it only for n > 0)
+        return a
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     parts = []
     for extra in (prepend, a, append):

@@ -566,6 +566,8 @@ def fmod(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_full("fmod", x1, x2)
     if util.aval(x2).dtype.kind in "iu":  # x fmod 0 is 0 for integers, as in JAX
         x2 = lax.select(lax.eq(x2, _zero(x2)), _full(x2, 1), x2)
+    elif util.aval(x1).dtype.kind == "b":  # booleans: the default integer's rem, unguarded
+        x1, x2 = (util.convert(a, dtypes.default_int(), util.aval(a).weak_type) for a in (x1, x2))
     return lax.rem(x1, x2)
 
 
