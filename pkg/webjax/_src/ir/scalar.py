@@ -7,6 +7,7 @@ constant folding and by the pure-Python reference codegen.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Callable
@@ -89,8 +90,12 @@ def narrow_float(x: float, f: dt.NarrowFloat) -> float:
     return r
 
 
+def _round_narrow(x: Any, f: dt.NarrowFloat) -> float:
+    return narrow_float(x, f)
+
+
 for _name, _fmt in dt.NARROW_FLOATS.items():
-    ROUND[dt.dtype(_name)] = lambda x, _fmt=_fmt: narrow_float(x, _fmt)
+    ROUND[dt.dtype(_name)] = functools.partial(_round_narrow, f=_fmt)
 for _name, _bits in dt.NARROW_INT_BITS.items():
     ROUND[dt.dtype(_name)] = _int_wrapper(_bits, not _name.startswith("u"))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -163,7 +163,7 @@ _DENSIFYING = {"acos", "acosh", "bessel_i0e", "cos", "cosh", "eq", "exp", "ge", 
 _DENSIFYING |= {"lt", "log", "ne", "xor"}
 
 
-def _raise_unimplemented(name: str) -> None:
+def _raise_unimplemented(name: str) -> NoReturn:
     if name in _DENSIFYING:
         raise NotImplementedError(
             f"sparse rule for {name} is not implemented because it would result in dense "
