@@ -500,7 +500,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     util.check_arraylike("diff", a)
     a = util.ensure_array(a)
-    if n == 0:  # the input itself, whatever the axis (JAX checks it only for n > 0)
+    n, axis = operator.index(n), operator.index(axis)  # JAX's TypeError: a non-integer n, axis
+    if n == 0:  # the input itself, whatever the axis (JAX bounds-checks it only for n > 0)
         return a
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     parts = []
