@@ -227,6 +227,13 @@ CASES: dict[str, Any] = {
         np.array([True, False, True]), np.array([True, True, False])
     ),
     "diff_n0_any_axis": lambda jnp, lax: jnp.diff(np.ones((2, 3), np.float32), n=0, axis=5),
+    "matmul_of_empty_complex_operands": lambda jnp, lax: [
+        jnp.matmul(np.zeros((2, 0), np.complex64), np.zeros((0,), np.complex64)),
+        jnp.dot(np.zeros((0,), np.complex64), np.zeros((0,), np.int8)),
+        _vmap(jnp, jnp.matmul)(
+            np.zeros((3, 2, 0), np.complex64), np.zeros((3, 0, 4), np.complex64)
+        ),
+    ],
     "diff_n0_axis_none_raises": lambda jnp, lax: jnp.diff(np.ones(3, np.float32), n=0, axis=None),
     "take_fill_complex_is_nan_plus_0j": lambda jnp, lax: jnp.take(
         np.complex64([[1 + 1j, 2], [3, 4]]), np.int32([5, 0]), axis=0, mode="fill"

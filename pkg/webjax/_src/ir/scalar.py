@@ -117,6 +117,8 @@ def normalize(dtype: DType, x: Any) -> Any:
 def cast(x: Any, src: DType, dst: DType) -> Any:
     if dst.kind == "b":
         return x != 0
+    if isinstance(x, complex):  # to a real type: the real part (a complex constant's real view)
+        x = x.real
     if dst.kind == "f":
         return ROUND[dst](float(x))
     # to integer: floats truncate and saturate, NaN -> 0
