@@ -234,6 +234,13 @@ CASES: dict[str, Any] = {
             np.zeros((3, 2, 0), np.complex64), np.zeros((3, 0, 4), np.complex64)
         ),
     ],
+    # matrix norms of empty matrices: the largest of none is 0, the smallest an error
+    "norm_of_empty_matrices": lambda jnp, lax: [
+        jnp.linalg.norm(np.zeros(s, np.complex64 if s == (0, 0) else np.float32), ord=o)
+        for s in ((0, 0), (0, 3), (3, 0))
+        for o in (1, np.inf, 2, "nuc")
+    ],
+    "norm_min_of_empty_raises": lambda jnp, lax: jnp.linalg.norm(np.zeros((0, 0)), ord=-1),
     "diff_n0_axis_none_raises": lambda jnp, lax: jnp.diff(np.ones(3, np.float32), n=0, axis=None),
     "take_fill_complex_is_nan_plus_0j": lambda jnp, lax: jnp.take(
         np.complex64([[1 + 1j, 2], [3, 4]]), np.int32([5, 0]), axis=0, mode="fill"

@@ -705,20 +705,21 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
     if isinstance(ord, str) and ord != "nuc":
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")
     if ord in (1, -1, math.inf, -math.inf):
-        red = reductions.max if ord in (1, math.inf) else reductions.min
         inner, outer = (row, col) if ord in (1, -1) else (col, row)
         if not keepdims and outer > inner:
             outer -= 1
-        return red(
-            reductions.sum(ufuncs.abs(x), axis=inner, keepdims=keepdims),
-            axis=outer,
-            keepdims=keepdims,
-        )
+        sums = reductions.sum(ufuncs.abs(x), axis=inner, keepdims=keepdims)
+        # the largest of none is 0 (JAX's initial=0); the smallest of none is an error
+        if ord in (1, math.inf):
+            return reductions.max(sums, axis=outer, keepdims=keepdims, initial=0.0)
+        return reductions.min(sums, axis=outer, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
         y = _moveaxis(x, (row, col), (-2, -1))
         s = svd(y, compute_uv=False)
-        red = {2: reductions.max, -2: reductions.min}.get(ord, reductions.sum)  # type: ignore[arg-type]
-        out = red(s, axis=-1)
+        if ord == 2:  # the largest of none is 0, as above
+            out = reductions.max(s, axis=-1, initial=0.0)
+        else:
+            out = reductions.min(s, axis=-1) if ord == -2 else reductions.sum(s, axis=-1)
         if keepdims:
             out = _expand_dims(out, tuple(sorted(axes)))
         return out
