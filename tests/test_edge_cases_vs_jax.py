@@ -241,6 +241,13 @@ CASES: dict[str, Any] = {
         for o in (1, np.inf, 2, "nuc")
     ],
     "norm_min_of_empty_raises": lambda jnp, lax: jnp.linalg.norm(np.zeros((0, 0)), ord=-1),
+    # weak types of functions JAX builds from comparisons, selects and constants: weak for
+    # weak scalar operands only (a 0-d bool array with a Python int), strong for arrays
+    "weak_types_of_logical_and_select_built_functions": lambda jnp, lax: [
+        getattr(jnp, f)(a, b)
+        for f in ("logical_and", "logical_xor", "hypot", "lcm", "gcd", "heaviside")
+        for a, b in ((np.array(False), 2), (np.array([True, False]), 3), (2, 3))
+    ],
     "diff_n0_axis_none_raises": lambda jnp, lax: jnp.diff(np.ones(3, np.float32), n=0, axis=None),
     "take_fill_complex_is_nan_plus_0j": lambda jnp, lax: jnp.take(
         np.complex64([[1 + 1j, 2], [3, 4]]), np.int32([5, 0]), axis=0, mode="fill"

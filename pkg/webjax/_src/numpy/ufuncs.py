@@ -385,10 +385,33 @@ def _real_only(name: str, x: Any, error: type[Exception] = TypeError, message: s
 
 
 # ---- logic and classification ------------------------------------------------------------------
+def _truth(a: Any) -> Any:
+    """A promoted operand's truth values, weak as JAX's: its comparison with a zero constant
+    is weak only for a weak scalar (JAX makes a Python constant for those, a typed array for
+    the rest), so logical_xor(bool array, 2) is weak for a 0-d array only."""
+    av = util.aval(a)
+    if av.dtype is dtypes.bool_:
+        return a
+    return util.convert(a, dtypes.bool_, av.weak_type and not av.shape)
+
+
+def _weak_as_jax(out: Any, x: Any) -> Any:
+    """`out` of a function JAX builds from selects and constants (hypot, gcd, lcm,
+    heaviside): weak when its promoted operand `x` is a weak scalar, as there JAX's constants
+    are Python scalars; otherwise its typed constants make the result strong."""
+    av = util.aval(x)
+    return util.with_weak_type_of(out, x) if av.weak_type and not av.shape else _strong(out)
+
+
+def _strong(out: Any) -> Any:
+    av = util.aval(out)
+    return lax.convert_element_type(out, av.dtype, weak_type=False) if av.weak_type else out
+
+
 def _logical(name: str, fn: Any) -> Any:
     def op(x: Any, y: Any, /) -> Any:
         x, y = util.promote_args(name, x, y)
-        return fn(util.convert(x, dtypes.bool_), util.convert(y, dtypes.bool_))
+        return fn(_truth(x), _truth(y))
 
     op.__name__ = name
     return op
@@ -597,7 +620,7 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     if _is_complex(x1):
         lax.lt(x1, zero)  # raises JAX's TypeError
     out = lax.select(lax.gt(x1, zero), _full(x1, 1), x2)
-    return lax.select(lax.lt(x1, zero), _full(x1, 0), out)
+    return _weak_as_jax(lax.select(lax.lt(x1, zero), _full(x1, 0), out), x1)
 
 
 def hypot(x1: Any, x2: Any, /) -> Any:
@@ -615,7 +638,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     safe = lax.select(lax.eq(big, _zero(big)), _full(big, 1), big)
     out = lax.mul(big, lax.sqrt(lax.add(_full(big, 1), lax.integer_pow(lax.div(small, safe), 2))))
     out = lax.select(lax.eq(big, _zero(big)), big, out)
-    return lax.select(isinf(big), big, out)
+    return _weak_as_jax(lax.select(isinf(big), big, out), x1)
 
 
 def _log_base(name: str, base: float) -> Any:
@@ -805,7 +828,7 @@ def gcd(x1: Any, x2: Any) -> Any:
         return lax.select(nz, b, a), lax.select(nz, lax.rem(a, safe_b), b)
 
     a0, b0 = absolute(x1), absolute(x2)
-    return while_loop(cond, body, (lax.max(a0, b0), lax.min(a0, b0)))[0]
+    return _weak_as_jax(while_loop(cond, body, (lax.max(a0, b0), lax.min(a0, b0)))[0], x1)
 
 
 def lcm(x1: Any, x2: Any) -> Any:
@@ -813,7 +836,7 @@ def lcm(x1: Any, x2: Any) -> Any:
     d = gcd(x1, x2)
     zero = lax.eq(d, _zero(d))
     safe = lax.select(zero, _full(d, 1), d)
-    return lax.select(zero, d, absolute(lax.mul(x1, lax.div(x2, safe))))
+    return _weak_as_jax(lax.select(zero, d, absolute(lax.mul(x1, lax.div(x2, safe)))), x1)
 
 
 # ---- floating-point decomposition ---------------------------------------------------------------
