@@ -492,13 +492,19 @@ def bcoo_dot_general(
     )
 
 
-def _dot_sparse_dense(mat: BCOO, rhs: Any, dn: Any, preferred: Any) -> Any:
-    (lc, rc), (lb, rb) = dn
-    out_aval = eval_shape(
+def dot_out_aval(lhs: Any, rhs: Any, dn: Any, preferred: Any) -> Any:
+    """The shape and dtype of lax.dot_general of operands of these shapes and dtypes (its
+    checks and errors too), for a product with a BCOO on either side."""
+    return eval_shape(
         lambda a, b: lax.dot_general(a, b, dimension_numbers=dn, preferred_element_type=preferred),
-        ShapeDtypeStruct(mat.shape, mat.dtype),
+        ShapeDtypeStruct(lhs.shape, lhs.dtype),
         ShapeDtypeStruct(rhs.shape, rhs.dtype),
     )
+
+
+def _dot_sparse_dense(mat: BCOO, rhs: Any, dn: Any, preferred: Any) -> Any:
+    (lc, rc), (lb, rb) = dn
+    out_aval = dot_out_aval(mat, rhs, dn, preferred)
     nb, ns = mat.n_batch, mat.n_sparse
     if lb and max(lb) >= nb:
         raise NotImplementedError(

@@ -11,8 +11,6 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as jnp
-from ...lax import lax
-from ...transformations import ShapeDtypeStruct, eval_shape
 from ...vmap import vmap
 from . import bcoo as bcoo_mod
 from .bcoo import BCOO, _broadcast_batch
@@ -21,11 +19,7 @@ from .bcoo_layout import bcoo_sum_duplicates
 
 def _spdot(lhs: BCOO, rhs: BCOO, dn: Any, preferred: Any) -> BCOO:
     (lc, rc), (lb, rb) = dn
-    out = eval_shape(
-        lambda a, b: lax.dot_general(a, b, dimension_numbers=dn, preferred_element_type=preferred),
-        ShapeDtypeStruct(lhs.shape, lhs.dtype),
-        ShapeDtypeStruct(rhs.shape, rhs.dtype),
-    )
+    out = bcoo_mod.dot_out_aval(lhs, rhs, dn, preferred)
     if lhs.n_dense or rhs.n_dense:
         raise NotImplementedError("bcoo_spdot_general with dense dimensions.")
     if (lb and max(lb) >= lhs.n_batch) or (rb and max(rb) >= rhs.n_batch):
