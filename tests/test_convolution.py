@@ -403,3 +403,39 @@ def test_large_conv_im2col_path_matches_jax(device, layout):
     g = webjax.grad(lambda a: (f(webjax.lax, a, jnp.asarray(w)) ** 2).sum())(jnp.asarray(x))
     rg = rjax.grad(lambda a: (f(rjax.lax, a, w) ** 2).sum())(x)
     np.testing.assert_allclose(np.asarray(g), np.asarray(rg), rtol=1e-3, atol=1e-3)
+
+
+def test_im2col_block_computes_shared_producers_once():
+    """A residual block under jit: the normalized activation feeding a 3x3 conv, a 1x1 conv
+    and the residual add is computed by one kernel (not once per patch, per conv and per
+    add), the 1x1 conv reads it in place (no patch copy) and the results match JAX."""
+    from webjax._src import profiler
+
+    rng = np.random.RandomState(5)
+    x = rng.randn(1, 32, 32, 32).astype(np.float32)
+    m = rng.randn(1, 32, 1, 1).astype(np.float32)
+    v = rng.uniform(0.5, 2.0, (1, 32, 1, 1)).astype(np.float32)
+    w3 = (rng.randn(32, 32, 3, 3) / 17).astype(np.float32)
+    w1 = (rng.randn(32, 32, 1, 1) / 6).astype(np.float32)
+
+    def block(lax_mod, xnp, x, m, v, w3, w1):
+        h = xnp.maximum((x - m) * lax_mod.rsqrt(v + 1e-5), 0.0)
+        pad = ((1, 1), (1, 1))
+        y = lax_mod.conv_general_dilated(h, w3, (1, 1), pad)
+        z = lax_mod.conv_general_dilated(h, w1, (1, 1), ((0, 0), (0, 0)))
+        return y + z + h
+
+    f = webjax.jit(lambda *a: block(webjax.lax, jnp, *a))
+    args = [jnp.asarray(a) for a in (x, m, v, w3, w1)]
+    f(*args).block_until_ready()
+    profiler.start_trace(None)
+    got = f(*args)
+    got.block_until_ready()
+    events = [e for e in profiler.stop_trace() if e.get("cat") == "kernel"]
+    assert C.IM2COL_MIN_FLOPS <= 32 * 1024 * 32  # both convs take the im2col path
+    assert sum("rsqrt" in e["args"]["expr"] for e in events) == 1
+    sizes = sorted(e["args"]["size"] for e in events)
+    assert sizes.count(32 * 1024) == 4  # h, the 3x3 conv's product, the 1x1's, the sum
+    assert sizes.count(32 * 9 * 1024) == 1  # the 3x3 patches; the 1x1 reads h itself
+    want = block(jax.lax, jax.numpy, x, m, v, w3, w1)
+    _close(got, want)

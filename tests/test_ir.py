@@ -4,6 +4,7 @@ movement views against NumPy strided views."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -55,6 +56,43 @@ def test_simplifier_rules():
     x = E.load(0, i, dt.float32)
     assert E.binary(Op.ADD, x, E.const(0.0, dt.float32)) is not x
     assert E.binary(Op.MUL, x, E.const(1.0, dt.float32)) is x
+
+
+def test_row_major_index_round_trip_simplifies():
+    # ravel(unravel(i)) is i again: the digit terms of a row-major index merge back, also
+    # under an outer term ((y + (x / k) * k) + x % k) and through a middle digit
+    # (((x / k) % m) * k + x % k = x % (k * m) for x >= 0)
+    for shape in ([64, 56, 56], [4, 16, 49, 64], [3, 1, 7], [2, 3, 4, 5]):
+        i = E.idx(math.prod(shape))
+        assert view.ravel(view.unravel(i, shape), shape) is i
+    i = E.idx(6 * 35)
+    assert E.add(E.mul(E.mod(E.idiv(i, 5), 7), 5), E.mod(i, 5)) is E.mod(i, 35)
+    y = E.mul(E.idiv(i, 35), 100)
+    got = E.add(E.add(y, E.mul(E.idiv(E.mod(i, 35), 5), 5)), E.mod(E.mod(i, 35), 5))
+    assert got is E.add(y, E.mod(i, 35))
+
+
+def _raw(op: Op, a: E.Exp, b: E.Exp | int) -> E.Exp:
+    """a op b as a node, without the simplifier."""
+    b = b if isinstance(b, E.Exp) else E.i32(b)
+    return E.Exp.make(op, a.dtype, (a, b))
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(1, 300), off=st.integers(-40, 40), k=st.integers(1, 9), m=st.integers(1, 9))
+def test_merged_digits_match_c_semantics(size, off, k, m):
+    """(y + ((x / k) % m) * k) + x % k and (x / k) * k + x % k, simplified, against the same
+    unsimplified nodes, for x of either sign (the middle-digit rule needs x >= 0)."""
+    i = E.idx(size)
+    x = E.add(i, off)
+    mid = _raw(Op.MUL, _raw(Op.MOD, _raw(Op.DIV, x, k), m), k)
+    whole = _raw(Op.MUL, _raw(Op.DIV, x, k), k)
+    y = E.mul(i, 3)
+    for p in (mid, whole):
+        raw = _raw(Op.ADD, _raw(Op.ADD, y, p), _raw(Op.MOD, x, k))
+        simple = E.add(E.add(y, E.substitute(p, lambda n: None)), E.mod(x, k))
+        for n in range(size):
+            assert evaluate(simple, n) == evaluate(raw, n)
 
 
 @settings(max_examples=200, deadline=None)

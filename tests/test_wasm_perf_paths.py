@@ -290,3 +290,80 @@ def test_split_elementwise_cuts() -> None:
     assert wasm_codegen.split(1000, 2, None) == [0, 496, 1000]
     assert wasm_codegen.split(20, 4, None) == [0, 16, 20]
     assert wasm_codegen.split(1 << 20, 1, None) == [0, 1 << 20]
+
+
+def _channel_kernel(c: int, hw: int, d: dt.DType = F32) -> Kernel:
+    """A batch-norm-shaped kernel: (x[i] - m[i / hw]) * rsqrt(v[i / hw] + eps), then relu."""
+    i = E.idx(c * hw)
+    ch = E.idiv(i, hw)
+    x = E.load(0, i, d)
+    scale = E.unary(Op.RSQRT, E.binary(Op.ADD, E.load(2, ch, d), E.const(1e-5, d)))
+    y = E.binary(Op.MUL, E.binary(Op.SUB, x, E.load(1, ch, d)), scale)
+    return Kernel(E.binary(Op.MAX, y, E.const(0.0, d)), c * hw, (d, d, d))
+
+
+@pytest.mark.parametrize("c,hw", [(3, 16), (5, 49), (4, 196), (2, 3136), (7, 17)])
+def test_blocked_elementwise_matches_the_reference(c: int, hw: int) -> None:
+    # per-channel values computed once per block of hw elements: bit for bit the reference
+    kernel = _channel_kernel(c, hw)
+    plan = wasm_codegen._block_plan(kernel, kernel.exp.toposort(), _dep_i(kernel))
+    assert plan is not None and plan[0] == hw
+    x = _rand(c * hw, 30)
+    m = _rand(c, 31)
+    v = [abs(t) + 0.1 for t in _rand(c, 32)]
+    check(kernel, [pack(F32, x), pack(F32, m), pack(F32, v)])
+    # shorter inputs read zeros in the blocked loop too
+    check(kernel, [pack(F32, x[:-5]), pack(F32, m[:-1]), pack(F32, v)])
+
+
+def _dep_i(kernel: Kernel) -> set[int]:
+    dep: set[int] = set()
+    for n in kernel.exp.toposort():
+        if n.op is Op.IDX or any(id(s) in dep for s in n.src):
+            dep.add(id(n))
+    return dep
+
+
+def test_blocked_elementwise_split_ranges() -> None:
+    # ranges cut anywhere (inside blocks, one element long) each start and end their blocks
+    c, hw = 6, 52
+    kernel = _channel_kernel(c, hw)
+    ins = [pack(F32, _rand(c * hw, 33)), pack(F32, _rand(c, 34)), pack(F32, [0.5] * c)]
+    want = unpack(F32, run_reference(kernel, ins))
+    exe = WASM.prepare(kernel)
+    hs = [WASM.malloc(len(b)) for b in ins]
+    for h, b in zip(hs, ins, strict=True):
+        WASM.write(h, b)
+    ho = WASM.malloc(4 * c * hw)
+    cuts = [0, 1, 7, 51, 52, 53, 100, 101, 160, c * hw]
+    for lo, hi in itertools.pairwise(cuts):
+        WASM.write(ho, pack(F32, [-7.0] * (c * hw)))  # called outside dispatch: initialize
+        exe.fn(ho.ptr, *[h.ptr for h in hs], c * hw, c, c, lo, hi)
+        got = unpack(F32, WASM.read(ho, 4 * c * hw))
+        assert got[lo:hi] == want[lo:hi], (lo, hi)
+        assert got[:lo] + got[hi:] == [-7.0] * (c * hw - hi + lo), (lo, hi)  # nothing else
+    for h in (*hs, ho):
+        WASM.free(h)
+
+
+def test_block_plan_needs_a_per_block_value() -> None:
+    i = E.idx(4 * 64)
+    # only the division itself is constant over a block: no plan
+    only_div = Kernel(E.cast(E.idiv(i, 64), F32), 4 * 64, ())
+    assert wasm_codegen._block_plan(only_div, only_div.exp.toposort(), _dep_i(only_div)) is None
+    # blocks of fewer than MIN_BLOCK elements are not worth it
+    small = _channel_kernel(40, 5)
+    assert wasm_codegen._block_plan(small, small.exp.toposort(), _dep_i(small)) is None
+    # the largest set of divisors wins: i / 64 and i / 128 both step with blocks of 64
+    j = E.idx(8 * 64)
+    two = E.binary(Op.ADD, E.load(0, E.idiv(j, 64), F32), E.load(1, E.idiv(j, 128), F32))
+    k2 = Kernel(E.binary(Op.MUL, two, E.load(2, E.mod(j, 5), F32)), 8 * 64, (F32, F32, F32))
+    plan = wasm_codegen._block_plan(k2, k2.exp.toposort(), _dep_i(k2))
+    assert plan is not None and plan[0] == 64
+    check(k2, [pack(F32, _rand(8, 35)), pack(F32, _rand(4, 36)), pack(F32, _rand(5, 37))])
+    # i / 96 is not constant over a block of 64 (it steps inside blocks 1, 4, ...)
+    three = E.binary(Op.ADD, two, E.load(1, E.idiv(j, 96), F32))
+    k3 = Kernel(E.binary(Op.MUL, three, E.load(2, E.idiv(j, 64), F32)), 8 * 64, (F32, F32, F32))
+    plan = wasm_codegen._block_plan(k3, k3.exp.toposort(), _dep_i(k3))
+    assert plan is not None and plan[0] == 64
+    check(k3, [pack(F32, _rand(8, 38)), pack(F32, _rand(6, 39)), pack(F32, _rand(8, 40))])

@@ -72,7 +72,7 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     exps = _fit_buffer_limit(exps, store, device)
     if lazy.fuse_epilogues:  # (complex rules read the parts of an input separately)
         exps = _one_reduction(prim, exps, store, _storage_aval(out_aval), device, is_complex)
-    if prim.name in _MATERIALIZE_OPERANDS:
+    if prim.name in MATERIALIZE_OPERANDS:
         exps = [_materialized(e, av, device) for e, av in zip(exps, store, strict=True)]
     if is_complex:
         out = rule(exps, avals, out_aval, device=device, **params)
@@ -152,7 +152,7 @@ def _apply_narrow(
     exps = _fit_buffer_limit(exps, store, device)
     if lazy.fuse_epilogues:
         exps = _one_reduction(prim, exps, store, out_k, device)
-    if prim.name in _MATERIALIZE_OPERANDS:
+    if prim.name in MATERIALIZE_OPERANDS:
         exps = [_materialized(e, av, device) for e, av in zip(exps, store, strict=True)]
     d = out_aval.dtype
     if d in _NARROW_FLOATS and prim.name in _NARROW_SEQUENTIAL:
@@ -284,9 +284,29 @@ def _one_reduction(
     return out_exps
 
 
-# Contractions read each operand element many times: computing an elementwise expression
-# once into a buffer beats recomputing it inside the reduction for every output.
-_MATERIALIZE_OPERANDS = frozenset({"dot_general", "conv_general_dilated"})
+# Contractions (and windowed reductions) read each operand element many times: computing an
+# elementwise expression once into a buffer beats recomputing it inside the reduction for every
+# output.
+MATERIALIZE_OPERANDS = frozenset(
+    {
+        "dot_general",
+        "conv_general_dilated",
+        "reduce_window_max",
+        "reduce_window_min",
+        "reduce_window_sum",
+    }
+)
+
+
+def is_view(e: Exp) -> bool:
+    """Whether `e` only re-indexes buffers (or reads none): nothing in it to recompute."""
+    if e.op in (Op.LOAD, Op.CONST) or not e.info[1]:
+        return True
+    return all(
+        n.op in (Op.LOAD, Op.CONST, Op.IDX) or n.dtype.kind in "iu"
+        for n in e.toposort()
+        if n.op is not Op.LOAD
+    )
 
 
 def _materialized(e: Exp, aval: ShapedArray, device: Device) -> Exp:
@@ -294,14 +314,8 @@ def _materialized(e: Exp, aval: ShapedArray, device: Device) -> Exp:
         # a view whose reads are not affine in the operand's coordinates (a transpose merged
         # into a reshape, say): the tiled matrix products need affine operands, so copy it
         return lazy.load_all(lazy.schedule(e, aval.size, device))
-    if e.op in (Op.LOAD, Op.CONST) or not e.info[1]:
+    if is_view(e):
         return e
-    if e.op is Op.LOAD or all(
-        n.op in (Op.LOAD, Op.CONST, Op.IDX) or n.dtype.kind in "iu"
-        for n in e.toposort()
-        if n.op is not Op.LOAD
-    ):
-        return e  # only re-indexing (a view): nothing to recompute
     return lazy.load_all(lazy.schedule(e, aval.size, device))
 
 

@@ -26,7 +26,7 @@ from . import array as array_mod
 from . import lazy
 from .array import Array
 from .lazy import LazyBuffer, NeedsValues
-from .lowering import ELEMENTWISE
+from .lowering import ELEMENTWISE, MATERIALIZE_OPERANDS, is_view
 
 
 class Placeholder(LazyBuffer):
@@ -257,6 +257,16 @@ def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         fused = isinstance(o, Array) and o._exp is not None and o._exp.info[2]
         if fused and (len(u) != 1 or (u[0] not in ELEMENTWISE and u[0] not in _TRANSPARENT)):
             o._buffer()  # shared or re-indexed: compute the reduction once
+        elif (
+            len(u) > 1
+            and isinstance(o, Array)
+            and o._exp is not None
+            and any(name in MATERIALIZE_OPERANDS for name in u)
+            and not is_view(o._exp)
+        ):
+            # a contraction copies a computed operand into a buffer anyway: compute it once
+            # there, and let its other uses read that buffer instead of recomputing it
+            o._buffer()
         env[id(v)] = o
 
     for v, a in zip(jaxpr.invars, args, strict=True):

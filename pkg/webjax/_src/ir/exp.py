@@ -357,19 +357,44 @@ def _simplify(op: Op, a: Exp, b: Exp) -> Exp | None:
         if op in COMPARE and ra is not None:
             return _fold_compare(op, ra, (v, v))
     if op is Op.ADD:
-        for p, q in ((a, b), (b, a)):  # (x / k) * k + x % k -> x (C semantics, any sign)
-            if (
-                p.op is Op.MUL
-                and p.src[1].is_const
-                and p.src[0].op is Op.DIV
-                and q.op is Op.MOD
-                and q.src == p.src[0].src
-                and p.src[0].src[1] is p.src[1]
-            ):
-                return q.src[0]
+        for p, q in ((a, b), (b, a)):
+            merged = _merge_digits(p, q)
+            if merged is not None:
+                return merged
+        if a.op is Op.ADD:  # (y + p) + q with p + q merging: a row-major index's last terms
+            for keep, p in ((a.src[0], a.src[1]), (a.src[1], a.src[0])):
+                for u, v in ((p, b), (b, p)):
+                    merged = _merge_digits(u, v)
+                    if merged is not None:
+                        return binary(Op.ADD, keep, merged)
     if op in COMPARE and a.vrange is not None and b.vrange is not None:
         return _fold_compare(op, a.vrange, b.vrange)
     return None
+
+
+def _merge_digits(p: Exp, q: Exp) -> Exp | None:
+    """p + q for p = (x / k) * k or ((x / k) % m) * k and q = x % k: x, or x % (k * m) (the
+    digits of x below k*m put back together; C semantics, the first for any sign, the second
+    where x is proven non-negative). None if p + q is not of that form."""
+    if not (p.op is Op.MUL and p.src[1].is_const and q.op is Op.MOD and q.src[1].is_const):
+        return None
+    k = int(q.src[1].arg)
+    x = q.src[0]
+    if int(p.src[1].arg) != k or k <= 0:
+        return None
+    d = p.src[0]
+    if d.op is Op.DIV and d.src[0] is x and d.src[1].is_const and int(d.src[1].arg) == k:
+        return x
+    if d.op is not Op.MOD or not d.src[1].is_const:
+        return None
+    m = int(d.src[1].arg)
+    inner = d.src[0]
+    if not (inner.op is Op.DIV and inner.src[0] is x and inner.src[1].is_const):
+        return None
+    rx = x.vrange
+    if int(inner.src[1].arg) != k or m <= 0 or rx is None or rx[0] < 0 or k * m >= 1 << 31:
+        return None
+    return binary(Op.MOD, x, const(k * m, x.dtype))
 
 
 def _simplify_divmod(op: Op, a: Exp, k: int) -> Exp | None:

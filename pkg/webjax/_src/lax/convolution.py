@@ -371,6 +371,10 @@ def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
     device = devices.pick_device([lhs, rhs])
     xe = lowering._input_exp(lhs, la, device)
     we = lowering._input_exp(rhs, ra, device)
+    if math.prod(ksizes) > math.prod(params["window_strides"]):
+        # overlapping windows read each input element several times: compute an elementwise
+        # producer (a normalization, an activation) once instead of in every patch it is in
+        xe = lowering._materialized(xe, la, device)
     n, o_feat = la.shape[lspec[0]], ra.shape[rspec[0]]
     osp = [out.shape[ospec[2 + d]] for d in range(nsp)]
     ssize = math.prod(osp)
@@ -401,7 +405,8 @@ def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
     valid = _all(conds)
     if valid is not None:
         value = E.where(valid, value, E.const(0.0, dtypes.float32))
-    patches = lazy.schedule(value, psize, device)
+    # (a 1x1 window at stride 1 without padding reads the input in its own layout: no copy)
+    patches = lazy.as_buffer(value, psize, device)
     # the kernel as a row-major (O, R) matrix
     wo, wr = view.unravel(E.idx(o_feat * rsize), [o_feat, rsize])
     wk = view.unravel(wr, [in_feat, *ksizes])
@@ -409,7 +414,10 @@ def _conv_impl(lhs: Any, rhs: Any, **params: Any) -> Any:
     ri[rspec[0]], ri[rspec[1]] = wo, wk[0]
     for d in range(nsp):
         ri[rspec[2 + d]] = wk[1 + d]
-    w2 = lazy.schedule(view.reindex(we, ra.size, view.ravel(ri, ra.shape)), o_feat * rsize, device)
+    if tuple(rspec) != tuple(range(ra.ndim)):
+        we = view.reindex(we, ra.size, view.ravel(ri, ra.shape))
+    # (an OI... kernel already is that matrix: its buffer, when it has one)
+    w2 = lazy.as_buffer(we, o_feat * rsize, device)
     # a plain (O, R) @ (R, B*S) matmul: the form every backend's tiled path recognises
     i = E.idx(o_feat * cols)
     row, col = E.idiv(i, cols), E.mod(i, cols)

@@ -201,6 +201,11 @@ class _Gen:
         for node in outer:
             if id(node) not in dep_i:
                 self.emit(node)
+        self.loop_hi = self.hi
+        blocks = _block_plan(k, order, dep_i) if red is None else None
+        if blocks is not None:
+            self.build_blocked(outer, dep_i, *blocks)
+            return self.finish()
         simd = wasm_simd.plan(k, outer, dep_i) if self.use_simd else None
         self.simd_used = simd is not None or self.rplan is not None or self.mplan is not None
         if self.mplan is not None:
@@ -243,6 +248,71 @@ class _Gen:
         f.end()
         f.end()
         return self.finish()
+
+    def build_blocked(self, outer: list[Exp], dep_i: set[int], block: int, inv: set[int]) -> None:
+        """The element loop of an elementwise kernel as blocks of `block` consecutive indices
+        (the last ones cut at `hi`), over which the nodes in `inv` (functions of IDX / c for
+        multiples c of `block`: a channel's parameters, say) are constant: those are computed
+        once per block, the rest per element (SIMD main loop, then the scalar tail)."""
+        f = self.f
+        per_elem = dep_i - inv
+        block_nodes = [n for n in outer if id(n) in inv]
+        elem_nodes = [n for n in outer if id(n) in per_elem]
+        simd = wasm_simd.plan(self.kernel, outer, per_elem) if self.use_simd else None
+        self.simd_used = simd is not None
+        bend = self.loop_hi = f.local(I32)
+        f.get(self.lo)
+        f.set(self.i)
+        f.block("block")
+        f.block("loop")
+        f.get(self.i)
+        f.get(self.hi)
+        f.op("i32.ge_u")
+        f.br_if(1)
+        # bend = min(hi, (i / block + 1) * block)
+        f.get(self.i)
+        f.i32(block)
+        f.op("i32.div_u")
+        f.i32(1)
+        f.op("i32.add")
+        f.i32(block)
+        f.op("i32.mul")
+        f.tee(bend)
+        f.get(self.hi)
+        f.get(bend)
+        f.get(self.hi)
+        f.op("i32.lt_u", "select")
+        f.set(bend)
+        saved = dict(self.loc)
+        for node in outer:
+            if node.op is Op.IDX:
+                self.loc[id(node)] = self.i
+        for node in block_nodes:  # at the block's first index: the same at all of them
+            self.emit(node)
+        if simd is not None:
+            wasm_simd.emit_main_loop(self, simd)
+        f.block("block")
+        f.block("loop")
+        f.get(self.i)
+        f.get(bend)
+        f.op("i32.ge_u")
+        f.br_if(1)
+        inner_saved = dict(self.loc)
+        for node in elem_nodes:
+            self.emit(node)
+        self.store_output()
+        self.loc = inner_saved
+        f.get(self.i)
+        f.i32(1)
+        f.op("i32.add")
+        f.set(self.i)
+        f.br(0)
+        f.end()
+        f.end()
+        self.loc = saved
+        f.br(0)
+        f.end()
+        f.end()
 
     def finish(self) -> bytes:
         funcs = [self.f]
@@ -885,6 +955,41 @@ def generate(kernel: Kernel, *, simd: bool = True, relaxed: bool = False) -> byt
     `f32x4.relaxed_madd` (fused or not, as the engine likes: within float tolerance either way).
     """
     return _Gen(kernel, simd, relaxed).build()
+
+
+# Blocks of fewer indices than this are not worth the per-block setup.
+MIN_BLOCK = 16
+
+
+def _block_plan(k: Kernel, order: list[Exp], dep_i: set[int]) -> tuple[int, set[int]] | None:
+    """(block, nodes constant over each block) for an elementwise kernel whose index is
+    divided by constants (IDX / c): the block is the c (at least MIN_BLOCK, below the size)
+    that the most such divisors are multiples of, and a node is constant over a block when
+    it reaches IDX only through those divisions (IDX / c is constant over an aligned block of
+    a divisor of c). None when nothing but the divisions themselves would be (no gain)."""
+    divs = [
+        int(n.src[1].arg)
+        for n in order
+        if n.op is Op.DIV and n.src[0].op is Op.IDX and n.src[1].is_const and n.dtype.bits == 32
+    ]
+    cands = {c for c in divs if MIN_BLOCK <= c < k.size}
+    if not cands:
+        return None
+    block = max(cands, key=lambda c: (sum(1 for d in divs if d % c == 0), c))
+    inv: set[int] = set()
+    for n in order:
+        if id(n) not in dep_i or n.op is Op.IDX:
+            continue
+        if n.op is Op.DIV and n.src[0].op is Op.IDX and n.src[1].is_const:
+            if int(n.src[1].arg) % block == 0 and n.dtype.bits == 32:
+                inv.add(id(n))
+        elif all(id(s) not in dep_i or id(s) in inv for s in n.src):
+            inv.add(id(n))
+    if not any(n.op is not Op.DIV for n in order if id(n) in inv):
+        return None
+    if id(k.exp) in inv:  # the output itself is constant per block: a broadcast (stores only)
+        return None
+    return block, inv
 
 
 class Module(NamedTuple):
