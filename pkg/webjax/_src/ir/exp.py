@@ -363,8 +363,8 @@ def _simplify(op: Op, a: Exp, b: Exp) -> Exp | None:
                 return merged
         if a.op is Op.ADD:  # (y + p) + q with p + q merging: a row-major index's last terms
             for keep, p in ((a.src[0], a.src[1]), (a.src[1], a.src[0])):
-                for u, v in ((p, b), (b, p)):
-                    merged = _merge_digits(u, v)
+                for u, w in ((p, b), (b, p)):
+                    merged = _merge_digits(u, w)
                     if merged is not None:
                         return binary(Op.ADD, keep, merged)
     if op in COMPARE and a.vrange is not None and b.vrange is not None:
