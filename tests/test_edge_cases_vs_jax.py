@@ -261,6 +261,58 @@ CASES: dict[str, Any] = {
     "clamp_grad_scalar_bound_raises": lambda jnp, lax: _lib(jnp).grad(
         lambda lo: lax.clamp(lo, CLAMP_X, CLAMP_HI).sum()
     )(np.float32(0.1)),
+    # a Python scalar to a lax op is checked at its own dtype (bool, int32) first
+    "lax_add_python_bool_raises": lambda jnp, lax: lax.add(np.int8([1, 2]), True),
+    "lax_atan2_python_int_raises": lambda jnp, lax: lax.atan2(np.float16([1.5]), 0),
+    "lax_shift_left_python_bool_raises": lambda jnp, lax: lax.shift_left(np.uint8([3]), True),
+    # XLA shifts an unsigned type's bits arithmetically (the top bit is copied in)
+    "shift_right_arithmetic_unsigned": lambda jnp, lax: [
+        lax.shift_right_arithmetic(np.uint8([0, 255, 1, 255, 128]), np.uint8([10, 8, 1, 3, 200])),
+        lax.shift_right_arithmetic(np.uint32(4294967295), np.uint32(3)),
+        _jit(jnp, lax.shift_right_arithmetic)(np.uint16([65535, 7]), np.uint16([1, 1])),
+    ],
+    # integer softmax shifts by the max in the input's type (wrapping), then exp promotes
+    "softmax_of_ints_wraps": lambda jnp, lax: [
+        _lib(jnp).nn.softmax(np.int8([[-3, 5], [-128, 127]]), axis=0),
+        _lib(jnp).nn.log_softmax(np.uint8([7, 254, 255])),
+        _lib(jnp).nn.log_softmax(np.int16([-1, -4, 32766]), axis=None),
+    ],
+    "softmax_axis_checked_before_dtype": lambda jnp, lax: _lib(jnp).nn.softmax(
+        np.bool_(False), axis=0
+    ),
+    "log_softmax_axis_checked_before_dtype": lambda jnp, lax: _lib(jnp).nn.log_softmax(
+        np.zeros((2, 0), bool), axis=2
+    ),
+    "heaviside_nan": lambda jnp, lax: jnp.heaviside(
+        np.float32([np.nan, 0, -1, 2]), np.float32(0.5)
+    ),
+    # lcm multiplies |x1| by |x2| / gcd: a product past the range wraps, with no |.| after
+    "lcm_wraps_int8": lambda jnp, lax: jnp.lcm(np.int8([127, -4, 3]), np.int8(126)),
+    "fmod_weak_int": lambda jnp, lax: [jnp.fmod(np.bool_(False), 2), jnp.fmod(np.array([1]), 2)],
+    "divmod_int_by_python_float_weak": lambda jnp, lax: jnp.divmod(np.int32([-7, 2, 5]), 3.0),
+    "flip_repeated_axis_raises": lambda jnp, lax: jnp.flip(np.ones((2, 2)), (0, -2)),
+    "grad_nextafter_raises": lambda jnp, lax: _lib(jnp).grad(lambda x: jnp.nextafter(x, 2.0))(
+        np.float32(1.0)
+    ),
+    "grad_spacing_float16_raises": lambda jnp, lax: _lib(jnp).grad(jnp.spacing)(np.float16(1.0)),
+    # complex activations stay complex
+    "complex_soft_sign_mish_sparse_plus": lambda jnp, lax: [
+        getattr(_lib(jnp).nn, f)(np.complex64([3 - 2j, -0.5 + 1j]))
+        for f in ("soft_sign", "mish", "sparse_plus", "softplus")
+    ],
+    # column-major reshapes (Optax's microbatching), and JAX's errors for the other orders
+    "reshape_order_f": lambda jnp, lax: [
+        jnp.reshape(jnp.arange(24).reshape(2, 3, 4), (4, -1), order="F"),
+        jnp.arange(6.0).reshape(3, 2, order="F", out_sharding=None),
+        jnp.ravel(jnp.arange(6).reshape(2, 3), order="F"),
+        _jit(jnp, lambda x: x.reshape(-1, *x.shape[2:], order="F"))(np.ones((2, 3, 4))),
+    ],
+    "reshape_order_a_raises": lambda jnp, lax: jnp.arange(6).reshape(3, 2, order="A"),
+    "reshape_order_k_raises": lambda jnp, lax: jnp.reshape(jnp.arange(6), (3, 2), order="K"),
+    "ravel_order_k_raises": lambda jnp, lax: jnp.ravel(jnp.arange(6), order="K"),
+    "kl_div_complex_raises": lambda jnp, lax: _lib(jnp).scipy.special.kl_div(
+        np.complex64([1j]), np.complex64([1])
+    ),
 }
 
 

@@ -89,7 +89,6 @@ for _name in (
     "population_count",
     "clz",
     "not",
-    "nextafter",
     "and",
     "or",
     "xor",

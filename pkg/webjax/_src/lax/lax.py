@@ -395,10 +395,31 @@ def _coerce_scalars(*args: Any) -> list[Any]:
     return out
 
 
+_KIND_NAMES = (("b", "bool"), ("iu", "integer"), ("f", "floating"), ("c", "complexfloating"))
+
+
+def _check_scalar_kinds(name: str, kinds: str, *args: Any) -> None:
+    """A Python scalar operand is checked at its own default dtype (bool, int32, float32,
+    complex64) before it takes the other operand's: lax.add(x, True) and lax.atan2(x, 0) raise
+    as in JAX, lax.add(int8_x, 1) does not."""
+    for i, a in enumerate(args):
+        if not _is_python_scalar(a):
+            continue
+        dt = dtypes.python_scalar_dtype(a)
+        if dt.kind not in kinds:
+            accepted = ", ".join(n for k, n in _KIND_NAMES if set(k) & set(kinds))
+            raise TypeError(
+                f"{name} does not accept dtype {dt.name} at position {i}. Accepted dtypes at "
+                f"position {i} are subtypes of {accepted}."
+            )
+
+
 def _unary(name: str) -> Any:
     p = prims[name]
+    kinds = UNARY_PRIMS[name]
 
     def fn(x: Any) -> Any:
+        _check_scalar_kinds(name, kinds, x)
         return p.bind(*_coerce_scalars(x))
 
     fn.__name__ = name
@@ -407,8 +428,10 @@ def _unary(name: str) -> Any:
 
 def _binary(name: str) -> Any:
     p = prims[name]
+    kinds = BINARY_PRIMS[name] if name != "pow" else "ifc"  # pow's exponent may be an int
 
     def fn(x: Any, y: Any) -> Any:
+        _check_scalar_kinds(name, kinds, x, y)
         return p.bind(*_broadcast_ones(name, *_coerce_scalars(x, y)))
 
     fn.__name__ = name
@@ -427,10 +450,29 @@ add, sub, mul, div, rem, pow = map(_binary, ("add", "sub", "mul", "div", "rem", 
 max, min, atan2, nextafter = map(_binary, ("max", "min", "atan2", "nextafter"))
 _max_fn, _min_fn = max, min
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, ("and", "or", "xor"))
-shift_left, shift_right_arithmetic, shift_right_logical = map(
+shift_left, _shift_right_arithmetic_bits, shift_right_logical = map(
     _binary, ("shift_left", "shift_right_arithmetic", "shift_right_logical")
 )
 eq, ne, lt, le, gt, ge = map(_binary, ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def shift_right_arithmetic(x: Any, y: Any) -> Any:
+    """x >> y with the sign bit copied in. An unsigned x's bits are shifted as the signed
+    type's, as XLA does (uint8 255 >> 3 is 255); a shift by the width or more fills with the
+    sign bit."""
+    _check_scalar_kinds("shift_right_arithmetic", "iu", x, y)
+    x, y = _broadcast_ones("shift_right_arithmetic", *_coerce_scalars(x, y))
+    dt = _aval(x).dtype
+    if dt.kind != "u" or _aval(y).dtype is not dt or dt in dtypes.NARROW:
+        return _shift_right_arithmetic_bits(x, y)
+    signed = dtypes.dtype(f"int{dt.bits}")
+    # amounts of the width or more give the same as width - 1, and stay non-negative signed
+    last = full((), dt.bits - 1, dt)
+    y = select(ge(y, full((), dt.bits, dt)), broadcast_in_dim(last, _aval(y).shape, ()), y)
+    out = _shift_right_arithmetic_bits(
+        bitcast_convert_type(x, signed), bitcast_convert_type(y, signed)
+    )
+    return bitcast_convert_type(out, dt)
 
 
 class RoundingMethod(enum.IntEnum):

@@ -31,10 +31,11 @@ def _array(x: Any) -> Any:
 
 
 def _inexact(x: Any) -> Any:
-    """`x` as an array of a float dtype (ints and bools promote to the default float)."""
+    """`x` as an array of an inexact dtype (ints and bools promote to the default float;
+    complex stays complex, as in JAX)."""
     x = _array(x)
     av = util.aval(x)
-    if av.dtype.kind != "f":
+    if av.dtype.kind not in "fc":
         x = util.convert(x, dtypes.default_float(), av.weak_type)
     return x
 
@@ -44,7 +45,7 @@ def _inexact_lit(x: Any) -> Any:
     integers and bools meet a weak float literal, so they become the weak default float."""
     x = _array(x)
     av = util.aval(x)
-    if av.dtype.kind != "f":
+    if av.dtype.kind not in "fc":
         x = util.convert(x, dtypes.default_float(), True)
     return x
 
@@ -169,8 +170,9 @@ def sparse_plus(x: Any) -> Any:
     """0 for x <= -1, (x + 1)^2 / 4 on (-1, 1), x for x >= 1."""
     x = _inexact_lit(x)
     mid = lax.div(lax.integer_pow(lax.add(x, _c(1.0, x)), 2), _c(4.0, x))
-    inner = lax.select(lax.ge(x, _c(1.0, x)), x, mid)
-    return lax.select(lax.le(x, _c(-1.0, x)), _c(0.0, x), inner)
+    # jnp's comparisons: a complex x is ordered lexicographically, as in JAX
+    inner = lax.select(ufuncs.greater_equal(x, _c(1.0, x)), x, mid)
+    return lax.select(ufuncs.less_equal(x, _c(-1.0, x)), _c(0.0, x), inner)
 
 
 @eager_jit
@@ -217,13 +219,18 @@ def _logaddexp_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple
 def softplus(x: Any) -> Any:
     """log(1 + exp(x)), as logaddexp(x, 0)."""
     x = _inexact_int_lit(x)
+    if util.aval(x).dtype.kind == "c":  # JAX's logaddexp(x, 0) of a complex x
+        return ufuncs.logaddexp(x, 0)
     return _logaddexp(x, _c(0, x))
 
 
 @jit
 def log_sigmoid(x: Any) -> Any:
     """log(sigmoid(x)) = -softplus(-x)."""
-    x = _inexact(_no_bool(x, "neg"))
+    x = _no_bool(x, "neg")
+    if util.aval(x).dtype.kind in "iu":  # -x in x's type first (int8's -(-128) wraps)
+        return lax.neg(softplus(_inexact(lax.neg(x))))
+    x = _inexact(x)
     return lax.neg(softplus(lax.neg(x)))
 
 
@@ -246,6 +253,11 @@ def log1mexp(x: Any) -> Any:
 @jit
 def soft_sign(x: Any) -> Any:
     """x / (|x| + 1)."""
+    x = _array(x)
+    if util.aval(x).dtype.kind in "iuc":
+        # |x| + 1 in x's type (an int's wraps: int8's |-128| + 1 is -127), then the division
+        # promotes, as JAX's formula does
+        return ufuncs.divide(x, ufuncs.add(ufuncs.abs(x), 1))
     x = _inexact_int_lit(x)
     return lax.div(x, lax.add(lax.abs(x), _c(1, x)))
 
@@ -387,21 +399,41 @@ def _softmax_jvp(axes: tuple[int, ...], where: Any, primals: tuple, tangents: tu
     return y, lax.mul(y, lax.sub(x_dot, s))
 
 
+def _int_shifted(x: Any, axes: tuple[int, ...]) -> Any:
+    """x - max(x) of an integer array in its own dtype (wrapping around, as JAX's formula
+    does before exp promotes it), as the default float."""
+    shape = core.get_aval(x).shape
+    shifted = lax.sub(x, _keep(lax.reduce_max(x, axes), shape, axes))
+    return util.convert(shifted, dtypes.default_float(), False)
+
+
 @eager_jit(static_argnames=("axis",))
 def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     """exp(x - max) normalized along `axis`; masked-out entries are 0."""
-    x = _inexact(_no_bool(x, "sub"))
+    x = _array(x)
     shape = core.get_aval(x).shape
-    return _softmax(x, _axes(axis, len(shape)), _mask(where, shape))
+    axes = _axes(axis, len(shape))  # JAX checks the axis before the dtype
+    x = _no_bool(x, "sub")
+    mask = _mask(where, shape)
+    if mask is None and core.get_aval(x).dtype.kind in "iu":
+        unnormalized = lax.exp(_int_shifted(x, axes))
+        return lax.div(unnormalized, _keep(lax.reduce_sum(unnormalized, axes), shape, axes))
+    return _softmax(_inexact(x), axes, mask)
 
 
 @eager_jit(static_argnames=("axis",))
 def log_softmax(x: Any, axis: Axis = -1, where: Any = None) -> Any:
     """x - max - log(sum(exp(x - max))); masked-out entries are -inf."""
-    x = _inexact(_no_bool(x, "sub"))
+    x = _array(x)
     shape = core.get_aval(x).shape
-    axes = _axes(axis, len(shape))
+    axes = _axes(axis, len(shape))  # JAX checks the axis before the dtype
+    x = _no_bool(x, "sub")
     mask = _mask(where, shape)
+    if mask is None and core.get_aval(x).dtype.kind in "iu":
+        shifted = _int_shifted(x, axes)
+        lse = lax.log(lax.reduce_sum(lax.exp(shifted), axes))
+        return lax.sub(shifted, _keep(lse, shape, axes))
+    x = _inexact(x)
     x_max = _keep(_masked_max(x, axes, mask, -math.inf), shape, axes)
     x_safe = x if mask is None else _where(mask, x, _c(-math.inf, x))
     shifted = lax.sub(x_safe, lax.stop_gradient(x_max))
@@ -436,12 +468,15 @@ def logsumexp(
             mask = util.broadcast_to(mask, av.shape)
     axes = util.canonical_axes(axis, av.ndim)
     kept = tuple(i for i in range(av.ndim) if i not in axes)
-    amax = lax.reduce_max(a, axes) if axes else a
+    cplx = av.dtype.kind == "c"
+    ar = lax.real(a) if cplx else a  # a complex a is shifted by the max of its real parts
+    amax = lax.reduce_max(ar, axes) if axes else ar
     finite = lax.is_finite(amax)
     amax = lax.stop_gradient(
-        lax.select(finite, amax, lax.full(util.aval(amax).shape, 0.0, av.dtype))
+        lax.select(finite, amax, lax.full(util.aval(amax).shape, 0.0, util.aval(ar).dtype))
     )
-    shifted = lax.sub(a, lax.broadcast_in_dim(amax, av.shape, kept))
+    amax_a = lax.convert_element_type(amax, av.dtype) if cplx else amax
+    shifted = lax.sub(a, lax.broadcast_in_dim(amax_a, av.shape, kept))
     e = lax.exp(shifted)
     if mask is not None:
         e = lax.select(mask, e, lax.full(av.shape, 0.0, av.dtype))
@@ -451,7 +486,7 @@ def logsumexp(
     s = lax.reduce_sum(e, axes) if axes else e
     sign = lax.sign(s)
     # with b, a negative sum has no real log: NaN, unless the sign is asked for
-    out = lax.add(lax.log(lax.abs(s) if return_sign else s), amax)
+    out = lax.add(lax.log(lax.abs(s)), amax) if return_sign else lax.add(lax.log(s), amax_a)
     if keepdims:
         shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
         out = lax.reshape(out, shape)

@@ -76,12 +76,14 @@ def _setitem(self: Any, i: Any, x: Any) -> None:
     )
 
 
-def _reshape(self: Any, *args: Any, order: str = "C", **kw: Any) -> Any:
+def _reshape(self: Any, *args: Any, order: str = "C", out_sharding: Any = None, **kw: Any) -> Any:
     if len(args) == 1:
         args = args[0]
     elif not args:
         args = kw.pop("shape")
-    return shape.reshape(self, args, order)
+    if kw:
+        raise TypeError(f"reshape() got an unexpected keyword argument {next(iter(kw))!r}")
+    return shape.reshape(self, args, order, out_sharding=out_sharding)
 
 
 def _transpose(self: Any, *axes: Any) -> Any:

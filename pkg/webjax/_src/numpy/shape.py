@@ -32,20 +32,38 @@ def _resolve_shape(newshape: Any, size: int) -> tuple[int, ...]:
 
 
 def reshape(
-    a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: Any = None
+    a: Any,
+    shape: Any = None,
+    order: str = "C",
+    *,
+    newshape: Any = None,
+    copy: Any = None,
+    out_sharding: Any = None,
 ) -> Any:
+    """`a` in a new shape, its elements read and written in row-major ("C") or column-major
+    ("F") order. `out_sharding` names the result's layout; on one device the values are the
+    same."""
     util.check_arraylike("reshape", a)
     if shape is None:
         shape = newshape
-    if order != "C":
-        raise NotImplementedError("jnp.reshape only supports order='C'")
     a = util.ensure_array(a)
     av = util.aval(a)
-    return lax.reshape(a, _resolve_shape(shape, av.size))
+    dims = _resolve_shape(shape, av.size)
+    if order == "C":
+        return lax.reshape(a, dims)
+    if order == "F":  # the reversed axes' row-major order is the column-major one
+        return lax.transpose(
+            lax.reshape(a, dims[::-1], tuple(range(av.ndim))[::-1]), tuple(range(len(dims)))[::-1]
+        )
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
 def ravel(a: Any, order: str = "C") -> Any:
     util.check_arraylike("ravel", a)
+    if order == "K":
+        raise NotImplementedError("Ravel not implemented for order='K'.")
     return reshape(a, (-1,), order)
 
 
@@ -203,7 +221,13 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 def flip(m: Any, axis: Any = None) -> Any:
     util.check_arraylike("flip", m)
     m = util.ensure_array(m)
-    return lax.rev(m, util.canonical_axes(axis, util.aval(m).ndim))
+    ndim = util.aval(m).ndim
+    if isinstance(axis, (tuple, list)):  # each normalized; a repeat is lax.rev's TypeError
+        dims = tuple(util.canonical_axis(a, ndim) for a in axis)
+        if len(set(dims)) != len(dims):
+            raise TypeError(f"rev dimensions must be unique, got {dims}.")
+        return lax.rev(m, dims)
+    return lax.rev(m, util.canonical_axes(axis, ndim))
 
 
 def fliplr(m: Any) -> Any:

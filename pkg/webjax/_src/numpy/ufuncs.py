@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from .. import core, dtypes
+from ..custom_derivatives import custom_jvp
 from ..lax import lax
 from ..lax.control_flow import while_loop
 from . import util
@@ -146,7 +147,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
     mod = lax.select(fix, lax.add(mod, y), mod)
     div = lax.select(fix, lax.sub(div, lax.full((), 1, dt)), div)
-    return lax.round(div), mod
+    return util.with_weak_type_of(lax.round(div), mod), mod
 
 
 def remainder(x: Any, y: Any, /) -> Any:
@@ -588,7 +589,7 @@ def fabs(x: Any, /) -> Any:
 def fmod(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_full("fmod", x1, x2)
     if util.aval(x2).dtype.kind in "iu":  # x fmod 0 is 0 for integers, as in JAX
-        x2 = lax.select(lax.eq(x2, _zero(x2)), _full(x2, 1), x2)
+        x2 = util.with_weak_type_of(lax.select(lax.eq(x2, _zero(x2)), _full(x2, 1), x2), x2)
     elif util.aval(x1).dtype.kind == "b":  # booleans: the default integer's rem, unguarded
         x1, x2 = (util.convert(a, dtypes.default_int(), util.aval(a).weak_type) for a in (x1, x2))
     return lax.rem(x1, x2)
@@ -620,7 +621,8 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     if _is_complex(x1):
         lax.lt(x1, zero)  # raises JAX's TypeError
     out = lax.select(lax.gt(x1, zero), _full(x1, 1), x2)
-    return _weak_as_jax(lax.select(lax.lt(x1, zero), _full(x1, 0), out), x1)
+    out = lax.select(lax.lt(x1, zero), _full(x1, 0), out)
+    return _weak_as_jax(lax.select(isnan(x1), x1, out), x1)  # NaN stays NaN, as NumPy's
 
 
 def hypot(x1: Any, x2: Any, /) -> Any:
@@ -836,7 +838,10 @@ def lcm(x1: Any, x2: Any) -> Any:
     d = gcd(x1, x2)
     zero = lax.eq(d, _zero(d))
     safe = lax.select(zero, _full(d, 1), d)
-    return _weak_as_jax(lax.select(zero, d, absolute(lax.mul(x1, lax.div(x2, safe)))), x1)
+    # |x1| * (|x2| / d) with no |.| after: a product past the type's range wraps (int8's
+    # lcm(127, 126) is -126), as in JAX
+    a1, a2 = absolute(x1), absolute(x2)
+    return _weak_as_jax(lax.select(zero, d, lax.mul(a1, lax.div(a2, safe))), x1)
 
 
 # ---- floating-point decomposition ---------------------------------------------------------------
@@ -940,8 +945,19 @@ def nextafter(x: Any, y: Any, /) -> Any:
     if _is_complex(x):
         return lax.nextafter(x, y)  # raises JAX's TypeError
     if util.aval(x).dtype.itemsize == 2:
-        return _nextafter_bits(x, y)
-    return lax.nextafter(x, y)
+        return _nextafter16(x, y)
+    return lax.nextafter(x, y)  # not differentiable, as in JAX
+
+
+@custom_jvp
+def _nextafter16(x: Any, y: Any) -> Any:
+    return _nextafter_bits(x, y)
+
+
+@_nextafter16.defjvp
+def _nextafter16_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # JAX's nextafter primitive has no derivative (its bit steps are not differentiable)
+    raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
 
 
 def _nextafter_bits(x: Any, y: Any) -> Any:

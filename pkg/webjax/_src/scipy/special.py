@@ -474,6 +474,8 @@ def rel_entr(p: Any, q: Any) -> Any:
 def kl_div(p: Any, q: Any) -> Any:
     """p log(p / q) - p + q (elementwise Kullback-Leibler divergence)."""
     p, q = _inexact("kl_div", p, q)
+    if util.aval(p).dtype.kind == "c":
+        raise ValueError("kl_div does not support complex-valued inputs.")
     out = lax.add(lax.sub(rel_entr(p, q), p), q)
     return _with_weak(out, util.aval(_c(0.0, out)).weak_type)
 
