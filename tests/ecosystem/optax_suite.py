@@ -1,13 +1,19 @@
 """Optax's own test files (they ship inside its wheel), run under real JAX and under webjax
 installed as `jax`, test by test.
 
-    .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--report optax-report.json]
+    .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--jobs N] [--shard K/N]
+        [--flavour jax|webjax] [--timeout S] [--report optax-report.json]
+    .venv/bin/python tests/ecosystem/optax_suite.py --merge REPORT.json [REPORT.json ...]
 
 Without `--all` it runs SAMPLE, the files the test tier runs; with it, every `*_test.py` of the
-installed optax, one pytest process per file (about two hours under webjax on two cores). Each
-flavour runs in its own pytest processes (a library binds `jax` when it is imported, so the two
-cannot share one) with JUnit XML reports; the summary gives passed, failed, errors and skipped
-per flavour and the tests that pass under JAX but not under webjax.
+installed optax, one pytest process per file (about two hours under webjax on two cores), or with
+`--jobs N` one pytest process per flavour spread over N workers (pytest-xdist). `--shard K/N`
+runs every Nth file only (so a long run can be split over several machines or calls), and
+`--merge` joins the reports of the shards into one comparison; `--flavour` runs one flavour
+only (the other's half of the report stays empty until merged). Each flavour runs in its own
+pytest processes (a library binds `jax` when it is imported, so the two cannot share one) with
+JUnit XML reports; the summary gives passed, failed, errors and skipped per flavour and the tests
+that pass under JAX but not under webjax.
 """
 
 from __future__ import annotations
@@ -101,12 +107,17 @@ def read_junit(path: Path) -> Outcomes:
     return out
 
 
-def run_flavour(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
-    """One pytest process over `files`, with webjax installed as `jax` for flavour "webjax"."""
+def run_flavour(
+    flavour: str, files: list[Path], workdir: Path, jobs: int = 1, timeout: int = TIMEOUT_S
+) -> Outcomes:
+    """One pytest process over `files` (with `jobs` > 1, spread over that many pytest-xdist
+    workers), with webjax installed as `jax` for flavour "webjax"."""
     report = workdir / f"{flavour}.xml"
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+    if jobs > 1:
+        args += ["-n", str(jobs)]
     args += ["--continue-on-collection-errors"]  # a file that fails to import counts, alone
-    args += [f"--timeout={TIMEOUT_S}", f"--junitxml={report}", "--rootdir", str(optax_root())]
+    args += [f"--timeout={timeout}", f"--junitxml={report}", "--rootdir", str(optax_root())]
     env = dict(os.environ)
     if flavour == "webjax":
         args += ["-p", "webjax_as_jax"]
@@ -124,7 +135,9 @@ def run_flavour(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
     return out
 
 
-def run_flavour_per_file(flavour: str, files: list[Path], workdir: Path) -> Outcomes:
+def run_flavour_per_file(
+    flavour: str, files: list[Path], workdir: Path, timeout: int = TIMEOUT_S
+) -> Outcomes:
     """run_flavour with one pytest process per file, so a crash of pytest itself (an internal
     error while reporting one failure) loses that file's remaining tests only."""
     out = Outcomes()
@@ -132,13 +145,36 @@ def run_flavour_per_file(flavour: str, files: list[Path], workdir: Path) -> Outc
         sub = workdir / f"{flavour}-{i}"
         sub.mkdir(exist_ok=True)
         try:
-            one = run_flavour(flavour, [f], sub)
+            one = run_flavour(flavour, [f], sub, timeout=timeout)
         except RuntimeError as e:  # no report at all: the file counts as one error
             one = Outcomes({f"{f.name}::(file)": "error"}, {f"{f.name}::(file)": str(e)[-300:]})
         out.by_test.update(one.by_test)
         out.messages.update({k: v for k, v in one.messages.items() if k != "(pytest output)"})
         print(f"{flavour} {f.name}: {one.summary()}", file=sys.stderr, flush=True)
     return out
+
+
+def select_shard(files: list[Path], shard: str | None) -> list[Path]:
+    """Files of shard "K/N" (1-based): every Nth of them, largest first so shards balance."""
+    if shard is None:
+        return files
+    k, n = (int(part) for part in shard.split("/"))
+    if not 1 <= k <= n:
+        raise SystemExit(f"--shard {shard}: K must be in 1..N")
+    by_size = sorted(files, key=lambda f: (-f.stat().st_size, str(f)))
+    return sorted(by_size[k - 1 :: n])
+
+
+def merge(reports: list[dict]) -> tuple[Outcomes, Outcomes, list[str]]:
+    """The outcomes of both flavours from the reports of several shards (or of one flavour
+    each)."""
+    jax, webjax, files = Outcomes(), Outcomes(), set()
+    for report in reports:
+        for flavour, into in (("jax", jax), ("webjax", webjax)):
+            into.by_test.update(report["outcomes"][flavour])
+            into.messages.update(report["messages"][flavour])
+        files.update(report["files"])
+    return jax, webjax, sorted(files)
 
 
 def compare(jax: Outcomes, webjax: Outcomes) -> dict:
@@ -160,15 +196,37 @@ def compare(jax: Outcomes, webjax: Outcomes) -> dict:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--all", action="store_true", help="every optax test file, not SAMPLE")
+    parser.add_argument("--jobs", type=int, default=1, help="pytest-xdist workers per flavour")
+    parser.add_argument("--shard", help="K/N: run every Nth file only, from the Kth")
+    parser.add_argument("--flavour", choices=("jax", "webjax"), help="run this flavour only")
+    parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds a test may run")
+    parser.add_argument("--merge", type=Path, nargs="+", help="join these reports, run nothing")
     parser.add_argument("--report", type=Path, help="write the comparison as JSON here")
     args = parser.parse_args(argv)
-    files = suite_files(args.all)
-    run = run_flavour_per_file if args.all else run_flavour
-    with tempfile.TemporaryDirectory() as tmp:
-        result = compare(run("jax", files, Path(tmp)), run("webjax", files, Path(tmp)))
-    result["files"] = [str(f.relative_to(optax_root())) for f in files]
+    if args.merge:
+        jax, webjax, files = merge([json.loads(p.read_text()) for p in args.merge])
+    else:
+        files_paths = select_shard(suite_files(args.all), args.shard)
+        flavours = [args.flavour] if args.flavour else ["jax", "webjax"]
+        outcomes = {"jax": Outcomes(), "webjax": Outcomes()}
+        with tempfile.TemporaryDirectory() as tmp:
+            for flavour in flavours:
+                if args.jobs > 1:
+                    got = run_flavour(flavour, files_paths, Path(tmp), args.jobs, args.timeout)
+                elif args.all:
+                    got = run_flavour_per_file(flavour, files_paths, Path(tmp), args.timeout)
+                else:
+                    got = run_flavour(flavour, files_paths, Path(tmp), timeout=args.timeout)
+                outcomes[flavour] = got
+        jax, webjax = outcomes["jax"], outcomes["webjax"]
+        files = [str(f.relative_to(optax_root())) for f in files_paths]
+    result = compare(jax, webjax)
+    result["files"] = files
+    result["outcomes"] = {"jax": jax.by_test, "webjax": webjax.by_test}
+    result["messages"] = {"jax": jax.messages, "webjax": webjax.messages}
     if args.report:
         args.report.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"files: {len(files)}")
     print(f"real JAX: {result['jax']}")
     print(f"webjax:   {result['webjax']}")
     print(f"webjax passes {result['pass_ratio']:.1%} of real JAX's passes")
