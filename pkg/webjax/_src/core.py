@@ -600,6 +600,16 @@ class ClosedJaxpr:
         return pp_jaxpr(self.jaxpr)
 
 
+def jaxprs_in_params(params: dict[str, Any]) -> Iterator[Jaxpr]:
+    """The jaxprs held by an equation's params (closed ones opened, tuples of them walked)."""
+    for v in params.values():
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(x, ClosedJaxpr):
+                yield x.jaxpr
+            elif isinstance(x, Jaxpr):
+                yield x
+
+
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     """Evaluate `jaxpr` by binding its primitives in the current trace."""
     env: dict[Var, Any] = {}

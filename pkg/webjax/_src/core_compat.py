@@ -13,6 +13,7 @@ from typing import Any
 from . import callback, checkpoint, core, custom_derivatives, debugging, jit
 from .core import ClosedJaxpr, Jaxpr, JaxprEqn, Primitive, ShapedArray, Var
 from .core import eval_context as eval_context
+from .core import jaxprs_in_params as jaxprs_in_params
 from .dispatch.array import Array
 from .interpreters import batching
 from .interpreters import partial_eval as pe
@@ -225,17 +226,6 @@ def new_jaxpr_eqn(
 ) -> JaxprEqn:
     del effects, source_info, ctx
     return JaxprEqn(primitive, list(invars), list(outvars), dict(params))
-
-
-def jaxprs_in_params(params: dict[str, Any]) -> Iterator[Jaxpr]:
-    """The jaxprs held by an equation's params (closed ones opened, tuples of them walked)."""
-    for v in params.values():
-        vs = v if isinstance(v, (tuple, list)) else (v,)
-        for x in vs:
-            if isinstance(x, ClosedJaxpr):
-                yield x.jaxpr
-            elif isinstance(x, Jaxpr):
-                yield x
 
 
 def subjaxprs(jaxpr: Jaxpr) -> Iterator[Jaxpr]:

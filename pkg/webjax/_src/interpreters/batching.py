@@ -98,16 +98,7 @@ def current_axis() -> AxisData:
 
 def uses_axis(params: dict, name: Any) -> bool:
     """Whether a collective over `name` occurs in the sub-jaxprs among `params`."""
-    return any(_jaxpr_uses_axis(j, name) for j in _sub_jaxprs(params))
-
-
-def _sub_jaxprs(params: dict) -> Iterator[core.Jaxpr]:
-    for v in params.values():
-        for sub in v if isinstance(v, (tuple, list)) else (v,):
-            if isinstance(sub, core.ClosedJaxpr):
-                yield sub.jaxpr
-            elif isinstance(sub, core.Jaxpr):
-                yield sub
+    return any(_jaxpr_uses_axis(j, name) for j in core.jaxprs_in_params(params))
 
 
 def _jaxpr_uses_axis(jaxpr: core.Jaxpr, name: Any) -> bool:
@@ -115,7 +106,7 @@ def _jaxpr_uses_axis(jaxpr: core.Jaxpr, name: Any) -> bool:
         names = collective_axes.get(eqn.primitive)
         if names is not None and name in names(eqn.params):
             return True
-        if any(_jaxpr_uses_axis(j, name) for j in _sub_jaxprs(eqn.params)):
+        if any(_jaxpr_uses_axis(j, name) for j in core.jaxprs_in_params(eqn.params)):
             return True
     return False
 

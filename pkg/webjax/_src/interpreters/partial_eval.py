@@ -136,13 +136,21 @@ def literal_value(x: Any) -> Literal | None:
     return None
 
 
+def has_effects(eqn: JaxprEqn) -> bool:
+    """Whether `eqn` has side effects: an effectful primitive, or one whose sub-jaxprs (a cond's
+    branches, a loop's body, a call's callee) hold one."""
+    prim = eqn.primitive
+    if prim.name in _EFFECTFUL or prim.effectful:
+        return True
+    return any(has_effects(e) for j in core.jaxprs_in_params(eqn.params) for e in j.eqns)
+
+
 def _dce(jaxpr: Jaxpr) -> Jaxpr:
     """Drop equations whose outputs are unused (all but the effectful ones are pure)."""
     live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
     eqns = []
     for eqn in reversed(jaxpr.eqns):
-        prim = eqn.primitive
-        if any(id(v) in live for v in eqn.outvars) or prim.name in _EFFECTFUL or prim.effectful:
+        if any(id(v) in live for v in eqn.outvars) or has_effects(eqn):
             eqns.append(eqn)
             live.update(id(v) for v in eqn.invars if isinstance(v, Var))
     eqns.reverse()
