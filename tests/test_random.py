@@ -94,6 +94,59 @@ def test_typed_keys_under_jit_and_vmap() -> None:
     assert_same(got, jax.vmap(lambda k: jr.bits(k, (2,)))(jr.split(jk, 3)))
 
 
+# jnp's element-moving functions take key arrays, as JAX's (Optax stacks and selects keys)
+KEY_ARRAY_OPS = {
+    "stack": lambda jnp, k: jnp.stack([k, k[::-1]], axis=-1),
+    "concatenate": lambda jnp, k: jnp.concatenate([k, k], 1),
+    "where": lambda jnp, k: jnp.where(jnp.array([True, False, True]), k, k[::-1]),
+    "where_scalar": lambda jnp, k: jnp.where(False, k, k[::-1]),
+    "astype_same": lambda jnp, k: jnp.astype(k, k.dtype),
+    "broadcast_to": lambda jnp, k: jnp.broadcast_to(k[0], (4, 3)),
+    "expand_squeeze": lambda jnp, k: jnp.squeeze(jnp.expand_dims(k, 0)[:, :1], (0, 1)),
+    "transpose": lambda jnp, k: jnp.transpose(k),
+    "methods": lambda jnp, k: k.T.ravel().reshape(3, 2).swapaxes(0, 1).squeeze(),
+    "reshape": lambda jnp, k: jnp.reshape(k, (3, 2)),
+    "take": lambda jnp, k: jnp.take(k, jnp.array([2, 0]), axis=1),
+    "take_flat": lambda jnp, k: jnp.take(k, jnp.array([5, 1])),
+    "moveaxis": lambda jnp, k: jnp.moveaxis(k, 0, -1),
+    "flip_roll": lambda jnp, k: jnp.roll(jnp.flip(k), 1, axis=1),
+    "tile_repeat": lambda jnp, k: jnp.repeat(jnp.tile(k, 2), 2, axis=0),
+    "hstack_vstack": lambda jnp, k: jnp.vstack([jnp.hstack([k, k]), k[:, [0, 1, 2, 0, 1, 2]]]),
+    "split": lambda jnp, k: jnp.split(k, 3, axis=1)[2],
+    "unstack": lambda jnp, k: jnp.unstack(k)[1],
+    "append": lambda jnp, k: jnp.append(k, k[0]),
+    "asarray_array_copy": lambda jnp, k: jnp.copy(jnp.array(jnp.asarray(k))),
+}
+
+
+def _key_words(keys: object) -> object:
+    return wr.key_data(keys) if isinstance(keys, wr.PRNGKeyArray) else jr.key_data(keys)
+
+
+@pytest.mark.parametrize("name", sorted(KEY_ARRAY_OPS))
+def test_jnp_on_key_arrays_as_jax(name: str) -> None:
+    op = KEY_ARRAY_OPS[name]
+    got = op(jnp, wr.split(wr.key(3), 6).reshape(2, 3))
+    want = op(jax.numpy, jr.split(jr.key(3), 6).reshape(2, 3))
+    assert isinstance(got, wr.PRNGKeyArray) and got.shape == want.shape
+    assert_same(_key_words(got), _key_words(want))
+    jitted = webjax.jit(lambda k: op(jnp, k))(wr.split(wr.key(3), 6).reshape(2, 3))
+    assert_same(_key_words(jitted), _key_words(want))
+
+
+def test_key_arrays_do_not_mix_with_other_dtypes() -> None:
+    k = wr.split(wr.key(0), 2)
+    for f in (
+        lambda: jnp.where(True, k, 0),
+        lambda: jnp.concatenate([k, jnp.zeros(2)]),
+        lambda: jnp.stack([k, wr.PRNGKey(0)]),
+    ):
+        with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+            f()
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to float32"):
+        jnp.astype(k, jnp.float32)
+
+
 @pytest.mark.parametrize("num", [2, 5, (2, 3), 1])
 def test_split(num: object) -> None:
     k, jk = keys(7)

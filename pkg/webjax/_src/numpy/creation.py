@@ -18,7 +18,7 @@ from ..dispatch.devices import default_device, placed
 from ..dtypes import DType
 from ..ir import scalar
 from ..lax import lax
-from . import util
+from . import extended_dtypes, util
 from .shape import stack
 from .ufuncs import power
 
@@ -71,6 +71,8 @@ def _from_numpy(obj: Any, dtype: DType | None) -> Array:
 def asarray(
     a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, device: Any = None
 ) -> Any:
+    if extended_dtypes.is_extended(a):  # a key array is its own array
+        return _extended_as(a, dtype)
     dt = None if dtype is None else dtypes.canonicalize_user(dtype, "asarray")
     if device is not None:
         return placed(asarray(a, dtype), device)
@@ -90,6 +92,12 @@ def asarray(
     if isinstance(a, (list, tuple)):
         return _from_sequence(a, dt)
     raise TypeError(f"Value {a!r} of type {type(a).__name__} is not a valid JAX type")
+
+
+def _extended_as(a: Any, dtype: Any) -> Any:
+    if dtype is None or dtype == a.dtype:
+        return a
+    raise ValueError(f"Cannot convert_element_type from {a.dtype} to {dtypes.dtype(dtype)}")
 
 
 dtypes._array_constructor = asarray
@@ -149,6 +157,8 @@ def array(
     *,
     device: Any = None,
 ) -> Any:
+    if extended_dtypes.is_extended(object) and not ndmin:
+        return _extended_as(object, dtype)
     if dtype is not None:
         dtype = dtypes.canonicalize_user(dtype, "array")
     if isinstance(object, (list, tuple)) and _contains_arrays(object):
@@ -515,6 +525,8 @@ def geomspace(
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    if extended_dtypes.is_extended(x):
+        return _extended_as(x, dtype)
     util.check_arraylike("astype", x)
     x = util.ensure_array(x)
     if dtype is None:
@@ -522,6 +534,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return placed(util.convert(x, dtypes.canonicalize_user(dtype, "astype")), device)
 
 
+@extended_dtypes.moves_elements
 def copy(a: Any, order: Any = None) -> Any:
     util.check_arraylike("copy", a)
     return array(a, copy=True)

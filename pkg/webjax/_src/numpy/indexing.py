@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import core, dtypes
 from ..lax import control_flow, lax, slicing
-from . import util
+from . import extended_dtypes, util
 from .creation import asarray
 from .reductions import cumsum
 from .shape import moveaxis, ravel, tile
@@ -655,6 +655,7 @@ def _gather_mode(x: Any, idx: Any, axis: int, mode: Any, fill_value: Any, name: 
     return util.with_weak_type_of(lax.select(oob, lax.full(out_shape, fill, dt), out), x)
 
 
+@extended_dtypes.moves_elements
 def take(
     a: Any,
     indices: Any,
@@ -877,6 +878,7 @@ def argwhere(a: Any, *, size: Any = None, fill_value: Any = None) -> Any:
 
 
 # ---- selection by conditions and indices --------------------------------------------------------
+@extended_dtypes.selects_elements
 def where(
     condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None, fill_value: Any = None
 ) -> Any:

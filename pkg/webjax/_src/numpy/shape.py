@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import core, dtypes
 from ..lax import lax
-from . import util
+from . import extended_dtypes, util
 from .ufuncs import not_equal, subtract
 
 
@@ -31,6 +31,7 @@ def _resolve_shape(newshape: Any, size: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
+@extended_dtypes.moves_elements
 def reshape(
     a: Any,
     shape: Any = None,
@@ -60,6 +61,7 @@ def reshape(
     raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
+@extended_dtypes.moves_elements
 def ravel(a: Any, order: str = "C") -> Any:
     util.check_arraylike("ravel", a)
     if order == "K":
@@ -67,6 +69,7 @@ def ravel(a: Any, order: str = "C") -> Any:
     return reshape(a, (-1,), order)
 
 
+@extended_dtypes.moves_elements
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     util.check_arraylike("transpose", a)
     a = util.ensure_array(a)
@@ -91,6 +94,7 @@ def matrix_transpose(x: Any, /) -> Any:
     return lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
+@extended_dtypes.moves_elements
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     a = util.ensure_array(a)
     nd = util.aval(a).ndim
@@ -100,6 +104,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     return lax.transpose(a, perm)
 
 
+@extended_dtypes.moves_elements
 def squeeze(a: Any, axis: Any = None) -> Any:
     util.check_arraylike("squeeze", a)
     a = util.ensure_array(a)
@@ -111,6 +116,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     return lax.squeeze(a, axes)
 
 
+@extended_dtypes.moves_elements
 def expand_dims(a: Any, axis: Any) -> Any:
     util.check_arraylike("expand_dims", a)
     a = util.ensure_array(a)
@@ -122,6 +128,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
     return lax.expand_dims(a, canonical)
 
 
+@extended_dtypes.moves_elements
 def broadcast_to(a: Any, shape: Any) -> Any:
     util.check_arraylike("broadcast_to", a)
     return util.broadcast_to(a, core.canonicalize_shape(shape))
@@ -132,11 +139,13 @@ def _atleast(arys: tuple[Any, ...], fix: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+@extended_dtypes.moves_elements
 def atleast_1d(*arys: Any) -> Any:
     util.check_arraylike("atleast_1d", *arys)
     return _atleast(arys, lambda a, s: a if len(s) >= 1 else lax.reshape(a, (1,)))
 
 
+@extended_dtypes.moves_elements
 def atleast_2d(*arys: Any) -> Any:
     util.check_arraylike("atleast_2d", *arys)
     return _atleast(
@@ -144,6 +153,7 @@ def atleast_2d(*arys: Any) -> Any:
     )
 
 
+@extended_dtypes.moves_elements
 def atleast_3d(*arys: Any) -> Any:
     util.check_arraylike("atleast_3d", *arys)
 
@@ -155,6 +165,7 @@ def atleast_3d(*arys: Any) -> Any:
     return _atleast(arys, fix)
 
 
+@extended_dtypes.moves_elements
 def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
@@ -168,6 +179,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     return concatenate(parts, axis=ax)
 
 
+@extended_dtypes.moves_elements
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
     util.check_arraylike("concatenate", *arrays)
     arrays = util.promote_dtypes(*[util.ensure_array(a) for a in arrays])
@@ -190,6 +202,7 @@ def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
     return concatenate(arrays, axis)
 
 
+@extended_dtypes.moves_elements
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     util.check_arraylike("moveaxis", a)
     a = util.ensure_array(a)
@@ -218,6 +231,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     return moveaxis(a, axis, start)
 
 
+@extended_dtypes.moves_elements
 def flip(m: Any, axis: Any = None) -> Any:
     util.check_arraylike("flip", m)
     m = util.ensure_array(m)
@@ -298,6 +312,7 @@ def _roll_dynamic(a: Any, shift: Any, axis: int) -> Any:
     return lax.dynamic_slice(doubled, starts, util.aval(a).shape)
 
 
+@extended_dtypes.moves_elements
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     util.check_arraylike("roll", a)
     a = util.ensure_array(a)
@@ -318,6 +333,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return a
 
 
+@extended_dtypes.moves_elements
 def tile(A: Any, reps: Any) -> Any:
     util.check_arraylike("tile", A)
     A = util.ensure_array(A)
@@ -334,6 +350,7 @@ def tile(A: Any, reps: Any) -> Any:
     return lax.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
 
 
+@extended_dtypes.moves_elements
 def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any = None) -> Any:
     util.check_arraylike("repeat", a)
     a = util.ensure_array(a)
@@ -422,11 +439,13 @@ def _split(ary: Any, indices_or_sections: Any, axis: int, exact: bool) -> list[A
     return [_take_range(ary, ax, lo, hi) for lo, hi in itertools.pairwise(bounds)]
 
 
+@extended_dtypes.moves_elements
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     util.check_arraylike("split", ary)
     return _split(ary, indices_or_sections, axis, True)
 
 
+@extended_dtypes.moves_elements
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     util.check_arraylike("array_split", ary)
     return _split(ary, indices_or_sections, axis, False)
@@ -448,6 +467,7 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     return split(ary, indices_or_sections, 2)
 
 
+@extended_dtypes.moves_elements
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     util.check_arraylike("unstack", x)
     x = util.ensure_array(x)
@@ -457,11 +477,13 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     )
 
 
+@extended_dtypes.moves_elements
 def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     arrs = atleast_1d(*tup) if len(tup) != 1 else [atleast_1d(*tup)]
     return concatenate(arrs, axis=0 if util.aval(arrs[0]).ndim == 1 else 1, dtype=dtype)
 
 
+@extended_dtypes.moves_elements
 def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     arrs = atleast_2d(*tup) if len(tup) != 1 else [atleast_2d(*tup)]
     return concatenate(arrs, axis=0, dtype=dtype)
@@ -470,11 +492,13 @@ def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
 row_stack = vstack
 
 
+@extended_dtypes.moves_elements
 def dstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     arrs = atleast_3d(*tup) if len(tup) != 1 else [atleast_3d(*tup)]
     return concatenate(arrs, axis=2, dtype=dtype)
 
 
+@extended_dtypes.moves_elements
 def column_stack(tup: Sequence[Any]) -> Any:
     arrs = []
     for a in tup:
@@ -484,6 +508,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return concatenate(arrs, axis=1)
 
 
+@extended_dtypes.moves_elements
 def append(arr: Any, values: Any, axis: Any = None) -> Any:
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)

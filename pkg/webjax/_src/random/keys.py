@@ -15,7 +15,9 @@ from ..dispatch.basearray import Array
 from ..dtypes import KEY_DTYPE, KeyDType
 from ..jit import jit
 from ..lax import lax
-from ..numpy import creation
+from ..numpy import creation, extended_dtypes
+from ..numpy import indexing as jnp_indexing
+from ..numpy.shape import ravel, reshape, squeeze, swapaxes, transpose
 from ..tree_util import register_pytree_node
 from . import threefry as prng
 
@@ -60,9 +62,35 @@ class PRNGKeyArray:
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
 
-    def reshape(self, *shape: Any) -> PRNGKeyArray:
+    def reshape(self, *shape: Any, order: str = "C") -> PRNGKeyArray:
         dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return PRNGKeyArray(lax.reshape(self._base, (*core.canonicalize_shape(dims), 2)))
+        return reshape(self, dims, order)
+
+    # the element-moving methods, through jnp's functions (numpy/extended_dtypes.py)
+    @property
+    def T(self) -> PRNGKeyArray:
+        return transpose(self)
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+        return transpose(self, perm or None)
+
+    def ravel(self, order: str = "C") -> PRNGKeyArray:
+        return ravel(self, order)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> PRNGKeyArray:
+        return squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
+        return swapaxes(self, axis1, axis2)
+
+    def take(self, indices: Any, axis: int | None = None, **kwargs: Any) -> PRNGKeyArray:
+        return jnp_indexing.take(self, indices, axis, **kwargs)
+
+    def copy(self) -> PRNGKeyArray:
+        return self
 
     def __repr__(self) -> str:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{self._base}"
@@ -70,6 +98,7 @@ class PRNGKeyArray:
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(*c))
 Array.register(PRNGKeyArray)  # typed keys are jax.Arrays, as in JAX
+extended_dtypes.register(PRNGKeyArray, lambda k: k._base, PRNGKeyArray)
 
 
 def _key_aval(keys: PRNGKeyArray) -> core.ShapedArray:
