@@ -313,6 +313,12 @@ CASES: dict[str, Any] = {
     "kl_div_complex_raises": lambda jnp, lax: _lib(jnp).scipy.special.kl_div(
         np.complex64([1j]), np.complex64([1])
     ),
+    # zeta's special values as XLA: poles at integer q <= 0 are +inf only for even x, x = 1 is
+    # +inf whatever q is, q = +inf or NaN and x = +inf are NaN, and so is huge x (0 * inf)
+    "zeta_special_values": lambda jnp, lax: _lib(jnp).scipy.special.zeta(
+        np.float32([0, -2, 1, 1.5, 3, np.nan, 2, np.inf, 1e10, 1e10, -1, 2]),
+        np.float32([0, -1, np.nan, 0, -2, 0, np.inf, 2, 1, 1e10, -np.inf, -np.inf]),
+    ),
 }
 
 

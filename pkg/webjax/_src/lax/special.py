@@ -505,15 +505,32 @@ def _zeta_value(x: Any, q: Any) -> Any:
         lax.pow(q, lax.sub(one, x)),
     )
     out = lax.select(lax.gt(q, _c(1e8, q)), big_q, s)
-    q_int = lax.eq(q, lax.floor(q))
-    x_int = lax.eq(x, lax.floor(x))
-    q_pos = lax.gt(q, zero)
+    nan, inf = _c(math.nan, x), _c(math.inf, x)
+    # as XLA: NaN for q = NaN or +inf and x = +inf (its sum meets 0 * inf), then for x < 1, then
+    # for q <= 0 with x not an integer; a pole at integer q <= 0 is +inf only for even x; x = 1 is
+    # the harmonic series (+inf) whatever q is
     out = lax.select(
-        lax.bitwise_and(lax.bitwise_not(q_pos), lax.bitwise_not(x_int)), _c(math.nan, x), out
+        _any_of(_isnan(q), lax.eq(q, inf), lax.eq(x, inf), _xla_zeta_nan(x, q)), nan, out
     )
-    out = lax.select(lax.bitwise_and(lax.bitwise_not(q_pos), q_int), _c(math.inf, x), out)
-    out = lax.select(lax.eq(x, one), _c(math.inf, x), out)
-    return lax.select(lax.bitwise_or(lax.lt(x, one), _isnan(q)), _c(math.nan, x), out)
+    out = lax.select(lax.lt(x, one), nan, out)
+    x_int = lax.eq(x, lax.floor(x))
+    q_le_0 = lax.le(q, zero)
+    out = lax.select(lax.bitwise_and(q_le_0, lax.bitwise_not(x_int)), nan, out)
+    x_even = lax.bitwise_and(x_int, lax.eq(lax.rem(x, _c(2.0, x)), zero))
+    at_pole = lax.bitwise_and(q_le_0, lax.eq(q, lax.floor(q)))
+    out = lax.select(at_pole, lax.select(x_even, inf, nan), out)
+    return lax.select(lax.eq(x, one), inf, out)
+
+
+def _xla_zeta_nan(x: Any, q: Any) -> Any:
+    """Where XLA's zeta is NaN for huge x: its Euler-Maclaurin tail, a Horner sum of about
+    (x / a)^22 B_22 / 22! with a = q + 10, overflows while a^-x underflows (0 * inf)."""
+    a = lax.add(q, _c(10.0, q))
+    log_fmax = math.log(_fmax(x))
+    log_tail = lax.sub(lax.mul(_c(22.0, x), lax.sub(lax.log(x), lax.log(a))), _c(43.4, x))
+    overflow = _any_of(lax.gt(log_tail, _c(log_fmax, x)), lax.gt(x, _c(math.exp(log_fmax / 2), x)))
+    underflow = lax.eq(lax.pow(a, lax.neg(x)), _c(0.0, x))
+    return lax.bitwise_and(overflow, underflow)
 
 
 def _zeta_dx(t: Any, _: Any, x: Any, q: Any) -> Any:
