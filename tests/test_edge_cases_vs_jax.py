@@ -319,6 +319,11 @@ CASES: dict[str, Any] = {
         np.float32([0, -2, 1, 1.5, 3, np.nan, 2, np.inf, 1e10, 1e10, -1, 2]),
         np.float32([0, -1, np.nan, 0, -2, 0, np.inf, 2, 1, 1e10, -np.inf, -np.inf]),
     ),
+    # gammainc(0, x) is NaN for 0 < x < 1 (the series' first term 0 / 0) and 1 from x = 1 on
+    "gammainc_a_zero": lambda jnp, lax: [
+        getattr(_lib(jnp).scipy.special, f)(np.float32(0), np.float32([0.5, 1e-30, 1, 2, 0]))
+        for f in ("gammainc", "gammaincc")
+    ],
 }
 
 

@@ -216,7 +216,9 @@ def _igamma_value(a: Any, x: Any) -> Any:
     series = lax.div(lax.mul(_igamma_series(a, x, False)[0], ax), a)
     cf = lax.mul(_igammac_cf(a, x, False)[0], ax)
     out = lax.select(use_cf, lax.sub(one, cf), series)
-    out = lax.select(underflow, lax.select(use_cf, one, zero), out)
+    # an underflowing x^a e^-x / Gamma(a) leaves the series at its first term, ax / a (NaN for
+    # a = 0 and 0 < x < 1, as XLA)
+    out = lax.select(underflow, lax.select(use_cf, one, lax.div(ax, a)), out)
     out = lax.select(lax.eq(x, zero), zero, out)
     out = lax.select(lax.eq(x, _c(math.inf, x)), one, out)
     return lax.select(_domain(a, x), _c(math.nan, a), out)
