@@ -324,6 +324,20 @@ CASES: dict[str, Any] = {
         getattr(_lib(jnp).scipy.special, f)(np.float32(0), np.float32([0.5, 1e-30, 1, 2, 0]))
         for f in ("gammainc", "gammaincc")
     ],
+    # det and slogdet of 16-bit floats: closed forms (det up to 3x3, slogdet up to 2x2) work,
+    # LU (slogdet of 3x3, det of 4x4) raises NotImplementedError
+    "det_slogdet_float16": lambda jnp, lax: (
+        [
+            f(np.float16([[[2, 1], [1, 3]], [[1, 2], [2, 1]]])[..., :n, :n])
+            for f in (jnp.linalg.det, jnp.linalg.slogdet)
+            for n in (1, 2)
+        ]
+        + [_lib(jnp).grad(lambda a: jnp.linalg.slogdet(a)[1])(np.float16([[2, 1], [1, 3]]))]
+    ),
+    "slogdet_bfloat16_3x3_raises": lambda jnp, lax: jnp.linalg.slogdet(
+        np.eye(3, dtype=jnp.bfloat16)
+    ),
+    "det_float16_4x4_raises": lambda jnp, lax: jnp.linalg.det(np.eye(4, dtype=np.float16)),
 }
 
 

@@ -615,8 +615,40 @@ def _slogdet(a: Any, method: str) -> SlogdetResult:
     if _is_complex(a):  # LU either way: the phase is a complex sign
         sign, logdet = _slogdet_complex(a)
         return SlogdetResult(sign, logdet)
-    sign, logdet = _SLOGDET[method](a)
+    n = _shape(a)[-1]
+    sign, logdet = _slogdet_small(a) if method == "lu" and n in (1, 2) else _SLOGDET[method](a)
     return SlogdetResult(sign, logdet)
+
+
+def _det_small(a: Any) -> Any:
+    e = lambda i, j: _entry(a, i, j)
+    if _shape(a)[-1] == 1:
+        return e(0, 0)
+    return lax.sub(lax.mul(e(0, 0), e(1, 1)), lax.mul(e(0, 1), e(1, 0)))
+
+
+@custom_jvp
+def _slogdet_small(a: Any) -> tuple[Any, Any]:
+    """1x1 and 2x2 in closed form, as JAX (no LU, so 16-bit floats work too)."""
+    d = _det_small(a)
+    return ufuncs.sign(d), ufuncs.log(ufuncs.abs(d))
+
+
+def _slogdet_small_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    sign, logdet = _slogdet_small(a)
+    e, t = (lambda i, j: _entry(a, i, j)), (lambda i, j: _entry(da, i, j))
+    if _shape(a)[-1] == 1:
+        d_det = t(0, 0)
+    else:  # d(ad - bc) = da d + a dd - db c - b dc
+        d_det = lax.sub(
+            lax.add(lax.mul(t(0, 0), e(1, 1)), lax.mul(e(0, 0), t(1, 1))),
+            lax.add(lax.mul(t(0, 1), e(1, 0)), lax.mul(e(0, 1), t(1, 0))),
+        )
+    return (sign, logdet), (creation.zeros_like(sign), lax.div(d_det, _det_small(a)))
+
+
+_slogdet_small.defjvp(_slogdet_small_jvp)
 
 
 @custom_jvp
@@ -640,11 +672,13 @@ def _entry(a: Any, i: int, j: int) -> Any:
 
 @eager_jit
 def det(a: Any) -> Any:
-    """Determinants of square matrices (closed forms for 2x2 and 3x3, as JAX)."""
+    """Determinants of square matrices (closed forms up to 3x3, as JAX)."""
     (a,) = _inexact(a)
     _check_square(a, "_det()", period=False)
     n = _shape(a)[-1]
     e = lambda i, j: _entry(a, i, j)
+    if n == 1:
+        return e(0, 0)
     if n == 2:
         return lax.sub(lax.mul(e(0, 0), e(1, 1)), lax.mul(e(0, 1), e(1, 0)))
     if n == 3:
