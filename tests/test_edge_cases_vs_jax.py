@@ -338,6 +338,19 @@ CASES: dict[str, Any] = {
         np.eye(3, dtype=jnp.bfloat16)
     ),
     "det_float16_4x4_raises": lambda jnp, lax: jnp.linalg.det(np.eye(4, dtype=np.float16)),
+    # gradients of sort and top_k of 0-size operands are empty (the sorted axis or another one)
+    "grad_sort_top_k_0_size": lambda jnp, lax: (
+        [
+            _lib(jnp).grad(lambda a, ax=ax: jnp.sort(a, axis=ax).sum())(np.zeros(s, np.float32))
+            for s in ((0,), (2, 0), (0, 3))
+            for ax in (0, -1)
+        ]
+        + [
+            _lib(jnp).grad(lambda a, k=k: lax.top_k(a, k)[0].sum())(np.zeros(s, np.float32))
+            for s, k in (((0,), 0), ((2, 0), 0), ((0, 3), 1))
+        ]
+        + [_lib(jnp).grad(lambda a: jnp.median(a, axis=0).sum())(np.zeros((2, 0), np.float32))]
+    ),
 }
 
 

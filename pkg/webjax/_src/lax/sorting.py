@@ -182,6 +182,8 @@ def _sort_jvp(
 def _take_along(x: Any, idx: Any, dim: int) -> Any:
     """x permuted along `dim` by idx (same shape), through gather."""
     shape = core.get_aval(x).shape
+    if core.get_aval(x).size == 0:  # nothing to permute (and gather's unit slices don't fit)
+        return x
     nd = len(shape)
     coords = [lax.broadcasted_iota(dtypes.int32, shape, a) if a != dim else idx for a in range(nd)]
     full = lax.concatenate([lax.expand_dims(c, (nd,)) for c in coords], nd)
@@ -283,6 +285,9 @@ def _top_k_jvp(
     if isinstance(t, Zero):
         return [vals, idx], [Zero(ad.tangent_aval(core.get_aval(vals))), Zero(core.get_aval(idx))]
     shape = core.get_aval(idx).shape
+    if core.get_aval(x).size == 0:  # so are the values
+        zeros = lax.full(shape, 0, ad.tangent_aval(core.get_aval(vals)).dtype)
+        return [vals, idx], [zeros, Zero(core.get_aval(idx))]
     nd = len(shape)
     coords = [lax.broadcasted_iota(dtypes.int32, shape, a) for a in range(nd - 1)] + [idx]
     full = lax.concatenate([lax.expand_dims(c, (nd,)) for c in coords], nd)
