@@ -351,6 +351,18 @@ CASES: dict[str, Any] = {
         ]
         + [_lib(jnp).grad(lambda a: jnp.median(a, axis=0).sum())(np.zeros((2, 0), np.float32))]
     ),
+    # cumlogsumexp: complex in, complex out (the principal log); integers raise OverflowError
+    # (no -inf to start from) unless empty
+    "cumlogsumexp_complex": lambda jnp, lax: (
+        [lax.cumlogsumexp(np.complex64([1 + 1j, 2, 3j, -1 - 2j]), reverse=r) for r in (False, True)]
+        + [_lib(jnp).grad(lambda a: lax.cumlogsumexp(a).sum().real)(np.complex64([1, 2j]))]
+    ),
+    "cumlogsumexp_int_raises": lambda jnp, lax: lax.cumlogsumexp(np.int32([1, 2])),
+    "cumlogsumexp_empty": lambda jnp, lax: [
+        lax.cumlogsumexp(np.zeros((0,), np.int32)),
+        lax.cumlogsumexp(np.zeros((2, 0), np.complex64), axis=1),
+        lax.cumlogsumexp(np.zeros((0, 2), np.float32)),
+    ],
 }
 
 

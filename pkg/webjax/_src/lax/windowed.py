@@ -664,7 +664,7 @@ _CUM_KINDS = {  # complex: lowering_complex.py (cumsum per part; the others comp
     cumprod_p: "fiuc",
     cummax_p: "fiubc",
     cummin_p: "fiubc",
-    cumlogsumexp_p: "f",
+    cumlogsumexp_p: "fc",
 }
 
 
@@ -732,9 +732,12 @@ def _prefix_mask(shape: tuple[int, ...], axis: int, reverse: bool) -> Any:
 
 
 def _cumlogsumexp_impl(x: Any, *, axis: int, reverse: bool) -> Any:
+    # complex: shifted by the running max of the real parts, the principal log of the sum
     xa = _aval(x)
-    m = cummax_p.bind(x, axis=axis, reverse=reverse)
-    m = lax.select(lax.is_finite(m), m, lax.full(xa.shape, 0, xa.dtype))
+    re = lax.real(x) if xa.dtype.kind == "c" else x
+    m = cummax_p.bind(re, axis=axis, reverse=reverse)
+    m = lax.select(lax.is_finite(m), m, lax.full(xa.shape, 0, _aval(m).dtype))
+    m = lax.convert_element_type(m, xa.dtype)
     diff = lax.sub(_grid(x, axis, "r"), _grid(m, axis, "i"))
     grid_shape = _aval(diff).shape
     neg_inf = lax.full(grid_shape, -math.inf, xa.dtype)
@@ -862,10 +865,16 @@ def _cumulative(prim: Primitive) -> Callable[..., Any]:
         ax = int(axis)
         if not -nd <= ax < nd:
             raise ValueError(f"{prim.name}: axis {axis} is out of bounds for array of rank {nd}")
-        if prim.name != "cumlogsumexp" and core.get_aval(operand).dtype.kind == "b":
+        aval = core.get_aval(operand)
+        if aval.dtype.kind == "b":
             raise TypeError(
                 f"{prim.name} does not accept dtype bool. Accepted dtypes are subtypes of number."
             )
+        if prim is cumlogsumexp_p and aval.dtype.kind in "iu" and aval.size:
+            # as JAX, whose -inf starting value has no integer form
+            raise OverflowError("cannot convert float infinity to integer")
+        if prim is cumlogsumexp_p and aval.dtype.kind in "iu":  # empty: nothing to compute
+            return lax.full(aval.shape, 0, aval.dtype)
         return prim.bind(operand, axis=ax % nd, reverse=bool(reverse))
 
     fn.__name__ = prim.name
