@@ -363,6 +363,13 @@ CASES: dict[str, Any] = {
         lax.cumlogsumexp(np.zeros((2, 0), np.complex64), axis=1),
         lax.cumlogsumexp(np.zeros((0, 2), np.float32)),
     ],
+    # median is the midpoint of the middle pair, so a lone inf stays inf
+    "median_lone_inf": lambda jnp, lax: [
+        jnp.median(np.float32([[np.inf, 1], [np.inf, -np.inf], [1, 2]]), axis=()),
+        jnp.median(np.float32([[np.inf, 1]]), axis=0),
+        jnp.nanmedian(np.float32([[np.inf, np.nan], [np.nan, np.nan]]), axis=1),
+        jnp.median(np.int32([1, 2, 3, 4])),
+    ],
 }
 
 

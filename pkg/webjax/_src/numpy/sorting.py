@@ -122,7 +122,8 @@ def median(
     keepdims: bool = False,
 ) -> Any:
     util.check_arraylike("median", a)
-    return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
+    # the midpoint of the middle pair, as JAX: a lone inf stays inf (linear gives inf * 0)
+    return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 
 def _no_complex(a: Any) -> None:
@@ -461,4 +462,4 @@ def nanmedian(
     keepdims: bool = False,
 ) -> Any:
     util.check_arraylike("nanmedian", a)
-    return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
+    return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
