@@ -163,6 +163,21 @@ def test_fori_loop_values(rjax, bounds):
     both(rjax, lambda ns: ns.jit(build(ns)), X)
 
 
+@pytest.mark.parametrize("how", ["eager", "jit"])
+def test_long_loop_memory_is_its_live_frontier(how):
+    """1,100 iterations of a 4 MB carry (4.4 GB in all): too many to unroll into one program
+    (the loop then runs its body's program per iteration), and each iteration's buffer freed
+    once the next has read it; wasm, whose memory stops at 4 GiB, raised MemoryError before."""
+    n, steps = 1 << 20, 1100
+
+    def loop(x):
+        return lax.fori_loop(0, steps, lambda i, v: v * 0.5 + 1.0, x)
+
+    with webjax.default_device(webjax.devices("wasm")[0]):
+        out = (webjax.jit(loop) if how == "jit" else loop)(jnp.zeros(n, jnp.float32))
+        np.testing.assert_array_equal(np.asarray(out[:3]), np.full(3, 2.0, np.float32))
+
+
 def test_fori_loop_traced_bounds(rjax):
     def build(ns):
         return ns.jit(lambda n, x: ns.lax.fori_loop(0, n, lambda i, v: v + i * 1.0, x))

@@ -196,8 +196,12 @@ def execute(target: LazyBuffer) -> None:
         seen.add(id(lb))
         stack.append((lb, True))
         stack.extend((i, False) for i in lb.inputs if not i.realized)
-    for lb in order:
-        _run(lb)
+    # run in order, letting go of each buffer as it is run: an intermediate is freed once its
+    # last reader has run (a deep graph's peak memory is its live frontier, not its sum)
+    order.reverse()
+    del lb
+    while order:
+        _run(order.pop())
 
 
 def _run(lb: LazyBuffer) -> None:

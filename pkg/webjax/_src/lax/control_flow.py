@@ -9,13 +9,15 @@ transpose (cond, scan) and batching.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import core, dtypes
 from ..core import ClosedJaxpr, Jaxpr, ShapedArray
-from ..dispatch import devices
+from ..dispatch import devices, program
 from ..dispatch.array import Array
+from ..dispatch.lazy import NeedsValues
 from ..interpreters import ad, batching
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
@@ -951,6 +953,30 @@ def _loop_boundary(x: Any) -> Any:
     return x
 
 
+# A scan inside a program being compiled is unrolled into it: the program's kernels repeat per
+# iteration (fast to run, with the iterations' kernels fused across the carry). Past this many
+# equations unrolled, compiling costs more than it saves (seconds of lowering, and every
+# iteration's buffers in one program: gigabytes for a 464 x 464 eigh's 6,000 Jacobi rounds),
+# so the enclosing program runs eagerly and the loop runs its body's own compiled program per
+# iteration.
+_UNROLLED_EQUATIONS = 20_000
+
+
+def _scan_body(jaxpr: ClosedJaxpr, length: int) -> Callable[..., list[Any]]:
+    """How each iteration of a scan runs: its body's compiled program on concrete arrays (one
+    compile, then no lowering per iteration), else its equations one by one."""
+    if program.compiling():
+        if length * len(jaxpr.jaxpr.eqns) > _UNROLLED_EQUATIONS:
+            raise NeedsValues(f"a scan of {length} iterations is too long to unroll")
+        return functools.partial(_call, jaxpr)
+
+    def run(*args: Any) -> list[Any]:
+        outs = program.run_jaxpr(jaxpr, list(args), name="scan body")
+        return outs if outs is not None else _call(jaxpr, *args)
+
+    return run
+
+
 @scan_p.def_impl
 def _scan_impl(
     *args: Any,
@@ -970,8 +996,9 @@ def _scan_impl(
     ys: list[list[Any]] = [[] for _ in y_avals]
     order = range(length - 1, -1, -1) if reverse else range(length)
     every = max(1, int(unroll))
+    body = _scan_body(jaxpr, length)
     for n, i in enumerate(order):
-        outs = _call(jaxpr, *consts, *carry, *[_index(x, i) for x in xs])
+        outs = body(*consts, *carry, *[_index(x, i) for x in xs])
         carry = outs[:num_carry]
         for k, y in enumerate(outs[num_carry:]):
             ys[k].append(y)

@@ -45,6 +45,7 @@ from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined
 from ..jit import jit
 from . import lax
+from .control_flow import fori_loop
 from .slicing import GatherDimensionNumbers, gather
 from .sorting import sort_p
 
@@ -894,17 +895,40 @@ batching.primitive_batchers[qr_p] = _unary_front_batch(qr_p)
 # ============================================================================================
 # Jacobi machinery shared by eigh and svd
 # ============================================================================================
-def _partner(N: int, r: int) -> Any:
-    """Round r (0 <= r < N - 1) of the round-robin schedule on N (even) indices: the index
-    paired with each i, as an int32 (N,) expression (circle method: i + j = 2r mod N - 1)."""
+def _partner(N: int, r: Any) -> Any:
+    """Round r (0 <= r < N - 1; an int, or an int32 scalar in a loop) of the round-robin
+    schedule on N (even) indices: the index paired with each i, as an int32 (N,) expression
+    (circle method: i + j = 2r mod N - 1)."""
     i = _iota((N,), 0)
     last = _i32(N - 1)
     if N == 2:
         return lax.sub(_i32(1), i)
-    p = lax.rem(lax.sub(_i32(2 * r + N - 1), i), _i32(N - 1))
+    if isinstance(r, int):
+        two_r, r_all = _i32(2 * r + N - 1), lax.full((N,), r, dtypes.int32)
+    else:
+        two_r = lax.add(lax.mul(r, _i32(2)), _i32(N - 1))
+        r_all = lax.broadcast_in_dim(r, (N,), ())
+    p = lax.rem(lax.sub(two_r, i), _i32(N - 1))
     p = lax.select(lax.eq(p, i), lax.full((N,), N - 1, dtypes.int32), p)
-    p = lax.select(lax.eq(i, last), lax.full((N,), r, dtypes.int32), p)
+    p = lax.select(lax.eq(i, last), r_all, p)
     return p
+
+
+# Unrolled, a round's partners are constants and its gathers fold into index arithmetic; but
+# the program grows with sweeps * (N - 1) rounds (its compile time and, with every round's
+# matrix live, its memory: 100k equations and gigabytes at n = 464). Past this many rounds
+# they run in a loop, one traced round with its partners computed from the round number.
+_UNROLLED_ROUNDS = 64
+
+
+def _jacobi_rounds(z: Any, one_round: Callable[[Any, Any], Any], sweeps: int, N: int) -> Any:
+    """`sweeps` cyclic sweeps of `one_round(z, r)` over the rounds r of the N-index schedule."""
+    if sweeps * (N - 1) <= _UNROLLED_ROUNDS:
+        for _sweep in range(sweeps):
+            for r in range(N - 1):
+                z = one_round(z, r)
+        return z
+    return fori_loop(0, sweeps * (N - 1), lambda k, z: one_round(z, lax.rem(k, _i32(N - 1))), z)
 
 
 def _rotation(app: Any, aqq: Any, apq: Any) -> tuple[Any, Any]:
@@ -1036,25 +1060,27 @@ def _eigh_composite(
     R, C = _iota(sh, 1), _iota(sh, 2)
     top = lax.lt(R, _i32(N))
     ii = _iota((N,), 0)
-    for _sweep in range(jacobi_sweeps(n, dt)):
-        for r in range(N - 1):
-            p = _partner(N, r)
-            lo, hi = lax.min(ii, p), lax.max(ii, p)
-            app = _gather_static(z, [lo, lo], [1, 2])
-            aqq = _gather_static(z, [hi, hi], [1, 2])
-            apq = _gather_static(z, [lo, hi], [1, 2])
-            c, s = _rotation(app, aqq, apq)
-            rot = _rot_params(c, s, p)
-            zj = _apply_right(z, rot, p)  # [A J; V J]
-            # rows of the top block mix too: A' = J^T (A J)
-            prow = lax.concatenate([p, lax.add(ii, _i32(N))], 0)  # (2N,)
-            zjp = _gather_static(zj, [prow], [1])  # (B, 2N, N)
-            ci = lax.concatenate([_take(rot, 1, 0), lax.full((B, N), 1, dt)], 1)
-            gi = lax.concatenate([_take(rot, 1, 1), lax.full((B, N), 0, dt)], 1)
-            new = lax.add(lax.mul(_bc(ci, sh, (0, 1)), zj), lax.mul(_bc(gi, sh, (0, 1)), zjp))
-            pr = _bc(prow, sh, (1,))
-            new = lax.select(lax.bitwise_and(top, lax.eq(C, pr)), _full_like_shape(sh, 0, dt), new)
-            z = _barrier(new)
+
+    def one_round(z: Any, r: Any) -> Any:
+        p = _partner(N, r)
+        lo, hi = lax.min(ii, p), lax.max(ii, p)
+        app = _gather_static(z, [lo, lo], [1, 2])
+        aqq = _gather_static(z, [hi, hi], [1, 2])
+        apq = _gather_static(z, [lo, hi], [1, 2])
+        c, s = _rotation(app, aqq, apq)
+        rot = _rot_params(c, s, p)
+        zj = _apply_right(z, rot, p)  # [A J; V J]
+        # rows of the top block mix too: A' = J^T (A J)
+        prow = lax.concatenate([p, lax.add(ii, _i32(N))], 0)  # (2N,)
+        zjp = _gather_static(zj, [prow], [1])  # (B, 2N, N)
+        ci = lax.concatenate([_take(rot, 1, 0), lax.full((B, N), 1, dt)], 1)
+        gi = lax.concatenate([_take(rot, 1, 1), lax.full((B, N), 0, dt)], 1)
+        new = lax.add(lax.mul(_bc(ci, sh, (0, 1)), zj), lax.mul(_bc(gi, sh, (0, 1)), zjp))
+        pr = _bc(prow, sh, (1,))
+        new = lax.select(lax.bitwise_and(top, lax.eq(C, pr)), _full_like_shape(sh, 0, dt), new)
+        return _barrier(new)
+
+    z = _jacobi_rounds(z, one_round, jacobi_sweeps(n, dt), N)
     w = _gather_static(z, [ii, ii], [1, 2])  # (B, N)
     v = lax.slice(z, (0, N, 0), (B, 2 * N, N))
     if n != N:
@@ -1171,26 +1197,28 @@ def _svd_tall(a: Any, compute_uv: bool, full_matrices: bool) -> tuple[Any, Any, 
         a = lax.pad(a, _const(0, dt), [(0, 0, 0), (0, 0, 0), (0, 1, 0)])
     z = _barrier(lax.concatenate([a, _eye((B, N, N), dt)], 1))  # [W; V]: (B, m + N, N)
     ii = _iota((N,), 0)
-    for _sweep in range(jacobi_sweeps(n, dt)):
-        for r in range(N - 1):
-            p = _partner(N, r)
-            lo, hi = lax.min(ii, p), lax.max(ii, p)
-            wt = lax.slice(z, (0, 0, 0), (B, m, N))
-            wp = lax.transpose(_gather_static(wt, [p], [2]), (0, 2, 1))
-            both = lax.concatenate(
-                [
-                    lax.reshape(lax.mul(wt, wt), (B, 1, m, N)),
-                    lax.reshape(lax.mul(wt, wp), (B, 1, m, N)),
-                ],
-                1,
-            )
-            gram = lax.reduce_sum(both, (2,))  # (B, 2, N): |w_i|^2 and w_i . w_p(i)
-            norms, cross = _take(gram, 1, 0), _take(gram, 1, 1)
-            alpha = _gather_static(norms, [lo], [1])
-            beta = _gather_static(norms, [hi], [1])
-            gamma = _gather_static(cross, [lo], [1])
-            c, s = _rotation(alpha, beta, gamma)
-            z = _barrier(_apply_right(z, _rot_params(c, s, p), p))
+
+    def one_round(z: Any, r: Any) -> Any:
+        p = _partner(N, r)
+        lo, hi = lax.min(ii, p), lax.max(ii, p)
+        wt = lax.slice(z, (0, 0, 0), (B, m, N))
+        wp = lax.transpose(_gather_static(wt, [p], [2]), (0, 2, 1))
+        both = lax.concatenate(
+            [
+                lax.reshape(lax.mul(wt, wt), (B, 1, m, N)),
+                lax.reshape(lax.mul(wt, wp), (B, 1, m, N)),
+            ],
+            1,
+        )
+        gram = lax.reduce_sum(both, (2,))  # (B, 2, N): |w_i|^2 and w_i . w_p(i)
+        norms, cross = _take(gram, 1, 0), _take(gram, 1, 1)
+        alpha = _gather_static(norms, [lo], [1])
+        beta = _gather_static(norms, [hi], [1])
+        gamma = _gather_static(cross, [lo], [1])
+        c, s = _rotation(alpha, beta, gamma)
+        return _barrier(_apply_right(z, _rot_params(c, s, p), p))
+
+    z = _jacobi_rounds(z, one_round, jacobi_sweeps(n, dt), N)
     w = lax.slice(z, (0, 0, 0), (B, m, n))
     v = lax.slice(z, (0, m, 0), (B, m + n, n))
     sv = lax.sqrt(lax.reduce_sum(lax.mul(w, w), (1,)))  # (B, n)
