@@ -370,6 +370,13 @@ CASES: dict[str, Any] = {
         jnp.nanmedian(np.float32([[np.inf, np.nan], [np.nan, np.nan]]), axis=1),
         jnp.median(np.int32([1, 2, 3, 4])),
     ],
+    # zeta's derivatives are the Euler-Maclaurin expression's, unmasked: finite for x < 1
+    "grad_zeta_x_below_one": lambda jnp, lax: jnp.round(
+        _lib(jnp).vmap(_lib(jnp).grad(_lib(jnp).scipy.special.zeta))(
+            np.float32([0.25, 0.5, 1.5, 3.0]), np.float32([2.0, 3.5, 2.0, 1.5])
+        ),
+        3,
+    ),
 }
 
 

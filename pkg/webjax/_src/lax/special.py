@@ -466,7 +466,9 @@ _ZETA_EXTRA = 16  # extra direct terms so that q down to -16 reaches q + n > 9
 
 
 @_upcast
-def _zeta_value(x: Any, q: Any) -> Any:
+def _zeta_series(x: Any, q: Any) -> Any:
+    """The Euler-Maclaurin expression itself, with no domain masks (JAX's derivatives are
+    this expression's, so the analytic continuation even where the value is NaN)."""
     one, zero = _c(1.0, x), _c(0.0, x)
     dt = core.get_aval(x).dtype
     # the last direct term is at w = q + n with n >= 9 and q + n > 9
@@ -506,7 +508,13 @@ def _zeta_value(x: Any, q: Any) -> Any:
         lax.add(lax.div(one, lax.sub(x, one)), lax.div(one, lax.mul(_c(2.0, q), q))),
         lax.pow(q, lax.sub(one, x)),
     )
-    out = lax.select(lax.gt(q, _c(1e8, q)), big_q, s)
+    return lax.select(lax.gt(q, _c(1e8, q)), big_q, s)
+
+
+@_upcast
+def _zeta_value(x: Any, q: Any) -> Any:
+    one, zero = _c(1.0, x), _c(0.0, x)
+    out = _zeta_series(x, q)
     nan, inf = _c(math.nan, x), _c(math.inf, x)
     # as XLA: NaN for q = NaN or +inf and x = +inf (its sum meets 0 * inf), then for x < 1, then
     # for q <= 0 with x not an integer; a pole at integer q <= 0 is +inf only for even x; x = 1 is

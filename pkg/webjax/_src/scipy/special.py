@@ -510,8 +510,8 @@ def _zeta(x: Any, q: Any) -> Any:
 
 
 def _zeta_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
-    """Derivatives of the Euler-Maclaurin expression itself (in x and q)."""
-    return jvp(lsp._zeta_value, primals, tangents)
+    """Derivatives of the Euler-Maclaurin expression itself (in x and q), unmasked as JAX's."""
+    return _zeta(*primals), jvp(lsp._zeta_series, primals, tangents)[1]
 
 
 _zeta.defjvp(_zeta_jvp)
