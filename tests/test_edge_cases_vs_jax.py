@@ -307,6 +307,34 @@ CASES: dict[str, Any] = {
         jnp.ravel(jnp.arange(6).reshape(2, 3), order="F"),
         _jit(jnp, lambda x: x.reshape(-1, *x.shape[2:], order="F"))(np.ones((2, 3, 4))),
     ],
+    # repeat to a static total_repeat_length: traced repeats, cut short, padded with the last
+    # source element, negative block starts indexed from the end
+    "repeat_total_length": lambda jnp, lax: (
+        [
+            _jit(jnp, lambda a, r, n=n: jnp.repeat(a, r, axis=1, total_repeat_length=n))(
+                np.arange(6.0).reshape(2, 3), np.int32(r)
+            )
+            for r, n in (([1, 2, 0], 5), ([1, 2, 0], 2), ([1, 2, 0], 7), ([-1, 2, 2], 3), (2, 6))
+        ]
+        + [
+            jnp.repeat(np.arange(6.0).reshape(2, 3), np.int32([1, 2, 0]), 1, total_repeat_length=7),
+            _jit(jnp, lambda a, r: jnp.repeat(a, r, total_repeat_length=8))(
+                np.arange(6.0), np.int32([1, 2, 0, 1, 2, 1])
+            ),
+            _vmap(jnp, lambda a, r: jnp.repeat(a, r, total_repeat_length=4))(
+                np.arange(6.0).reshape(2, 3), np.int32([[1, 2, 1], [0, 0, 4]])
+            ),
+            _lib(jnp).grad(
+                lambda a: (jnp.repeat(a, np.int32([1, 2, 0]), 1, total_repeat_length=3) ** 2).sum()
+            )(np.arange(6.0).reshape(2, 3)),
+        ]
+    ),
+    "repeat_traced_without_length_raises": lambda jnp, lax: _jit(
+        jnp, lambda a, r: jnp.repeat(a, r, axis=1)
+    )(np.ones((2, 3)), np.int32(2)),
+    "repeat_negative_raises": lambda jnp, lax: jnp.repeat(np.ones((2, 3)), -1, axis=0),
+    "repeat_float_raises": lambda jnp, lax: jnp.repeat(np.ones((2, 3)), 2.0, axis=0),
+    "repeat_wrong_length_raises": lambda jnp, lax: jnp.repeat(np.ones((2, 3)), np.int32([1, 2]), 1),
     "reshape_order_a_raises": lambda jnp, lax: jnp.arange(6).reshape(3, 2, order="A"),
     "reshape_order_k_raises": lambda jnp, lax: jnp.reshape(jnp.arange(6), (3, 2), order="K"),
     "ravel_order_k_raises": lambda jnp, lax: jnp.ravel(jnp.arange(6), order="K"),

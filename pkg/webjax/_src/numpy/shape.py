@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import core, dtypes
-from ..lax import lax
+from ..lax import lax, slicing, windowed
 from . import extended_dtypes, util
 from .ufuncs import not_equal, subtract
 
@@ -362,14 +362,19 @@ def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any =
         a, axis = ravel(a), 0
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     shape = util.aval(a).shape
-    if isinstance(repeats, core.Tracer) or (
-        not isinstance(repeats, int)
-        and hasattr(repeats, "shape")
-        and util.aval(repeats).shape != ()
-        and core.to_concrete(repeats) is None
-    ):
-        raise NotImplementedError("jnp.repeat with traced repeats needs gather; use static ones")
+    if total_repeat_length is not None:
+        return _repeat_to_length(a, repeats, ax, operator.index(total_repeat_length))
+    if not isinstance(repeats, int):
+        repeats = util.concrete_array(
+            repeats,
+            "The error occurred because of argument 'repeats' of jnp.repeat. To avoid this "
+            "error, pass a static `total_repeat_length`.",
+        )
+        if util.aval(repeats).dtype.kind not in "iub":
+            raise TypeError(f"jnp.repeat: repeats must be integers, got {util.aval(repeats).dtype}")
     reps = _host_ints(repeats)
+    if any(r < 0 for r in reps):
+        raise TypeError(f"jnp.repeat: repeats must be non-negative, got {reps}")
     if len(reps) == 1:
         out = _repeat_one(a, reps[0], ax)
     else:
@@ -382,14 +387,49 @@ def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any =
         if not parts:
             return lax.full(shape[:ax] + (0,) + shape[ax + 1 :], 0, util.aval(a).dtype)
         out = lax.concatenate(parts, ax)
-    if total_repeat_length is not None:
-        n = util.aval(out).shape[ax]
-        if n >= total_repeat_length:
-            out = _take_range(out, ax, 0, total_repeat_length)
-        else:
-            fill = _take_range(out, ax, n - 1, n)
-            out = lax.concatenate([out] + [fill] * (total_repeat_length - n), ax)
     return out
+
+
+def _repeat_to_length(a: Any, repeats: Any, ax: int, length: int) -> Any:
+    """repeat with a static result length (repeats may be traced): output j reads source
+    element idx[j] = (number of blocks starting at or before j) - 1, where block i starts at
+    the sum of the repeats before it (starts index as `.at[]` does: negative ones from the end,
+    others past the end dropped). Past the repeats' total the last element repeats; short of
+    it the result is cut."""
+    n = util.aval(a).shape[ax]
+    reps = util.ensure_array(repeats)
+    if util.aval(reps).dtype.kind not in "iub":
+        raise TypeError(f"jnp.repeat: repeats must be integers, got {util.aval(reps).dtype}")
+    reps = lax.convert_element_type(reps, dtypes.int32)
+    if util.aval(reps).shape not in ((), (1,), (n,)):
+        raise ValueError(
+            f"Incompatible types for broadcasting: input type=int32{list(util.aval(reps).shape)}"
+            f" and requested type=int32[{n}]"
+        )
+    reps = util.broadcast_to(lax.reshape(reps, (util.aval(reps).size,)), (n,))
+    if length == 0 or n == 0:
+        out_shape = list(util.aval(a).shape)
+        out_shape[ax] = length
+        if n == 0 and length:
+            raise ValueError(f"jnp.repeat: cannot repeat an empty axis to length {length}")
+        return lax.full(tuple(out_shape), 0, util.aval(a).dtype)
+    inclusive = windowed.cumsum(reps, 0)
+    starts = lax.sub(inclusive, reps)
+    starts = lax.select(
+        lax.lt(starts, lax.full((n,), 0, dtypes.int32)),
+        lax.add(starts, lax.full((n,), length, dtypes.int32)),
+        starts,
+    )
+    dn = slicing.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    ones = lax.full((n,), 1, dtypes.int32)
+    counts = slicing.scatter_add(
+        lax.full((length,), 0, dtypes.int32), lax.reshape(starts, (n, 1)), ones, dn, mode="drop"
+    )
+    idx = lax.sub(windowed.cumsum(counts, 0), lax.full((length,), 1, dtypes.int32))
+    taken = slicing.index_take(a, [idx], (ax,))  # the taken axis first
+    return moveaxis(taken, 0, ax)
 
 
 def _repeat_one(a: Any, r: int, ax: int) -> Any:
