@@ -2,7 +2,7 @@
 installed as `jax`, test by test.
 
     .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--jobs N] [--shard K/N]
-        [--flavour jax|webjax] [--timeout S] [--report optax-report.json]
+        [--flavour jax|webjax] [--timeout S] [--skip FILE ...] [--report optax-report.json]
     .venv/bin/python tests/ecosystem/optax_suite.py --merge REPORT.json [REPORT.json ...]
 
 Without `--all` it runs SAMPLE, the files the test tier runs; with it, every `*_test.py` of the
@@ -10,7 +10,8 @@ installed optax, one pytest process per file (about two hours under webjax on tw
 `--jobs N` one pytest process per flavour spread over N workers (pytest-xdist). `--shard K/N`
 runs every Nth file only (so a long run can be split over several machines or calls), and
 `--merge` joins the reports of the shards into one comparison; `--flavour` runs one flavour
-only (the other's half of the report stays empty until merged). Each flavour runs in its own
+only (the other's half of the report stays empty until merged); `--skip` leaves files out (named
+in the report). Each flavour runs in its own
 pytest processes (a library binds `jax` when it is imported, so the two cannot share one) with
 JUnit XML reports; the summary gives passed, failed, errors and skipped per flavour and the tests
 that pass under JAX but not under webjax.
@@ -200,13 +201,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--shard", help="K/N: run every Nth file only, from the Kth")
     parser.add_argument("--flavour", choices=("jax", "webjax"), help="run this flavour only")
     parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds a test may run")
+    parser.add_argument("--skip", nargs="+", default=[], help="optax test files to leave out")
     parser.add_argument("--merge", type=Path, nargs="+", help="join these reports, run nothing")
     parser.add_argument("--report", type=Path, help="write the comparison as JSON here")
     args = parser.parse_args(argv)
     if args.merge:
         jax, webjax, files = merge([json.loads(p.read_text()) for p in args.merge])
     else:
-        files_paths = select_shard(suite_files(args.all), args.shard)
+        skip = {optax_root() / f for f in args.skip}
+        files_paths = [f for f in select_shard(suite_files(args.all), args.shard) if f not in skip]
         flavours = [args.flavour] if args.flavour else ["jax", "webjax"]
         outcomes = {"jax": Outcomes(), "webjax": Outcomes()}
         with tempfile.TemporaryDirectory() as tmp:
@@ -222,6 +225,7 @@ def main(argv: list[str]) -> int:
         files = [str(f.relative_to(optax_root())) for f in files_paths]
     result = compare(jax, webjax)
     result["files"] = files
+    result["skipped_files"] = sorted(args.skip)
     result["outcomes"] = {"jax": jax.by_test, "webjax": webjax.by_test}
     result["messages"] = {"jax": jax.messages, "webjax": webjax.messages}
     if args.report:
