@@ -359,14 +359,22 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     return tree_unflatten(out_tree, cond_p.bind(idx, *args, branches=jaxprs))
 
 
+_NO_OPERAND = object()
+
+
 def cond(
     pred: Any,
     true_fun: Callable[..., Any],
     false_fun: Callable[..., Any],
     *operands: Any,
-    operand: Any = None,
+    operand: Any = _NO_OPERAND,
 ) -> Any:
-    if operand is not None:
+    if operand is not _NO_OPERAND:  # JAX's deprecated keyword: one operand, None included
+        if operands:
+            raise TypeError(
+                "if 'operand' keyword is passed then no positional operands can be passed, got "
+                f"operand={operand!r} and positional operands {operands!r}"
+            )
         operands = (operand,)
     if pred is None:
         raise TypeError("cond predicate is None")
