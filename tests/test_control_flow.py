@@ -96,9 +96,7 @@ def test_cond_joins_weak_types_and_returns_arrays(rjax):
 def test_cond_operand_none_is_one_operand(rjax):
     """operand=None passes None to the branches (Optax's conditionally_mask), as in JAX."""
     for ns in (webjax, rjax):
-        got = ns.lax.cond(
-            True, lambda x: x is None, lambda x: x is not None, operand=None
-        )
+        got = ns.lax.cond(True, lambda x: x is None, lambda x: x is not None, operand=None)
         assert bool(got)
         with pytest.raises(TypeError, match="no positional operands"):
             ns.lax.cond(True, lambda x, y: 1, lambda x, y: 2, 1, operand=None)

@@ -410,6 +410,10 @@ def test_dtypes_interoperate_with_numpy():
     assert wjnp.finfo(rjnp.float32.dtype).eps == rjnp.finfo(rjnp.float32.dtype).eps
     assert wjnp.iinfo(np.dtype("uint8")).max == 255
     assert wjnp.ones(2, wjnp.float16.dtype).dtype == wjnp.float16
+    # a dtype's scalar type is NumPy's class, as JAX's (np.iscomplexobj reads it)
+    assert x.dtype.type is rjnp.ones(3).dtype.type is np.float32
+    assert not np.iscomplexobj(x) and np.iscomplexobj(wjnp.ones(2, wjnp.complex64))
+    assert issubclass(wjnp.zeros(2, wjnp.int8).dtype.type, np.signedinteger)
     assert issubclass(webjax.errors.NonConcreteBooleanIndexError, IndexError)
 
 

@@ -43,8 +43,12 @@ class DType:
         return _BITS.get(self, self.itemsize * 8)
 
     @property
-    def type(self) -> ScalarType:
-        return _SCALAR_TYPES[self.name]
+    def type(self) -> Any:
+        """The scalar type: NumPy's when NumPy is installed, as JAX's dtypes (a class, so that
+        `issubclass(x.dtype.type, np.complexfloating)` and `np.iscomplexobj(x)` work), else
+        webjax's `jnp.float32` and friends."""
+        npdt = _numpy_dtype(self)
+        return _SCALAR_TYPES[self.name] if npdt is None else npdt.type
 
     @property
     def dtype(self) -> Any:
