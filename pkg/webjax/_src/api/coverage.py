@@ -32,9 +32,9 @@ LINEAR = frozenset({
 })  # fmt: skip
 
 
-# Primitives JAX itself has no derivative for (LAPACK-only decompositions): differentiating them
-# raises, as in JAX, and the table says so.
-UNDIFFERENTIATED_IN_JAX = frozenset({"schur", "hessenberg"})
+# Primitives JAX itself has no derivative for (LAPACK-only decompositions, nextafter's bit
+# steps): differentiating them raises, as in JAX, and the table says so.
+UNDIFFERENTIATED_IN_JAX = frozenset({"schur", "hessenberg", "nextafter"})
 
 
 def all_primitives() -> list[Primitive]:
