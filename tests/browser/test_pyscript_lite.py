@@ -126,6 +126,13 @@ def test_lite_config_is_offline(lite_url: str, build_module: Any) -> None:
     assert (lite / "files" / "webjax_demo.ipynb").is_file()
 
 
+# the index of the notebook's active cell
+ACTIVE_CELL = (
+    "[...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+    ".findIndex(c => c.classList.contains('jp-mod-active'))"
+)
+
+
 @pytest.fixture(scope="module")
 def notebook(browser: Any, lite_url: str) -> Iterator[tuple[Any, Guard]]:
     """The demo notebook open in JupyterLite, its code cells before the vmap one run."""
@@ -136,7 +143,11 @@ def notebook(browser: Any, lite_url: str) -> Iterator[tuple[Any, Guard]]:
         page.goto(lite_url + "notebooks/index.html?path=webjax_demo.ipynb")
         page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=LOAD_TIMEOUT_MS)
         page.click(".jp-Notebook .jp-CodeCell >> nth=0")
-        for _ in range(4):  # %pip install, import, markdown, the jit/grad cell
+        first = page.evaluate(ACTIVE_CELL)
+        for i in range(first, first + 4):  # %pip install, import, markdown, the jit/grad cell
+            # one Shift+Enter per cell, each once the notebook has moved to that cell (under
+            # load a keystroke sent while it is still busy can be lost)
+            page.wait_for_function(f"{ACTIVE_CELL} === {i}", timeout=LOAD_TIMEOUT_MS)
             page.keyboard.press("Shift+Enter")
         page.wait_for_function(
             """() => [...document.querySelectorAll('.jp-OutputArea-output')]
