@@ -227,7 +227,9 @@ def run_jaxpr(
     return program.run(args, device, donate)
 
 
-_EFFECTS = frozenset({"debug_callback", "io_callback"})
+# Host callbacks need real values at every call (a pure one too: compiling would call it on
+# symbolic arrays first), so programs holding one run eagerly.
+_EFFECTS = frozenset({"debug_callback", "io_callback", "pure_callback"})
 # Calls whose body is simply evaluated: inline them so uses inside are counted too.
 _TRANSPARENT = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
                 "checkpoint": "jaxpr"}  # fmt: skip
