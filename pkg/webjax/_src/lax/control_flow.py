@@ -968,6 +968,8 @@ def _loop_boundary(x: Any) -> Any:
 # so the enclosing program runs eagerly and the loop runs its body's own compiled program per
 # iteration.
 _UNROLLED_EQUATIONS = 20_000
+# Eager loops at least this long run their body as a compiled program (cached per body).
+_COMPILED_BODY_ITERATIONS = 256
 
 
 def _scan_body(jaxpr: ClosedJaxpr, length: int) -> Callable[..., list[Any]]:
@@ -977,6 +979,8 @@ def _scan_body(jaxpr: ClosedJaxpr, length: int) -> Callable[..., list[Any]]:
         if length * len(jaxpr.jaxpr.eqns) > _UNROLLED_EQUATIONS:
             raise NeedsValues(f"a scan of {length} iterations is too long to unroll")
         return functools.partial(_call, jaxpr)
+    if length < _COMPILED_BODY_ITERATIONS:  # a short loop: its body's program is not worth
+        return functools.partial(_call, jaxpr)  # compiling (nor keeping: programs are cached)
 
     def run(*args: Any) -> list[Any]:
         outs = program.run_jaxpr(jaxpr, list(args), name="scan body")
