@@ -45,6 +45,62 @@ def test_transcendentals_close_on_swiftshader(webjax_page: PyodidePage) -> None:
     assert max(worst.values()) <= 3, worst
 
 
+TILED = """
+import webjax
+import webjax.numpy as jnp
+from webjax._src.codegen.glsl import matmul as glsl_matmul
+from webjax._src.runtime.backend import get_backend
+
+gpu, cpu = webjax.devices("webgl")[0], webjax.devices("wasm")[0]  # wasm: a fast reference
+limits = get_backend("webgl").limits
+key = webjax.random.PRNGKey(0)
+
+def rnd(*shape):
+    global key
+    key, sub = webjax.random.split(key)
+    return webjax.random.normal(sub, shape)
+
+CASES = [  # name, function, a's shape, b's shape, k
+    ("plain", lambda a, b: a @ b, (65, 63), (63, 130), 63),
+    ("a transposed", lambda a, b: a.T @ b, (63, 65), (63, 130), 63),
+    ("b and out transposed", lambda a, b: (a @ b.T).T, (65, 63), (130, 63), 63),
+    ("batched", lambda a, b: jnp.matmul(a, b), (3, 20, 24), (3, 24, 36), 24),
+    ("epilogue", lambda a, b: jnp.maximum(a @ b + 1.0, 0.0), (40, 24), (24, 36), 25),
+]
+bad, tiles = [], []
+glsl_matmul.MIN_MACS, glsl_matmul.MIN_DIM = 0, 1
+try:
+    for rm, rn in ((2, 2), (4, 4), (4, 8)):
+        if rm * rn // 4 > limits["max_draw_buffers"]:
+            continue
+        glsl_matmul.FORCE_TILE = glsl_matmul.Tile(rm, rn)
+        get_backend("webgl")._cache.clear()
+        tiles.append(rm * rn)
+        for name, fn, sa, sb, k in CASES if rm * rn == 32 else CASES[:1]:
+            a, b = rnd(*sa), rnd(*sb)
+            got = webjax.jit(fn)(webjax.device_put(a, gpu), webjax.device_put(b, gpu))
+            a, b = webjax.device_put(a, cpu), webjax.device_put(b, cpu)
+            want, ref = fn(a, b), fn(jnp.abs(a), jnp.abs(b))  # ref: the size of the sums
+            err = jnp.abs(webjax.device_put(got, cpu) - want)
+            if bool(jnp.any(err > 2.0 * (k + 2) * 2.0**-24 * ref + 1e-30)):
+                bad.append((rm, rn, name, float(jnp.max(err))))
+finally:
+    glsl_matmul.FORCE_TILE = None
+    glsl_matmul.MIN_MACS, glsl_matmul.MIN_DIM = 1 << 18, 4
+    get_backend("webgl")._cache.clear()
+[bad, tiles, limits["max_draw_buffers"]]
+"""
+
+
+def test_tiled_matmul_on_swiftshader(webjax_page: PyodidePage) -> None:
+    """The tiled product (pack, product into a texture array's layers, unpack) for each tile,
+    against the wasm device; with the 4x8 tile (8 layers) also transposed operands and outputs,
+    batches and a fused epilogue."""
+    bad, tiles, draw_buffers = webjax_page.run_py(TILED)
+    assert bad == [], bad
+    assert tiles == [4, 16, 32][: len(tiles)] and (draw_buffers < 8 or len(tiles) == 3), tiles
+
+
 PROGRAM = """
 import webjax
 import webjax.numpy as jnp

@@ -23,6 +23,7 @@ _HELPER_JS = r"""
   let gl = null, fbo = null, attached = null, current = null, lost = null, redReads = null;
   let timerExt = null;
   const locations = new Map();
+  const layersOf = new WeakMap();  // texture arrays: their layers
   function check(what) {
     if (lost) {
       throw new Error("webgl: the WebGL context was lost (" + lost + "); arrays on it are " +
@@ -129,16 +130,26 @@ _HELPER_JS = r"""
       if (!lost) lost = "WEBGL_lose_context";
       return true;
     },
-    createTexture(w, h, rgba) {
+    // an R32UI texture (RGBA32UI with rgba); with layers > 1 a texture array, which draw()
+    // samples as such and draws as that many render targets
+    createTexture(w, h, rgba, layers) {
       if (lost) check("createTexture");
       const t = gl.createTexture();
+      const target = layers > 1 ? gl.TEXTURE_2D_ARRAY : gl.TEXTURE_2D;
+      const fmt = rgba ? gl.RGBA32UI : gl.R32UI;
       gl.activeTexture(gl.TEXTURE0);
-      gl.bindTexture(gl.TEXTURE_2D, t);
-      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
-      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
-      gl.texStorage2D(gl.TEXTURE_2D, 1, rgba ? gl.RGBA32UI : gl.R32UI, w, h);
-      gl.bindTexture(gl.TEXTURE_2D, null);
-      check("a " + w + "x" + h + (rgba ? " RGBA32UI" : " R32UI") + " texture");
+      gl.bindTexture(target, t);
+      gl.texParameteri(target, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+      gl.texParameteri(target, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+      if (layers > 1) {
+        gl.texStorage3D(target, 1, fmt, w, h, layers);
+        layersOf.set(t, layers);
+      } else {
+        gl.texStorage2D(target, 1, fmt, w, h);
+      }
+      gl.bindTexture(target, null);
+      check("a " + w + "x" + h + (rgba ? " RGBA32UI" : " R32UI") +
+            (layers > 1 ? " x" + layers + " layers" : "") + " texture");
       return t;
     },
     deleteTexture(t) {
@@ -236,29 +247,36 @@ _HELPER_JS = r"""
         if (l) gl.uniform1i(l, rest[2 * j + 1]);
       }
       const ntex = rest.length - 2 * nuniforms;
+      const kinds = [];
       for (let k = 0; k < ntex; k++) {
+        const t = rest[2 * nuniforms + k];
+        kinds.push(layersOf.has(t) ? gl.TEXTURE_2D_ARRAY : gl.TEXTURE_2D);
         gl.activeTexture(gl.TEXTURE0 + k);
-        gl.bindTexture(gl.TEXTURE_2D, rest[2 * nuniforms + k]);
+        gl.bindTexture(kinds[k], t);
       }
-      const outs = Array.isArray(out) ? out : [out];  // an array: render targets 0.. (MRT)
-      attach(outs[0]);
-      for (let j = 1; j < outs.length; j++) {
-        gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + j, gl.TEXTURE_2D,
-                                outs[j], 0);
+      const layers = layersOf.get(out) || 1;  // a texture array: a render target per layer
+      if (layers > 1) {
+        for (let j = 0; j < layers; j++) {
+          gl.framebufferTextureLayer(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + j, out, 0, j);
+        }
+        const bufs = [];
+        for (let j = 0; j < layers; j++) bufs.push(gl.COLOR_ATTACHMENT0 + j);
+        gl.drawBuffers(bufs);
+      } else {
+        attach(out);
       }
-      if (outs.length > 1) gl.drawBuffers(outs.map((_, j) => gl.COLOR_ATTACHMENT0 + j));
       gl.viewport(0, 0, w, rows);
       gl.drawArrays(gl.TRIANGLES, 0, 3);
-      if (outs.length > 1) {  // back to one target
-        for (let j = 1; j < outs.length; j++) {
-          gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + j, gl.TEXTURE_2D,
-                                  null, 0);
+      if (layers > 1) {  // back to one target, nothing attached
+        for (let j = 0; j < layers; j++) {
+          gl.framebufferTextureLayer(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0 + j, null, 0, 0);
         }
         gl.drawBuffers([gl.COLOR_ATTACHMENT0]);
+        attached = null;
       }
       for (let k = 0; k < ntex; k++) {
         gl.activeTexture(gl.TEXTURE0 + k);
-        gl.bindTexture(gl.TEXTURE_2D, null);
+        gl.bindTexture(kinds[k], null);
       }
     },
     flush() { gl.flush(); },
@@ -343,10 +361,12 @@ class BrowserWebGL:
     async def wait_query_async(self, query: Any) -> None:
         await self.h.waitQuery(query)
 
-    def create_texture(self, width: int, height: int, rgba: bool = False) -> Any:
-        """An R32UI texture (RGBA32UI with `rgba`: the tiled matmul's scratch)."""
+    def create_texture(self, width: int, height: int, rgba: bool = False, layers: int = 1) -> Any:
+        """An R32UI texture (RGBA32UI with `rgba`: the tiled matmul's scratch); with `layers`
+        > 1 a texture array, which `draw` samples as such and draws as that many render
+        targets."""
         try:
-            return self.h.createTexture(width, height, rgba)
+            return self.h.createTexture(width, height, rgba, layers)
         except Exception as e:
             raise _error(e) from None
 
@@ -398,14 +418,10 @@ class BrowserWebGL:
         rows: int,
         uniforms: dict[str, int],
     ) -> None:
-        """A list of outputs is drawn as render targets 0.. (MRT)."""
+        """A texture array as the output is drawn as render targets 0.., a layer each (MRT)."""
         flat: list[Any] = []
         for name, value in uniforms.items():
             flat += [name, value]
-        if isinstance(output, list):
-            import js
-
-            output = js.Array.of(*output)
         try:
             self.h.draw(prog, output, width, rows, len(uniforms), *flat, *inputs)
         except Exception as e:

@@ -31,6 +31,7 @@ _EGL_CONTEXT_MAJOR_VERSION = 0x3098
 _EGL_NONE = 0x3038
 # GL ES 3
 _TEXTURE_2D = 0x0DE1
+_TEXTURE_2D_ARRAY = 0x8C1A
 _TEXTURE0 = 0x84C0
 _TEXTURE_MIN_FILTER = 0x2801
 _TEXTURE_MAG_FILTER = 0x2800
@@ -83,10 +84,12 @@ _GL_FUNCS: dict[str, tuple[Any, list[Any]]] = {
     "glActiveTexture": (None, [_u]),
     "glTexParameteri": (None, [_u, _u, _i]),
     "glTexStorage2D": (None, [_u, _i, _u, _i, _i]),
+    "glTexStorage3D": (None, [_u, _i, _u, _i, _i, _i]),
     "glTexSubImage2D": (None, [_u, _i, _i, _i, _i, _i, _u, _u, _p]),
     "glGenFramebuffers": (None, [_i, _p]),
     "glBindFramebuffer": (None, [_u, _u]),
     "glFramebufferTexture2D": (None, [_u, _u, _u, _u, _i]),
+    "glFramebufferTextureLayer": (None, [_u, _u, _u, _i, _i]),
     "glCheckFramebufferStatus": (_u, [_u]),
     "glReadPixels": (None, [_i, _i, _i, _i, _u, _u, _p]),
     "glCreateShader": (_u, [_u]),
@@ -197,6 +200,7 @@ class NativeWebGL:
         gl.GenVertexArrays(1, ids)
         gl.BindVertexArray(ids[0])
         self._attached = 0
+        self._layers: dict[int, int] = {}  # the texture arrays made here, by id: their layers
         self._red_reads: bool | None = None  # readPixels(RED_INTEGER) works (asked once)
         self._program = 0
         self._locations: dict[tuple[int, str], int] = {}
@@ -310,20 +314,30 @@ class NativeWebGL:
             raise RuntimeError(f"webgl: GL error 0x{err:04x} in {what}")
 
     # -- textures ------------------------------------------------------------------------------
-    def create_texture(self, width: int, height: int, rgba: bool = False) -> int:
-        """An R32UI texture (RGBA32UI with `rgba`: the tiled matmul's scratch)."""
+    def create_texture(self, width: int, height: int, rgba: bool = False, layers: int = 1) -> int:
+        """An R32UI texture (RGBA32UI with `rgba`: the tiled matmul's scratch); with `layers`
+        > 1 a texture array, which `draw` samples as such and draws as that many render
+        targets."""
         self._use()
         gl = self.gl
         ids = (C.c_uint * 1)()
         gl.GenTextures(1, ids)
-        tex = ids[0]
+        tex = int(ids[0])
+        target = _TEXTURE_2D_ARRAY if layers > 1 else _TEXTURE_2D
+        fmt = _RGBA32UI if rgba else _R32UI
         gl.ActiveTexture(_TEXTURE0)
-        gl.BindTexture(_TEXTURE_2D, tex)
-        gl.TexParameteri(_TEXTURE_2D, _TEXTURE_MIN_FILTER, _NEAREST)
-        gl.TexParameteri(_TEXTURE_2D, _TEXTURE_MAG_FILTER, _NEAREST)
-        gl.TexStorage2D(_TEXTURE_2D, 1, _RGBA32UI if rgba else _R32UI, width, height)
-        self._check(f"a {width}x{height} {'RGBA32UI' if rgba else 'R32UI'} texture")
-        return int(tex)
+        gl.BindTexture(target, tex)
+        gl.TexParameteri(target, _TEXTURE_MIN_FILTER, _NEAREST)
+        gl.TexParameteri(target, _TEXTURE_MAG_FILTER, _NEAREST)
+        if layers > 1:
+            gl.TexStorage3D(target, 1, fmt, width, height, layers)
+            self._layers[tex] = layers
+        else:
+            gl.TexStorage2D(target, 1, fmt, width, height)
+        gl.BindTexture(target, 0)
+        kind = f"{'RGBA32UI' if rgba else 'R32UI'}{f' x{layers} layers' if layers > 1 else ''}"
+        self._check(f"a {width}x{height} {kind} texture")
+        return tex
 
     def delete_texture(self, tex: int) -> None:
         if self.lost is not None:
@@ -331,6 +345,7 @@ class NativeWebGL:
         self._use()
         if self._attached == tex:
             self._attach(0)
+        self._layers.pop(tex, None)
         self.gl.DeleteTextures(1, (C.c_uint * 1)(tex))
 
     def write_texture(self, tex: int, width: int, rows: int, data: bytes | bytearray) -> None:
@@ -434,14 +449,14 @@ class NativeWebGL:
         self,
         prog: int,
         inputs: list[int],
-        output: int | list[int],
+        output: int,
         width: int,
         rows: int,
         uniforms: dict[str, int],
     ) -> None:
         """Run `prog` over rows 0..rows-1 of `output` (`width` texels wide), with input
         textures on units 0.. (sampler `in<k>` on unit k) and integer uniforms set by name.
-        A list of outputs is drawn as render targets 0.. (MRT)."""
+        A texture array as the output is drawn as render targets 0.., a layer each (MRT)."""
         self._use()
         gl = self.gl
         if self._program != prog:
@@ -455,25 +470,28 @@ class NativeWebGL:
             loc = self._location(prog, name)
             if loc >= 0:
                 gl.Uniform1i(loc, value)
-        for k, tex in enumerate(inputs):
+        kinds = [_TEXTURE_2D_ARRAY if tex in self._layers else _TEXTURE_2D for tex in inputs]
+        for k, (tex, kind) in enumerate(zip(inputs, kinds, strict=True)):
             gl.ActiveTexture(_TEXTURE0 + k)
-            gl.BindTexture(_TEXTURE_2D, tex)
-        outs = output if isinstance(output, list) else [output]
-        self._attach(outs[0])
-        for j, tex in enumerate(outs[1:], 1):
-            gl.FramebufferTexture2D(_FRAMEBUFFER, _COLOR_ATTACHMENT0 + j, _TEXTURE_2D, tex, 0)
-        if len(outs) > 1:
-            bufs = range(_COLOR_ATTACHMENT0, _COLOR_ATTACHMENT0 + len(outs))
-            gl.DrawBuffers(len(outs), (C.c_uint * len(outs))(*bufs))
+            gl.BindTexture(kind, tex)
+        layers = self._layers.get(output, 1)
+        if layers > 1:
+            for j in range(layers):
+                gl.FramebufferTextureLayer(_FRAMEBUFFER, _COLOR_ATTACHMENT0 + j, output, 0, j)
+            bufs = range(_COLOR_ATTACHMENT0, _COLOR_ATTACHMENT0 + layers)
+            gl.DrawBuffers(layers, (C.c_uint * layers)(*bufs))
+        else:
+            self._attach(output)
         gl.Viewport(0, 0, width, rows)
         gl.DrawArrays(_TRIANGLES, 0, 3)
-        if len(outs) > 1:  # back to one target
-            for j in range(1, len(outs)):
-                gl.FramebufferTexture2D(_FRAMEBUFFER, _COLOR_ATTACHMENT0 + j, _TEXTURE_2D, 0, 0)
+        if layers > 1:  # back to one target, nothing attached
+            for j in range(layers):
+                gl.FramebufferTextureLayer(_FRAMEBUFFER, _COLOR_ATTACHMENT0 + j, 0, 0, 0)
             gl.DrawBuffers(1, (C.c_uint * 1)(_COLOR_ATTACHMENT0))
-        for k in range(len(inputs)):  # unbind: an input may be the next draw's output
+            self._attached = 0
+        for k, kind in enumerate(kinds):  # unbind: an input may be the next draw's output
             gl.ActiveTexture(_TEXTURE0 + k)
-            gl.BindTexture(_TEXTURE_2D, 0)
+            gl.BindTexture(kind, 0)
 
     def flush(self) -> None:
         self._use()

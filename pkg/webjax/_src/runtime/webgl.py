@@ -36,16 +36,24 @@ TEXEL_BYTES = 4  # one 32-bit word per texel (R32UI)
 class WebGLBuffer:
     """A device buffer: a `width` x `height` R32UI texture (4 bytes per texel) holding
     `nbytes` bytes; or, as a tiled matmul's scratch (`rgba`), an RGBA32UI one (16 bytes per
-    texel)."""
+    texel), with `layers` > 1 a texture array of as many layers."""
 
-    __slots__ = ("tex", "nbytes", "width", "height", "rgba", "__weakref__")
+    __slots__ = ("tex", "nbytes", "width", "height", "rgba", "layers", "__weakref__")
 
-    def __init__(self, tex: Any, nbytes: int, width: int, height: int, rgba: bool = False) -> None:
+    def __init__(
+        self, tex: Any, nbytes: int, width: int, height: int, rgba: bool = False, layers: int = 1
+    ) -> None:
         self.tex = tex
         self.nbytes = nbytes
         self.width = width
         self.height = height
         self.rgba = rgba
+        self.layers = layers
+
+    @property
+    def size(self) -> int:
+        """Bytes of texture memory held (whole texels, rows and layers)."""
+        return self.width * self.height * TEXEL_BYTES * (4 if self.rgba else 1) * self.layers
 
     @property
     def shift(self) -> int:
@@ -186,7 +194,7 @@ class WebGLBackend(Backend):
             "max_draw_buffers": int(getattr(self.host, "max_draw_buffers", 4)),
         }
         self._cache: dict[Kernel, WebGLExecutable] = {}
-        self._pool: dict[tuple[int, int, bool], list[Any]] = {}
+        self._pool: dict[tuple[int, int, bool, int], list[Any]] = {}
         self._pool_bytes = 0
         self._in_use = self._peak = self._allocs = 0
         exact = getattr(self.host, "exact", None)
@@ -206,7 +214,7 @@ class WebGLBackend(Backend):
                 f"MAX_TEXTURE_SIZE ({self.max_height}); the device holds at most "
                 f"{self.max_buffer_bytes} bytes per array"
             )
-        free = self._pool.get((w, h, False))
+        free = self._pool.get((w, h, False, 1))
         self._account(w * h * TEXEL_BYTES)
         if free:
             self._pool_bytes -= w * h * TEXEL_BYTES
@@ -228,24 +236,29 @@ class WebGLBackend(Backend):
         }
 
     def _malloc_rgba(self, spec: glsl.Rgba) -> WebGLBuffer:
-        """An RGBA32UI scratch texture of at least spec's texels (power-of-two sides)."""
+        """An RGBA32UI scratch texture (array) of at least spec's texels (power-of-two
+        sides)."""
         w = 1 << (max(1, spec.width) - 1).bit_length()
         h = 1 << (max(1, spec.height) - 1).bit_length()
-        free = self._pool.get((w, h, True))
-        self._account(w * h * 4 * TEXEL_BYTES)
-        if free:
-            self._pool_bytes -= w * h * 4 * TEXEL_BYTES
-            return WebGLBuffer(free.pop(), w * h * 16, w, h, True)
-        return WebGLBuffer(self.host.create_texture(w, h, rgba=True), w * h * 16, w, h, True)
+        n = spec.layers
+        free = self._pool.get((w, h, True, n))
+        buf = WebGLBuffer(free.pop() if free else None, w * h * 16 * n, w, h, True, n)
+        self._account(buf.size)
+        if free is not None and buf.tex is not None:
+            self._pool_bytes -= buf.size
+        else:
+            buf.tex = self.host.create_texture(w, h, rgba=True, layers=n)
+        return buf
 
     def free(self, handle: WebGLBuffer) -> None:
         tex, handle.tex = handle.tex, None
         if tex is None:
             return
-        size = handle.width * handle.height * TEXEL_BYTES * (4 if handle.rgba else 1)
+        size = handle.size
         self._in_use -= size
         if self._pool_bytes + size <= _POOL_BYTES:
-            self._pool.setdefault((handle.width, handle.height, handle.rgba), []).append(tex)
+            key = (handle.width, handle.height, handle.rgba, handle.layers)
+            self._pool.setdefault(key, []).append(tex)
             self._pool_bytes += size
         else:
             self.host.delete_texture(tex)
@@ -336,10 +349,7 @@ class WebGLBackend(Backend):
                 else:
                     rows = -(-p.texels // dest.width)
                     width = dest.width if rows > 1 else p.texels
-                target: Any = dest.tex
-                if p.targets:  # render targets 1.. (MRT)
-                    target = [dest.tex, *(scratch[j].tex for j in p.targets)]
-                self.host.draw(handle, [h.tex for h in bound], target, width, rows, uniforms)
+                self.host.draw(handle, [h.tex for h in bound], dest.tex, width, rows, uniforms)
         except BaseException:
             if timed is not None:
                 timer.end(timed, ok=False)

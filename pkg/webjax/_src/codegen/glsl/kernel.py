@@ -60,16 +60,14 @@ class GlslPass:
     """One draw: a fragment shader over `texels` output texels (4 bytes each), or over the
     `grid` (width, rows) of an Rgba scratch texture. It samples `reads` as in0..: kernel input
     k is `k`, scratch buffer j is `-1 - j`; its widths' log2 go in uniforms u_w0..; it writes
-    the kernel's output (`writes` -1) or scratch buffer `writes`, and scratch buffers
-    `targets` as render targets 1.. (MRT). The output width's log2 goes in `u_ow`; `u_zero`
-    is 0."""
+    the kernel's output (`writes` -1) or scratch buffer `writes` (every layer of a layered
+    one, as render targets 0..). The output width's log2 goes in `u_ow`; `u_zero` is 0."""
 
     source: str
     texels: int
     reads: tuple[int, ...]
     writes: int
     grid: tuple[int, int] | None = None
-    targets: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -179,23 +177,17 @@ def render(kernel: Kernel, limits: dict[str, int] | None = None) -> GlslProgram:
 def _render_matmul(
     kernel: Kernel, mp: glsl_matmul.MatmulPlan, limits: dict[str, int]
 ) -> GlslProgram:
-    """The tiled product (glsl/matmul.py): pack a, pack b, the product into MRT targets, the
-    unpack with the epilogue into the output."""
+    """The tiled product (glsl/matmul.py): pack a, pack b, the product into the layers of a
+    texture array (MRT), the unpack with the epilogue into the output."""
     mm = glsl_matmul.render(kernel, mp, limits)
-    nt = mp.tile.targets
-    scratch: tuple[int | Rgba, ...] = (mm.a_tex, mm.b_tex, *([mm.out_tex] * nt))
+    scratch: tuple[int | Rgba, ...] = (mm.a_tex, mm.b_tex, mm.out_tex)
     grid_a, grid_b = (mm.a_tex.width, mm.a_tex.height), (mm.b_tex.width, mm.b_tex.height)
     grid_o = (mm.out_tex.width, mm.out_tex.height)
     passes = (
         GlslPass(mm.pack_a, 0, (mm.a_slot,), 0, grid_a),
         GlslPass(mm.pack_b, 0, (mm.b_slot,), 1, grid_b),
-        GlslPass(mm.product, 0, (-1, -2), 2, grid_o, tuple(range(3, 2 + nt))),
-        GlslPass(
-            mm.unpack,
-            kernel.size,
-            (*range(kernel.nargs), *(-3 - j for j in range(nt))),
-            -1,
-        ),
+        GlslPass(mm.product, 0, (-1, -2), 2, grid_o),
+        GlslPass(mm.unpack, kernel.size, (*range(kernel.nargs), -3), -1),
     )
     return GlslProgram(passes, scratch, kernel.nargs, str(mp.tile))
 
