@@ -66,6 +66,23 @@ def test_jit_fuses_elementwise_program(device):
     assert _dispatches(device.platform) - before == 1
 
 
+def test_jit_fuses_an_epilogue_through_a_transpose(device):
+    """A gradient's dot_general is followed by a transpose (as in JAX's jaxprs) and then the
+    update: the transposed product and the update are one kernel, as with no transpose."""
+    rng = np.random.default_rng(0)
+    w, x, g = (rng.standard_normal(s).astype(np.float32) for s in ((24, 16), (8, 24), (8, 16)))
+    step = webjax.jit(lambda w, x, g: w - 0.5 * jnp.dot(g.T, x).T)
+    flat = webjax.jit(lambda w, x, g: jnp.sum(x.reshape(8, 4, 6), 0).reshape(24) * 2.0 + 1.0)
+    args = [jnp.asarray(a) for a in (w, x, g)]
+    for f, want in ((step, w - 0.5 * (g.T @ x).T), (flat, x.sum(0) * 2.0 + 1.0)):
+        f(*args).block_until_ready()  # compiled
+        before = _dispatches(device.platform)
+        got = f(*args)
+        got.block_until_ready()
+        assert _dispatches(device.platform) - before == 1
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
 def test_jit_program_compiles_once(device, monkeypatch):
     from webjax._src.dispatch import lowering
 

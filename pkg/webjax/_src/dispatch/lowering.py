@@ -258,6 +258,10 @@ COMPONENTWISE: dict[str, Callable[..., Any]] = {}
 # Primitives that read every input at the output's own index (epilogues may fuse into them):
 # `register(..., elementwise=True)` adds them.
 ELEMENTWISE: set[str] = set()
+# Movement ops that read each input element exactly once (a permutation of the flat index): a
+# reduction re-indexed through one is computed once per output all the same, so an epilogue
+# after one fuses too (the transpose after a gradient's dot_general, XLA's output layout).
+PERMUTATIONS = frozenset({"transpose", "reshape", "squeeze"})
 
 
 def _one_reduction(
@@ -275,7 +279,8 @@ def _one_reduction(
     out_exps = []
     for e, av in zip(exps, avals, strict=True):
         if e.info[2]:
-            fusable = prim.name in ELEMENTWISE and av.shape == out.shape and not kept
+            same_index = prim.name in ELEMENTWISE and av.shape == out.shape
+            fusable = (same_index or prim.name in PERMUTATIONS) and not kept
             if fusable:
                 kept = True
             else:

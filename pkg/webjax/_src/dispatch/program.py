@@ -26,7 +26,7 @@ from . import array as array_mod
 from . import lazy
 from .array import Array
 from .lazy import LazyBuffer, NeedsValues
-from .lowering import ELEMENTWISE, MATERIALIZE_OPERANDS, is_view
+from .lowering import ELEMENTWISE, MATERIALIZE_OPERANDS, PERMUTATIONS, is_view
 
 
 class Placeholder(LazyBuffer):
@@ -235,9 +235,15 @@ _TRANSPARENT = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_cal
                 "checkpoint": "jaxpr"}  # fmt: skip
 
 
+def _fuses_into(name: str) -> bool:
+    """Whether a reduction may stay an expression inside its single use `name`."""
+    return name in ELEMENTWISE or name in _TRANSPARENT or name in PERMUTATIONS
+
+
 def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     """eval_jaxpr that keeps a reduction fused into its consumer only when that consumer is
-    its single, elementwise use; otherwise the reduction becomes its own kernel."""
+    its single use, elementwise or a permutation (lowering.PERMUTATIONS: its consumers are
+    then settled the same way); otherwise the reduction becomes its own kernel."""
     uses: dict[int, list[str]] = {}
     for eqn in jaxpr.eqns:
         for v in eqn.invars:
@@ -257,7 +263,7 @@ def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     def settle(v: Any, o: Any) -> None:
         u = uses.get(id(v), [])
         fused = isinstance(o, Array) and o._exp is not None and o._exp.info[2]
-        if fused and (len(u) != 1 or (u[0] not in ELEMENTWISE and u[0] not in _TRANSPARENT)):
+        if fused and (len(u) != 1 or not _fuses_into(u[0])):
             o._buffer()  # shared or re-indexed: compute the reduction once
         elif (
             len(u) > 1
