@@ -386,6 +386,10 @@ CASES: dict[str, Any] = {
         + [_lib(jnp).grad(lambda a: lax.cumlogsumexp(a).sum().real)(np.complex64([1, 2j]))]
     ),
     "cumlogsumexp_int_raises": lambda jnp, lax: lax.cumlogsumexp(np.int32([1, 2])),
+    # lax's cumulative ops take no negative axes (jnp's do), nor one past the rank
+    "lax_cumsum_negative_axis_raises": lambda jnp, lax: lax.cumsum(np.ones((2, 3)), axis=-1),
+    "lax_cummax_negative_axis_raises": lambda jnp, lax: lax.cummax(np.ones((2, 3)), axis=-2),
+    "lax_cumprod_axis_past_rank_raises": lambda jnp, lax: lax.cumprod(np.ones((2, 3)), axis=2),
     "cumlogsumexp_empty": lambda jnp, lax: [
         lax.cumlogsumexp(np.zeros((0,), np.int32)),
         lax.cumlogsumexp(np.zeros((2, 0), np.complex64), axis=1),

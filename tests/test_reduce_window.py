@@ -218,16 +218,14 @@ CUMS = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]
 
 
 @pytest.mark.parametrize("name", CUMS)
-@pytest.mark.parametrize("axis,reverse", [(0, False), (1, True), (-1, False), (0, True)])
+@pytest.mark.parametrize("axis,reverse", [(0, False), (1, True), (1, False), (0, True)])
 def test_cumulative_values_and_grads(name, axis, reverse):
     x = _rand(4, 6)
     ours, theirs = getattr(W, name), getattr(jlax, name)
-    _close(
-        ours(jnp.asarray(x), axis=axis, reverse=reverse), theirs(x, axis=axis % 2, reverse=reverse)
-    )
+    _close(ours(jnp.asarray(x), axis=axis, reverse=reverse), theirs(x, axis=axis, reverse=reverse))
     ct = _rand(4, 6)
     g1 = webjax.grad(lambda v: (ours(v, axis=axis, reverse=reverse) * jnp.asarray(ct)).sum())
-    g2 = jax.grad(lambda v: (theirs(v, axis=axis % 2, reverse=reverse) * ct).sum())
+    g2 = jax.grad(lambda v: (theirs(v, axis=axis, reverse=reverse) * ct).sum())
     _close(g1(jnp.asarray(x)), g2(x), tol=1e-4)
 
 

@@ -861,11 +861,12 @@ for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
 
 def _cumulative(prim: Primitive) -> Callable[..., Any]:
     def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-        nd = core.get_aval(operand).ndim
-        ax = int(axis)
-        if not -nd <= ax < nd:
-            raise ValueError(f"{prim.name}: axis {axis} is out of bounds for array of rank {nd}")
         aval = core.get_aval(operand)
+        ax = int(axis)
+        if ax < 0:  # JAX's lax takes no negative axes here (jnp's functions do)
+            raise ValueError("XLA operations do not allow negative axes")
+        if ax >= aval.ndim:
+            raise ValueError(f"axis {ax} is out of bounds for array of shape {aval.shape}")
         if aval.dtype.kind == "b":
             raise TypeError(
                 f"{prim.name} does not accept dtype bool. Accepted dtypes are subtypes of number."
@@ -875,7 +876,7 @@ def _cumulative(prim: Primitive) -> Callable[..., Any]:
             raise OverflowError("cannot convert float infinity to integer")
         if prim is cumlogsumexp_p and aval.dtype.kind in "iu":  # empty: nothing to compute
             return lax.full(aval.shape, 0, aval.dtype)
-        return prim.bind(operand, axis=ax % nd, reverse=bool(reverse))
+        return prim.bind(operand, axis=ax, reverse=bool(reverse))
 
     fn.__name__ = prim.name
     fn.__qualname__ = prim.name
