@@ -385,6 +385,13 @@ CASES: dict[str, Any] = {
         [lax.cumlogsumexp(np.complex64([1 + 1j, 2, 3j, -1 - 2j]), reverse=r) for r in (False, True)]
         + [_lib(jnp).grad(lambda a: lax.cumlogsumexp(a).sum().real)(np.complex64([1, 2j]))]
     ),
+    # complex infinities as XLA folds each window (lowest index first): -inf real parts give
+    # NaN only where they start the fold, +inf ones poison the rest
+    "cumlogsumexp_complex_infinities": lambda jnp, lax: [
+        lax.cumlogsumexp(np.complex64(v), reverse=r)
+        for v in ([-np.inf, 1j, 2], [1j, -np.inf, 2 - 1j], [np.inf, 1 + 1j], [1j, np.inf * 1j])
+        for r in (False, True)
+    ],
     "cumlogsumexp_int_raises": lambda jnp, lax: lax.cumlogsumexp(np.int32([1, 2])),
     # lax's cumulative ops take no negative axes (jnp's do), nor one past the rank
     "lax_cumsum_negative_axis_raises": lambda jnp, lax: lax.cumsum(np.ones((2, 3)), axis=-1),

@@ -1282,3 +1282,26 @@ def broadcast_like(arr: Any, like_arr: Any) -> Any:
     shape = core.get_aval(to_array(like_arr)).shape
     nd = core.get_aval(arr).ndim
     return broadcast_in_dim(arr, shape, tuple(range(len(shape) - nd, len(shape))))
+
+
+def complex_logaddexp(
+    x1: Any, x2: Any, exp_: Any = None, log1p_: Any = None, half_period: float = math.pi
+) -> Any:
+    """log(exp(x1) + exp(x2)) of complex numbers, as JAX computes it (its lax logaddexp): the
+    larger operand (complex order: real part, then imaginary) plus
+    log1p(exp(x1 + x2 - 2 * larger)), its imaginary part wrapped into
+    [-half_period, half_period). The doubled operand overflows for parts near the dtype's
+    maximum, and infinities give NaN, exactly as on JAX. `exp_`/`log1p_`/`half_period` give
+    the base-2 form (exp2, log1p / ln 2, pi / ln 2)."""
+    exp_ = exp if exp_ is None else exp_
+    log1p_ = log1p if log1p_ is None else log1p_
+    dt = core.get_aval(x1).dtype
+    amax = max(x1, x2)
+    delta = sub(add(x1, x2), mul(amax, full((), 2, dt)))
+    out = add(amax, log1p_(exp_(delta)))
+    im = imag(out)
+    rdt = core.get_aval(im).dtype
+    half, period = full((), half_period, rdt), full((), 2 * half_period, rdt)
+    wrapped = rem(add(im, half), period)
+    wrapped = select(lt(wrapped, full((), 0, rdt)), add(wrapped, period), wrapped)
+    return complex(real(out), sub(wrapped, half))

@@ -38,7 +38,7 @@ from ..ir import exp as E
 from ..ir import scalar, view
 from ..ir.exp import Exp
 from ..ir.ops import Op
-from . import lax
+from . import control_flow, lax
 from .convolution import padtype_to_pads
 
 Pads = tuple[tuple[int, int], ...]
@@ -731,11 +731,43 @@ def _prefix_mask(shape: tuple[int, ...], axis: int, reverse: bool) -> Any:
     return lax.le(i, r) if reverse else lax.le(r, i)
 
 
-def _cumlogsumexp_impl(x: Any, *, axis: int, reverse: bool) -> Any:
-    # complex: shifted by the running max of the real parts, the principal log of the sum
+def _cumlogsumexp_complex(x: Any, axis: int, reverse: bool) -> Any:
+    """As XLA folds each window: JAX's complex logaddexp (lax.complex_logaddexp) from -inf over
+    the window's elements, lowest index first, here a scan along the axis. Forward that is the
+    same order. Reversed, the scan runs from the end; what the order changes beyond rounding is
+    that an element whose real part is -inf gives NaN only as the first of its fold (-inf + inf
+    in the doubled operand) and otherwise nothing: so it is skipped, and its own output is
+    NaN. A +inf or NaN part makes the rest NaN either way, as on JAX."""
     xa = _aval(x)
-    re = lax.real(x) if xa.dtype.kind == "c" else x
-    m = cummax_p.bind(re, axis=axis, reverse=reverse)
+    if xa.size == 0:
+        return x
+    nd = xa.ndim
+    front = (axis, *(d for d in range(nd) if d != axis))
+    xs = lax.transpose(x, front)
+    if reverse:
+        xs = lax.rev(xs, (0,))
+    init = lax.full(_aval(xs).shape[1:], complex(-math.inf, 0), xa.dtype)
+
+    def step(acc: Any, xk: Any) -> tuple[Any, Any]:
+        if not reverse:
+            acc = lax.complex_logaddexp(acc, xk)
+            return acc, acc
+        first = lax.eq(lax.real(xk), lax.full((), -math.inf, _aval(lax.real(xk)).dtype))
+        acc = lax.select(first, acc, lax.complex_logaddexp(acc, xk))
+        return acc, lax.select(first, lax.full_like(acc, complex(math.nan, math.nan)), acc)
+
+    _, ys = control_flow.scan(step, init, xs)
+    if reverse:
+        ys = lax.rev(ys, (0,))
+    back = tuple(front.index(d) for d in range(nd))
+    return lax.transpose(ys, back)
+
+
+def _cumlogsumexp_impl(x: Any, *, axis: int, reverse: bool) -> Any:
+    xa = _aval(x)
+    if xa.dtype.kind == "c":
+        return _cumlogsumexp_complex(x, axis, reverse)
+    m = cummax_p.bind(x, axis=axis, reverse=reverse)
     m = lax.select(lax.is_finite(m), m, lax.full(xa.shape, 0, _aval(m).dtype))
     m = lax.convert_element_type(m, xa.dtype)
     diff = lax.sub(_grid(x, axis, "r"), _grid(m, axis, "i"))

@@ -644,8 +644,6 @@ def hypot(x1: Any, x2: Any, /) -> Any:
 
 
 def _log_base(name: str, base: float) -> Any:
-    import math
-
     def op(x: Any, /) -> Any:
         (x,) = _promote_inexact(name, x)
         return lax.div(lax.log(x), lax.full((), math.log(base), util.aval(x).dtype))  # (+0i)
@@ -661,7 +659,7 @@ log10 = _log_base("log10", 10.0)
 def logaddexp(x1: Any, x2: Any, /) -> Any:
     x1, x2 = _promote_inexact("logaddexp", x1, x2)
     if _is_complex(x1):
-        return _logaddexp_complex(x1, x2, lax.exp, lax.log1p, math.pi)
+        return lax.complex_logaddexp(x1, x2)
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
@@ -670,12 +668,10 @@ def logaddexp(x1: Any, x2: Any, /) -> Any:
 
 
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
-    import math
-
     x1, x2 = _promote_inexact("logaddexp2", x1, x2)
     if _is_complex(x1):
         inv_ln2 = lax.full((), 1 / math.log(2), util.aval(x1).dtype)
-        return _logaddexp_complex(
+        return lax.complex_logaddexp(
             x1, x2, lax.exp2, lambda t: lax.mul(inv_ln2, lax.log1p(t)), math.pi / math.log(2)
         )
     amax = lax.max(x1, x2)
@@ -684,23 +680,6 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     tail = lax.mul(inv_ln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))
     out = lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
     return util.with_weak_type_of(out, x1)
-
-
-def _logaddexp_complex(x1: Any, x2: Any, exp: Any, log1p: Any, half_period: float) -> Any:
-    """log(exp(x1) + exp(x2)) of complex numbers, as JAX computes it: the larger operand
-    (complex order: real part, then imaginary) plus log1p(exp(x1 + x2 - 2 * larger)), its
-    imaginary part wrapped into [-half_period, half_period). The doubled operand overflows for
-    parts near the dtype's maximum, and infinities give NaN, exactly as on JAX."""
-    dt = util.aval(x1).dtype
-    amax = lax.max(x1, x2)
-    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, lax.full((), 2, dt)))
-    out = lax.add(amax, log1p(exp(delta)))
-    im = lax.imag(out)
-    rdt = util.aval(im).dtype
-    half, period = lax.full((), half_period, rdt), lax.full((), 2 * half_period, rdt)
-    rem = lax.rem(lax.add(im, half), period)
-    rem = lax.select(lax.lt(rem, lax.full((), 0, rdt)), lax.add(rem, period), rem)
-    return lax.complex(lax.real(out), lax.sub(rem, half))
 
 
 def _scale(name: str, factor: float) -> Any:
