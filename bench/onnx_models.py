@@ -2,7 +2,12 @@
 and random weights (NumPy, a fixed seed): a ResNet-50-shaped CNN (bottleneck blocks 3-4-6-3,
 Conv + BatchNormalization + Relu as exported from PyTorch, 224x224 batch 1, 25.6 M parameters)
 and one transformer encoder layer (BERT-base-shaped: d=768, 12 heads, seq 128, biases, GELU as
-Erf, LayerNormalization). Bench-only: webjax never needs onnx."""
+Erf, LayerNormalization). Each also in the form jax-js's ONNX loader (@jax-js/onnx 0.1.2, which
+has no BatchNormalization or GlobalAveragePool and rejects Reshape's 0 = "copy this dim")
+accepts, the same function with the same weights: "resnet50-folded" (each BatchNormalization
+folded into its Conv's weights and bias, as onnxruntime's graph optimizer does, and
+GlobalAveragePool as ReduceMean) and "encoder-static" (Reshape to the full shapes). Bench-only:
+webjax never needs onnx."""
 
 from __future__ import annotations
 
@@ -44,40 +49,52 @@ class Graph:
         return model.SerializeToString()
 
 
-def _conv_bn(g: Graph, x: str, cin: int, cout: int, k: int, stride: int, gamma: float) -> str:
+def _conv_bn(
+    g: Graph, x: str, cin: int, cout: int, k: int, stride: int, gamma: float, fold: bool
+) -> str:
+    """Conv + BatchNormalization; with `fold`, one Conv with the normalization folded into its
+    weights and bias (the same random values drawn in the same order)."""
     w = g.rng.normal(size=(cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))
-    pad = k // 2
-    y = g.op(
-        "Conv",
-        [x, g.const(w.astype(np.float32))],
-        kernel_shape=[k, k],
-        strides=[stride, stride],
-        pads=[pad] * 4,
-    )
     scale = (gamma * g.rng.uniform(0.8, 1.2, cout)).astype(np.float32)
     bias = (g.rng.normal(size=cout) * 0.05).astype(np.float32)
     mean = (g.rng.normal(size=cout) * 0.05).astype(np.float32)
     var = g.rng.uniform(0.8, 1.2, cout).astype(np.float32)
+    eps = 1e-5
+    conv = {"kernel_shape": [k, k], "strides": [stride, stride], "pads": [k // 2] * 4}
+    if fold:
+        factor = scale.astype(np.float64) / np.sqrt(var.astype(np.float64) + eps)
+        w_folded = (w.astype(np.float32).astype(np.float64) * factor[:, None, None, None]).astype(
+            np.float32
+        )
+        b_folded = (bias - mean * factor).astype(np.float32)
+        return g.op("Conv", [x, g.const(w_folded), g.const(b_folded, "b")], **conv)
+    y = g.op("Conv", [x, g.const(w.astype(np.float32))], **conv)
     stats = [g.const(v, "bn") for v in (scale, bias, mean, var)]
-    return g.op("BatchNormalization", [y, *stats], epsilon=1e-5)
+    return g.op("BatchNormalization", [y, *stats], epsilon=eps)
 
 
-def resnet50(seed: int = 0, classes: int = 1000) -> bytes:
-    """Input `x` float32 [1, 3, 224, 224] -> `logits` [1, 1000]."""
+def resnet50(seed: int = 0, classes: int = 1000, fold: bool = False) -> bytes:
+    """Input `x` float32 [1, 3, 224, 224] -> `logits` [1, 1000]. With `fold`: no
+    BatchNormalization (folded into the convolutions) and ReduceMean for GlobalAveragePool."""
     g = Graph(seed)
-    h = g.op("Relu", [_conv_bn(g, "x", 3, 64, 7, 2, 1.0)])
+    h = g.op("Relu", [_conv_bn(g, "x", 3, 64, 7, 2, 1.0, fold)])
     h = g.op("MaxPool", [h], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     cin = 64
     for stage, (blocks, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512), strict=True)):
         for b in range(blocks):
             stride = 2 if b == 0 and stage > 0 else 1
-            y = g.op("Relu", [_conv_bn(g, h, cin, width, 1, 1, 1.0)])
-            y = g.op("Relu", [_conv_bn(g, y, width, width, 3, stride, 1.0)])
-            y = _conv_bn(g, y, width, 4 * width, 1, 1, 0.2)  # a small last gamma keeps it stable
-            short = h if b > 0 else _conv_bn(g, h, cin, 4 * width, 1, stride, 1.0)
+            y = g.op("Relu", [_conv_bn(g, h, cin, width, 1, 1, 1.0, fold)])
+            y = g.op("Relu", [_conv_bn(g, y, width, width, 3, stride, 1.0, fold)])
+            # a small last gamma keeps it stable
+            y = _conv_bn(g, y, width, 4 * width, 1, 1, 0.2, fold)
+            short = h if b > 0 else _conv_bn(g, h, cin, 4 * width, 1, stride, 1.0, fold)
             h = g.op("Relu", [g.op("Add", [y, short])])
             cin = 4 * width
-    h = g.op("Flatten", [g.op("GlobalAveragePool", [h])], axis=1)
+    if fold:
+        pooled = g.op("ReduceMean", [h], axes=[2, 3], keepdims=1)
+    else:
+        pooled = g.op("GlobalAveragePool", [h])
+    h = g.op("Flatten", [pooled], axis=1)
     w = (g.rng.normal(size=(classes, cin)) / np.sqrt(cin)).astype(np.float32)
     b = np.zeros(classes, np.float32)
     out = g.op("Gemm", [h, g.const(w), g.const(b)], transB=1)
@@ -91,8 +108,11 @@ def resnet50(seed: int = 0, classes: int = 1000) -> bytes:
     )
 
 
-def encoder_layer(seed: int = 0, d: int = 768, heads: int = 12, seq: int = 128) -> bytes:
-    """Input `x` float32 [1, seq, d] -> `y` [1, seq, d]: post-norm self-attention + MLP."""
+def encoder_layer(
+    seed: int = 0, d: int = 768, heads: int = 12, seq: int = 128, static: bool = False
+) -> bytes:
+    """Input `x` float32 [1, seq, d] -> `y` [1, seq, d]: post-norm self-attention + MLP. With
+    `static`, Reshape's targets are the full shapes instead of 0s that copy the input's dims."""
     g = Graph(seed)
     hd = d // heads
 
@@ -106,8 +126,9 @@ def encoder_layer(seed: int = 0, d: int = 768, heads: int = 12, seq: int = 128) 
         beta = (g.rng.normal(size=d) * 0.02).astype(np.float32)
         return g.op("LayerNormalization", [x, g.const(gamma), g.const(beta)], axis=-1)
 
-    split = g.const(np.array([0, 0, heads, hd], np.int64), "shape")
-    merge = g.const(np.array([0, 0, d], np.int64), "shape")
+    batch, length = (1, seq) if static else (0, 0)
+    split = g.const(np.array([batch, length, heads, hd], np.int64), "shape")
+    merge = g.const(np.array([batch, length, d], np.int64), "shape")
     q, k, v = (g.op("Reshape", [dense("x", d, d), split]) for _ in range(3))
     q = g.op("Transpose", [q], perm=[0, 2, 1, 3])
     kt = g.op("Transpose", [k], perm=[0, 2, 3, 1])
@@ -139,4 +160,6 @@ def encoder_layer(seed: int = 0, d: int = 768, heads: int = 12, seq: int = 128) 
 MODELS = {
     "resnet50": (resnet50, "x", (1, 3, 224, 224), "logits"),
     "encoder": (encoder_layer, "x", (1, 128, 768), "y"),
+    "resnet50-folded": (lambda: resnet50(fold=True), "x", (1, 3, 224, 224), "logits"),
+    "encoder-static": (lambda: encoder_layer(static=True), "x", (1, 128, 768), "y"),
 }

@@ -45,13 +45,14 @@ async def bench_onnx_json(args_json: str) -> str:
         t = time.perf_counter()
         out = await call()
         first_s = time.perf_counter() - t
+        least = 1 if first_s > 2 * args["budget_s"] else 3  # as the page's timeCalls
         times: list[float] = []
         start = time.perf_counter()
         while len(times) < args["reps"]:
             t = time.perf_counter()
             out = await call()
             times.append(time.perf_counter() - t)
-            if time.perf_counter() - start > args["budget_s"] and len(times) >= 3:
+            if time.perf_counter() - start > args["budget_s"] and len(times) >= least:
                 break
         values = out.reshape(-1).tolist()
     data = struct.pack(f"<{len(values)}f", *values)

@@ -7,8 +7,10 @@ references.
                                   [--no-browser] [--webgl-plain] [--tfjs-sync fence|data]
 
     e.g. only webgl:  .venv/bin/python bench/run.py --quick --no-native --only webgl
-    webjax.onnx vs onnxruntime-web (a ResNet-50-shaped CNN, a transformer encoder layer):
+    webjax.onnx vs onnxruntime-web and jax-js's ONNX loader (a ResNet-50-shaped CNN, a
+    transformer encoder layer; bench/onnx_vs_ort.py):
                       .venv/bin/python bench/run.py --onnx [--only wasm] [--onnx-models encoder]
+                                                   [--onnx-libs webjax jaxjs]
     time to first result only, by phase, cold and warm:
                       .venv/bin/python bench/run.py --first-result-only [--only wasm] [--repeat 3]
 
@@ -858,47 +860,70 @@ def ensure_tools_python(argv: list[str]) -> None:
 
 
 def onnx_part(args: argparse.Namespace, argv: list[str]) -> int:
-    """`--onnx`: webjax.onnx vs onnxruntime-web (bench/onnx_vs_ort.py); a table and JSON in
-    bench/results/onnx-<timestamp>.json. Exits 1 when the two libraries' outputs disagree."""
+    """`--onnx`: webjax.onnx vs onnxruntime-web and jax-js's ONNX loader (bench/onnx_vs_ort.py);
+    a table and JSON in bench/results/onnx-<timestamp>.json. Exits 1 when webjax failed or an
+    output compared with ORT's disagrees with it (a model jax-js cannot run is reported)."""
     ensure_tools_python(argv)
     ensure_site()
     import onnx_vs_ort
 
     version = onnx_vs_ort.fetch_ort(SITE_BENCH, npm_pack, unpack, args.ort_version)
-    onnx_vs_ort.copy_pages(BENCH, SITE_BENCH)
+    jaxjs_version, jaxjs_entry = fetch_jaxjs(args.jaxjs_version)
+    onnx_version = args.jaxjs_onnx_version or onnx_vs_ort.JAXJS_ONNX_VERSION
+    import_map = onnx_vs_ort.fetch_jaxjs_onnx(
+        SITE_BENCH, npm_pack, unpack, onnx_version, jaxjs_entry
+    )
+    onnx_vs_ort.copy_pages(BENCH, SITE_BENCH, import_map)
     specs = onnx_vs_ort.write_models(SITE_BENCH, BENCH, args.onnx_models)
     devices = [d for d in onnx_vs_ort.DEVICES if not args.only or any(s in d for s in args.only)]
+    libs = tuple(lib for lib in onnx_vs_ort.LIBS if lib in args.onnx_libs)
     server, url = load_build_module().start_server(SITE, isolated=True)
     load_before = os.getloadavg()
     started = time.monotonic()
     try:
         rows = asyncio.run(
             onnx_vs_ort.browser_runs(
-                url, specs, devices, CHROMIUM, CHROMIUM_ARGS, args.onnx_reps, args.onnx_budget
+                url, specs, devices, CHROMIUM, CHROMIUM_ARGS, args.onnx_reps, args.onnx_budget,
+                libs,
             )
-        )
+        )  # fmt: skip
     finally:
         server.shutdown()
     text = onnx_vs_ort.table(rows)
+    failed = onnx_vs_ort.failures(rows)
     print(
-        f"\nwebjax.onnx (jit) vs onnxruntime-web {version} in Chromium, batch 1; ms per inference "
-        "(median after the first call); ORT/webjax > 1: webjax is faster; rel err = "
-        "max|webjax - ORT| / max|ORT|"
+        f"\nwebjax.onnx (jit) vs onnxruntime-web {version} and jax-js {jaxjs_version} "
+        f"(@jax-js/onnx {onnx_version}, jit) in Chromium, batch 1; ms per inference "
+        "(median after the first call); ORT/webjax and jax-js/webjax > 1: webjax is faster; "
+        "err = max|lib - ORT| / max|ORT| (*: against ORT on wasm), max|d| = max|jax-js - ORT|"
     )
     print(text)
+    for line in failed:
+        print(line)
     print(
         f"(total {(time.monotonic() - started) / 60:.1f} min; load average "
         f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs)"
     )
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     for row in rows:  # the outputs themselves stay out of the report
-        for lib in ("webjax", "ort"):
+        for lib in onnx_vs_ort.LIBS:
             row.get(lib, {}).pop("output_b64", None)
     report = {
         "meta": {
             "timestamp": stamp,
             "ort": {"package": onnx_vs_ort.ORT_PACKAGE, "version": version},
+            "jaxjs": {
+                "package": JAXJS_PACKAGE,
+                "version": jaxjs_version,
+                "onnx": {
+                    "package": onnx_vs_ort.JAXJS_ONNX_PACKAGE,
+                    "version": onnx_version,
+                    "deps": onnx_vs_ort.JAXJS_ONNX_DEPS,
+                },
+                "import_map": import_map,
+            },
             "git": git_describe(),
+            "command": " ".join(["bench/run.py", *argv]),
             "models": specs,
             "loadavg_before": load_before,
             "loadavg_after": os.getloadavg(),
@@ -906,12 +931,13 @@ def onnx_part(args: argparse.Namespace, argv: list[str]) -> int:
         },
         "rows": rows,
         "table": text.splitlines(),
+        "failures": failed,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"onnx-{stamp}.json"
     path.write_text(json.dumps(report, indent=1, default=repr) + "\n")
     log(f"wrote {path}")
-    return 0 if all(r.get("agree") for r in rows) else 1
+    return 0 if onnx_vs_ort.all_agree(rows) else 1
 
 
 def main(argv: list[str]) -> int:
@@ -945,12 +971,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--onnx",
         action="store_true",
-        help="only webjax.onnx vs onnxruntime-web on ONNX models (bench/onnx_vs_ort.py)",
+        help="only webjax.onnx vs onnxruntime-web and jax-js on ONNX models (bench/onnx_vs_ort.py)",
     )
-    parser.add_argument("--onnx-models", nargs="*", default=["resnet50", "encoder"])
-    parser.add_argument("--onnx-reps", type=int, default=10, help="timed calls (at least 3)")
+    parser.add_argument(
+        "--onnx-models",
+        nargs="*",
+        default=["resnet50", "encoder", "resnet50-folded", "encoder-static"],
+        help="bench/onnx_models.py's ids (the -folded/-static forms are those jax-js can load)",
+    )
+    parser.add_argument(
+        "--onnx-libs", nargs="*", default=["webjax", "ort", "jaxjs"], help="which libraries"
+    )
+    parser.add_argument(
+        "--onnx-reps", type=int, default=10, help="timed calls (at least 3, 1 past 2 x budget)"
+    )
     parser.add_argument("--onnx-budget", type=float, default=30.0, help="s of timed calls")
     parser.add_argument("--ort-version", default="1.30.0")
+    parser.add_argument("--jaxjs-onnx-version", help="@jax-js/onnx's (bench/onnx_vs_ort.py's)")
     args = parser.parse_args(argv)
     if args.onnx:
         return onnx_part(args, argv)
