@@ -392,6 +392,22 @@ CASES: dict[str, Any] = {
         for v in ([-np.inf, 1j, 2], [1j, -np.inf, 2 - 1j], [np.inf, 1 + 1j], [1j, np.inf * 1j])
         for r in (False, True)
     ],
+    # complex gamma and loggamma (Lanczos, reflection / shift to Re z >= 1/2 as JAX): the
+    # principal branch, nan+nanj at poles and NaN parts; reverse mode through loggamma's
+    # shift loop raises as on JAX
+    "gamma_loggamma_complex": lambda jnp, lax: (
+        [
+            f(np.complex64([1 + 1j, -0.5 + 2j, 3, 0.5 - 0.5j, -2.5 + 0.1j, 0, -2, np.nan, 1e-3j]))
+            for f in (_lib(jnp).scipy.special.gamma, _lib(jnp).scipy.special.loggamma)
+        ]
+        + [
+            _lib(jnp).scipy.special.gamma(2 + 1j),
+            _jit(jnp, _lib(jnp).scipy.special.loggamma)(-7.5j),
+        ]
+    ),
+    "loggamma_complex_grad_raises": lambda jnp, lax: _lib(jnp).grad(
+        lambda x: jnp.real(_lib(jnp).scipy.special.loggamma(x * (1 + 0.5j)))
+    )(np.float32(1.5)),
     "cumlogsumexp_int_raises": lambda jnp, lax: lax.cumlogsumexp(np.int32([1, 2])),
     # lax's cumulative ops take no negative axes (jnp's do), nor one past the rank
     "lax_cumsum_negative_axis_raises": lambda jnp, lax: lax.cumsum(np.ones((2, 3)), axis=-1),

@@ -233,17 +233,97 @@ def gammasgn(x: Any) -> Any:
     return _with_weak(lax.select(nan_case, _full(math.nan, x), out), False)
 
 
+# Lanczos' approximation with g = 7 and 9 terms (C. Lanczos, SIAM J. Numer. Anal. B 1, 1964;
+# the coefficients as GSL tabulates them), the one JAX uses for complex arguments:
+# Gamma(z + 1) = sqrt(2 pi) t^(z + 1/2) e^-t A(z), t = z + g + 1/2, A(z) = c0 + sum c_k/(z + k).
+_LANCZOS_G = 7.0
+_LANCZOS = (
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+    -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+    1.5056327351493116e-7,
+)  # fmt: skip
+
+
+def _lanczos_loggamma(z: Any) -> Any:
+    """Principal log Gamma(z) of complex z with Re z >= 1/2, by Lanczos' approximation."""
+    w = lax.sub(z, _c(1.0, z))
+    series = _c(_LANCZOS[0], z)
+    for k, coef in enumerate(_LANCZOS[1:], 1):
+        series = lax.add(series, lax.div(_c(coef, z), lax.add(w, _c(float(k), z))))
+    t = lax.add(w, _c(_LANCZOS_G + 0.5, z))
+    power = lax.mul(lax.add(w, _c(0.5, z)), lax.log(t))
+    head = lax.add(_c(0.5 * math.log(2 * math.pi), z), power)
+    return lax.add(lax.sub(head, t), lax.log(series))
+
+
+def _complex_poles(z: Any) -> tuple[Any, Any]:
+    """(where z is a pole or NaN, z with those places set to 1): what the complex gamma family
+    answers nan+nanj at, and an argument that keeps the rest (and gradients) finite there."""
+    re, im = lax.real(z), lax.imag(z)
+    zero = _c(0.0, re)
+    pole = lax.bitwise_and(
+        lax.bitwise_and(lax.eq(im, zero), lax.eq(re, lax.floor(re))), lax.le(re, zero)
+    )
+    bad = lax.bitwise_or(pole, lax.bitwise_or(lax.ne(re, re), lax.ne(im, im)))
+    return bad, lax.select(bad, _full(1.0, z), z)
+
+
+def _complex_gamma(z: Any) -> Any:
+    """Gamma(z) = exp(log Gamma(z)), reflected for Re z < 1/2: Gamma(z) Gamma(1 - z) =
+    pi / sin(pi z); nan+nanj at poles and NaN parts, as JAX."""
+    bad, z = _complex_poles(z)
+    left = lax.lt(lax.real(z), _c(0.5, lax.real(z)))
+    right = _lanczos_loggamma(lax.select(left, lax.sub(_c(1.0, z), z), z))
+    zl = lax.select(left, z, _full(0.5, z))  # the unused branch stays finite
+    sin_pi_z = lax.sin(lax.mul(_c(math.pi, z), zl))
+    reflected = lax.sub(lax.sub(_c(math.log(math.pi), z), lax.log(sin_pi_z)), right)
+    out = lax.exp(lax.select(left, reflected, right))
+    return lax.select(bad, _full(complex(math.nan, math.nan), z), out)
+
+
+def _complex_loggamma(z: Any) -> Any:
+    """The principal branch of log Gamma(z) (SciPy's: one cut, on the negative real axis):
+    log Gamma(z + n) - sum_{k < n} log(z + k) with n = max(0, ceil(1/2 - Re z)), the shifted
+    value by Lanczos' approximation; nan+nanj at poles and NaN parts, as JAX."""
+    bad, z = _complex_poles(z)
+    re = lax.real(z)
+    n = lax.max(lax.ceil(lax.sub(_c(0.5, re), re)), _c(0.0, re))
+
+    def more(state: tuple[Any, Any]) -> Any:
+        k, _ = state
+        return lax.reduce_or(lax.lt(k, n), tuple(range(util.aval(n).ndim)))
+
+    def step(state: tuple[Any, Any]) -> tuple[Any, Any]:
+        k, logs = state
+        live = lax.lt(k, n)
+        zk = lax.select(live, lax.add(z, lax.convert_element_type(k, util.aval(z).dtype)),
+                        _full(1.0, z))  # fmt: skip
+        return lax.add(k, _c(1.0, k)), lax.add(logs, lax.log(zk))
+
+    start = (_full(0.0, re), _full(0.0, z))
+    _, logs = control_flow.while_loop(more, step, start)
+    shifted = lax.add(z, lax.convert_element_type(n, util.aval(z).dtype))
+    out = lax.sub(_lanczos_loggamma(shifted), logs)
+    return lax.select(bad, _full(complex(math.nan, math.nan), z), out)
+
+
 @eager_jit
 def gamma(x: Any) -> Any:
-    """The gamma function, sign(Gamma(x)) exp(lgamma(x))."""
+    """The gamma function: sign(Gamma(x)) exp(lgamma(x)) for real x; complex x by Lanczos'
+    approximation with the reflection formula (`_complex_gamma`)."""
     (x,) = _inexact("gamma", x)
+    if util.aval(x).dtype.kind == "c":
+        return _with_weak(_complex_gamma(x), False)
     return lax.mul(gammasgn(x), _with_weak(lax.exp(lax.lgamma(x)), False))
 
 
 @eager_jit
 def loggamma(x: Any) -> Any:
-    """log Gamma(x) for real x > 0 (NaN elsewhere)."""
+    """log Gamma(x): for real x > 0 (NaN elsewhere), for complex x its principal branch
+    (`_complex_loggamma`)."""
     (x,) = _inexact("loggamma", x)
+    if util.aval(x).dtype.kind == "c":
+        return _with_weak(_complex_loggamma(x), False)
     return lax.select(lax.gt(x, _c(0.0, x)), lax.lgamma(x), _full(math.nan, x))
 
 
