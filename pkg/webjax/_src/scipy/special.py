@@ -41,7 +41,7 @@ def _c(v: float, like: Any) -> Any:
     return util.lax_const(v, like)
 
 
-def _full(v: float, like: Any) -> Any:
+def _full(v: complex, like: Any) -> Any:
     av = util.aval(like)
     return lax.full(av.shape, v, av.dtype, weak_type=av.weak_type)
 
