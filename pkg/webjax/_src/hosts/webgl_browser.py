@@ -24,6 +24,7 @@ _HELPER_JS = r"""
   let timerExt = null;
   const locations = new Map();
   const layersOf = new WeakMap();  // texture arrays: their layers
+  const rgbaTextures = new WeakSet();  // RGBA32UI ones (read as RGBA_INTEGER)
   function check(what) {
     if (lost) {
       throw new Error("webgl: the WebGL context was lost (" + lost + "); arrays on it are " +
@@ -141,6 +142,7 @@ _HELPER_JS = r"""
       gl.bindTexture(target, t);
       gl.texParameteri(target, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
       gl.texParameteri(target, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+      if (rgba) rgbaTextures.add(t);
       if (layers > 1) {
         gl.texStorage3D(target, 1, fmt, w, h, layers);
         layersOf.set(t, layers);
@@ -286,7 +288,8 @@ _HELPER_JS = r"""
       if (lost) check("finish");
       if (attached === null) return;
       const out = new Uint32Array(4);
-      gl.readPixels(0, 0, 1, 1, this.readFormat(), gl.UNSIGNED_INT, out);
+      const fmt = rgbaTextures.has(attached) ? gl.RGBA_INTEGER : this.readFormat();
+      gl.readPixels(0, 0, 1, 1, fmt, gl.UNSIGNED_INT, out);
       check("finish");
     },
     async idle() {
