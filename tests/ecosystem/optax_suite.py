@@ -1,15 +1,17 @@
 """Optax's own test files (they ship inside its wheel), run under real JAX and under webjax
 installed as `jax`, test by test.
 
-    .venv/bin/python tests/ecosystem/optax_suite.py [--all] [--jobs N] [--shard K/N]
-        [--flavour jax|webjax] [--timeout S] [--skip FILE ...] [--report optax-report.json]
+    .venv/bin/python tests/ecosystem/optax_suite.py [--all | --files FILE ...] [--jobs N]
+        [--shard K/N] [--flavour jax|webjax] [--timeout S] [--skip FILE ...]
+        [--report optax-report.json]
     .venv/bin/python tests/ecosystem/optax_suite.py --merge REPORT.json [REPORT.json ...]
 
 Without `--all` it runs SAMPLE, the files the test tier runs; with it, every `*_test.py` of the
 installed optax, one pytest process per file (about two hours under webjax on two cores), or with
 `--jobs N` one pytest process per flavour spread over N workers (pytest-xdist). `--shard K/N`
 runs every Nth file only (so a long run can be split over several machines or calls), and
-`--merge` joins the reports of the shards into one comparison; `--flavour` runs one flavour
+`--merge` joins the reports of the shards into one comparison; `--files` runs the named files
+(paths inside the optax package, e.g. contrib/_common_test.py); `--flavour` runs one flavour
 only (the other's half of the report stays empty until merged); `--skip` leaves files out (named
 in the report). Each flavour runs in its own
 pytest processes (a library binds `jax` when it is imported, so the two cannot share one) with
@@ -197,6 +199,7 @@ def compare(jax: Outcomes, webjax: Outcomes) -> dict:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--all", action="store_true", help="every optax test file, not SAMPLE")
+    parser.add_argument("--files", nargs="+", help="these optax test files (package paths)")
     parser.add_argument("--jobs", type=int, default=1, help="pytest-xdist workers per flavour")
     parser.add_argument("--shard", help="K/N: run every Nth file only, from the Kth")
     parser.add_argument("--flavour", choices=("jax", "webjax"), help="run this flavour only")
@@ -209,14 +212,20 @@ def main(argv: list[str]) -> int:
         jax, webjax, files = merge([json.loads(p.read_text()) for p in args.merge])
     else:
         skip = {optax_root() / f for f in args.skip}
-        files_paths = [f for f in select_shard(suite_files(args.all), args.shard) if f not in skip]
+        chosen = suite_files(args.all)
+        if args.files:
+            chosen = [optax_root() / f for f in args.files]
+            missing = [str(f) for f in chosen if not f.exists()]
+            if missing:
+                raise SystemExit(f"--files: no such optax test file: {', '.join(missing)}")
+        files_paths = [f for f in select_shard(chosen, args.shard) if f not in skip]
         flavours = [args.flavour] if args.flavour else ["jax", "webjax"]
         outcomes = {"jax": Outcomes(), "webjax": Outcomes()}
         with tempfile.TemporaryDirectory() as tmp:
             for flavour in flavours:
                 if args.jobs > 1:
                     got = run_flavour(flavour, files_paths, Path(tmp), args.jobs, args.timeout)
-                elif args.all:
+                elif args.all or args.files:
                     got = run_flavour_per_file(flavour, files_paths, Path(tmp), args.timeout)
                 else:
                     got = run_flavour(flavour, files_paths, Path(tmp), timeout=args.timeout)
