@@ -12,7 +12,10 @@ the queue is idle) after the tiles of SWEEP are swept at the first size (at ever
 `--sweep-all`; `--no-sweep` for none); the tile the backend picks by itself from the adapter
 limits is always measured too. At sizes up to 4096 every measured tile's output (NaN-poisoned
 first) is checked against torch's. PyTorch runs float32 matmul with TF32
-off (cuBLAS SGEMM), timed with CUDA events, in the same process.
+off (cuBLAS SGEMM), timed with CUDA events, in the same process. Where the adapter has timestamp
+queries each tile is also timed on the GPU's clock (from the start of the first dispatch to the
+end of the last, as CUDA events time torch), which leaves out the host's encoding of the
+dispatches and the wait for the queue that the wall clock counts.
 
 Attention (`--attention`, e.g. "1x12x512x64,8x16x2048x64" as BxNxTxH, T = S; `--causal` adds
 causal runs) is the fused kernel `jax.nn.dot_product_attention` runs on webgpu
@@ -47,17 +50,20 @@ from webjax._src.runtime.webgpu import WebGPUBackend
 T = wgsl_matmul.Tile
 SWEEP = [
     None,  # the backend's own choice from the adapter limits
-    T(128, 128, 8, 16, 16),  # the choice before shared rows, under WebGPU's default limits
-    T(128, 256, 16, 16, 16, 1, 8),  # the big-limit choice before shared rows
-    # with shared rows (TILES): 128x128 tiles, more workgroups at small sizes
-    T(128, 128, 8, 16, 16, 0, 8, 0, True),
-    T(128, 128, 16, 16, 16, 0, 8, 0, True),
-    T(128, 128, 16, 16, 16, 0, 0, 0, True),
-    T(128, 128, 8, 16, 16, 1, 8, 0, True),
-    T(128, 128, 16, 8, 16, 1, 8, 0, True),
+    T(128, 256, 16, 16, 16, 1, 8, 0, True),  # the big-limit tile (128 workgroups at 2048)
+    T(128, 128, 16, 16, 16, 0, 8, 0, True),  # the default-limit tile
+    # 128x128 tiles for more workgroups at small sizes (256 at 2048): 256 invocations of 8x8
+    # outputs double-buffered, 128 invocations of 8x16 / 16x8 (the big tile's register tile)
+    T(128, 128, 16, 16, 16, 1, 8, 0, True),
+    T(128, 128, 16, 16, 8, 1, 8, 0, True),
     T(128, 128, 16, 16, 8, 1, 4, 0, True),
-    T(128, 128, 8, 16, 8, 1, 4, 0, True),
-    T(256, 128, 16, 16, 16, 1, 8, 0, True),
+    T(128, 128, 16, 8, 16, 1, 8, 0, True),
+    T(128, 128, 16, 16, 8, 2, 8, 0, True),
+    T(128, 128, 8, 16, 8, 1, 8, 0, True),
+    T(128, 128, 32, 16, 8, 0, 8, 0, True),
+    # narrower tiles of the same 8x16 register tile: 256 / 512 workgroups at 2048
+    T(64, 256, 16, 8, 16, 1, 8, 0, True),
+    T(64, 128, 16, 8, 8, 1, 8, 0, True),
 ]
 
 
@@ -84,6 +90,33 @@ def time_webjax(gpu: WebGPUBackend, exe: Any, bufs: list[Any], out: Any, reps: i
         gpu.dispatch(exe, bufs, out)
     gpu.synchronize()
     return (time.perf_counter() - t0) / reps
+
+
+def time_webjax_gpu(gpu: WebGPUBackend, exe: Any, bufs: list[Any], out: Any, reps: int) -> Any:
+    """Seconds per dispatch on the GPU's clock, from a timestamp at the start of the first of
+    `reps` back-to-back dispatches to one at the end of the last (as CUDA events time torch:
+    the gaps between dispatches count, the host's encoding and the wait for the queue don't);
+    also the host's seconds to encode and submit them. None where the device has no timestamp
+    queries or the program has several passes."""
+    host = gpu.host
+    if not getattr(host, "timestamps", False) or len(exe.program.passes) != 1:
+        return None
+    (p,), (pipeline,) = exe.program.passes, exe.pipelines
+    bound = [*(h.buf for h in bufs), out.buf]
+    queries = host.create_query_set(2)
+    gpu.synchronize()
+    for i in range(reps):
+        stamps = (queries, 0 if i == 0 else None, 1 if i == reps - 1 else None)
+        host.enqueue(
+            pipeline, p.nbindings, *p.workgroups, bound, stamps if i in (0, reps - 1) else None
+        )
+    t0 = time.perf_counter()
+    host.submit()
+    submit_s = time.perf_counter() - t0
+    host.wait_idle()
+    begin, end = host.read_timestamps(queries, 2)
+    queries.destroy()
+    return (end - begin) / 1e9 / reps, submit_s
 
 
 def time_torch(torch: Any, a: Any, b: Any, reps: int) -> float:
@@ -248,6 +281,8 @@ def main() -> None:
             seen.add(note)
             tw = time_webjax(gpu, exe, [ha, hb], hc, reps)
             g = flops / tw / 1e9
+            on_gpu = time_webjax_gpu(gpu, exe, [ha, hb], hc, reps)
+            g_gpu = flops / on_gpu[0] / 1e9 if on_gpu else None
             ok = None
             if want is not None:  # every tile checked (poisoned output first)
                 gpu.write(hc, np.full(m * n, np.nan, np.float32).tobytes())
@@ -264,6 +299,9 @@ def main() -> None:
                 "webjax_gflops": g,
                 "torch_gflops": tref,
                 "ratio": g / tref if tref else None,
+                "gpu_clock_gflops": g_gpu,
+                "gpu_clock_ratio": g_gpu / tref if tref and g_gpu else None,
+                "submit_ms": on_gpu[1] * 1e3 if on_gpu else None,
                 "compile_s": compile_s,
                 "checked": ok,
             }
@@ -273,6 +311,13 @@ def main() -> None:
                 f"[{size}] webjax {'(auto) ' if tile is None else ''}{note}: "
                 f"{tw * 1e3:.3f} ms  {g:.0f} GFLOP/s  ratio {ratio}  (compile {compile_s:.2f} s)"
             )
+            if on_gpu:
+                gratio = f"{g_gpu / tref:.3f}" if tref else "-"
+                print(
+                    f"[{size}]   on the GPU's clock: {on_gpu[0] * 1e3:.3f} ms  {g_gpu:.0f} GFLOP/s"
+                    f"  ratio {gratio}; encoding and submitting {reps} dispatches took "
+                    f"{on_gpu[1] * 1e3:.2f} ms"
+                )
             if g > best[0]:
                 best = (g, tile if tile is not None else None)
         if si == 0 and best_tile is None:
@@ -281,13 +326,21 @@ def main() -> None:
         for h in (ha, hb, hc):
             gpu.free(h)
         gpu.trim()
-    print("\n| size | tile | webjax GFLOP/s | cuBLAS SGEMM GFLOP/s | ratio |")
-    print("| --- | --- | --- | --- | --- |")
+    print(
+        "\n| size | tile | webjax GFLOP/s | cuBLAS SGEMM GFLOP/s | ratio "
+        "| on the GPU's clock: GFLOP/s | ratio |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
         tref = f"{r['torch_gflops']:.0f}" if r["torch_gflops"] else "-"
         auto = " (auto)" if r["auto"] else ""
-        print(f"| {r['size']} | {r['tile']}{auto} | {r['webjax_gflops']:.0f} | {tref} | {ratio} |")
+        gg = f"{r['gpu_clock_gflops']:.0f}" if r["gpu_clock_gflops"] else "-"
+        gr = f"{r['gpu_clock_ratio']:.3f}" if r["gpu_clock_ratio"] else "-"
+        print(
+            f"| {r['size']} | {r['tile']}{auto} | {r['webjax_gflops']:.0f} | {tref} | {ratio} "
+            f"| {gg} | {gr} |"
+        )
     if att_rows:
         print("\n| attention BxNxTxH | causal | webjax GFLOP/s | torch SDPA GFLOP/s | ratio |")
         print("| --- | --- | --- | --- | --- |")
