@@ -464,4 +464,5 @@ def test_tile_follows_size_and_render_targets() -> None:
 
     assert glsl_matmul.choose_tile({"max_draw_buffers": 8}, 1024**3) == glsl_matmul.Tile(4, 8)
     assert glsl_matmul.choose_tile({"max_draw_buffers": 4}, 1024**3) == glsl_matmul.Tile(4, 4)
-    assert glsl_matmul.choose_tile({"max_draw_buffers": 8}, 256**3) == glsl_matmul.Tile(4, 4)
+    assert glsl_matmul.choose_tile({"max_draw_buffers": 8}, 256**3) == glsl_matmul.Tile(4, 8)
+    assert glsl_matmul.choose_tile({"max_draw_buffers": 8}, 128**3) == glsl_matmul.Tile(4, 4)

@@ -60,9 +60,11 @@ class Tile:
 # whose render targets the context has (ES 3.0 promises 4; SwiftShader and llvmpipe have 8) and
 # whose threshold the product reaches. On SwiftShader (Chromium, 2 shared cores, noisy) 4x8 ran
 # matmul 1024 at 7.3 GFLOP/s and the MLP step at 11.7 steps/s where 4x4 ran 3.2 and 7.8 (1.5x
-# and 1.3x TF.js's WebGL backend against 1.3x and 0.8x in runs side by side); at 256^3 4x4 (twice
-# the fragments) took 8.7 ms a product where 4x8 took 12-13 (best of several, in two runs).
-TILES = ((Tile(4, 8), (1 << 24) + 1), (Tile(4, 4), 0))
+# and 1.3x TF.js's WebGL backend against 1.3x and 0.8x in runs side by side). At 256^3 an
+# earlier best-of-several had 4x4 ahead (8.7 ms a product against 12-13); timed by GPU queries
+# in 8 alternating rounds (the layered product, a loaded machine) 4x8 was faster in every round,
+# median 9.6 against 11.9 ms, so 256^3 takes 4x8 too.
+TILES = ((Tile(4, 8), 1 << 24), (Tile(4, 4), 0))
 UNROLL = 2  # k steps of 4 per loop iteration
 # Set (or WEBJAX_GLSL_MATMUL_TILE="rm,rn") to force one tile (benchmarks, tests).
 FORCE_TILE: Tile | None = None
