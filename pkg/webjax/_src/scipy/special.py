@@ -296,8 +296,8 @@ def _complex_loggamma(z: Any) -> Any:
     def step(state: tuple[Any, Any]) -> tuple[Any, Any]:
         k, logs = state
         live = lax.lt(k, n)
-        zk = lax.select(live, lax.add(z, lax.convert_element_type(k, util.aval(z).dtype)),
-                        _full(1.0, z))  # fmt: skip
+        zk = lax.add(z, lax.convert_element_type(k, util.aval(z).dtype))
+        zk = lax.select(live, zk, _full(1.0, z))
         return lax.add(k, _c(1.0, k)), lax.add(logs, lax.log(zk))
 
     start = (_full(0.0, re), _full(0.0, z))
