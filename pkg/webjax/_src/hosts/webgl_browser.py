@@ -50,11 +50,16 @@ _HELPER_JS = r"""
   // A pause of about 1 ms between polls of a fence or query (whose status changes only between
   // tasks). setTimeout(0) chained from timer tasks is clamped to 4 ms after five levels, which
   // added ~2 ms to every wait (a 256^2 matmul is ~15 ms); a timer set from a message task is
-  // not nested, so each pause is a message, then a 1 ms timer (no busy polling either).
-  const wakeups = new MessageChannel();
+  // not nested, so each pause is a message, then a 1 ms timer (no busy polling either). The
+  // channel is made at the first pause: a listening port keeps Node.js and Deno from exiting.
+  let wakeups = null;
   const sleepers = [];
-  wakeups.port1.onmessage = () => { const r = sleepers.shift(); if (r) setTimeout(r, 1); };
   function pause() {
+    if (wakeups === null) {
+      wakeups = new MessageChannel();
+      wakeups.port1.onmessage = () => { const r = sleepers.shift(); if (r) setTimeout(r, 1); };
+      if (wakeups.port1.unref) wakeups.port1.unref();
+    }
     return new Promise((r) => { sleepers.push(r); wakeups.port2.postMessage(null); });
   }
   // wait, without blocking the page, until the GPU has run every command issued so far
