@@ -235,15 +235,21 @@ _TRANSPARENT = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_cal
                 "checkpoint": "jaxpr"}  # fmt: skip
 
 
-def _fuses_into(name: str) -> bool:
-    """Whether a reduction may stay an expression inside its single use `name`."""
+def _fuses_into(name: str, transposes: bool) -> bool:
+    """Whether a reduction may stay an expression inside its single use `name` (through a
+    transpose only where the device's products write any layout: `transposes`)."""
+    if name == "transpose":
+        return transposes
     return name in ELEMENTWISE or name in _TRANSPARENT or name in PERMUTATIONS
 
 
-def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
+def _eval_fusing(
+    jaxpr: Any, consts: list[Any], args: list[Any], transposes: bool = True
+) -> list[Any]:
     """eval_jaxpr that keeps a reduction fused into its consumer only when that consumer is
     its single use, elementwise or a permutation (lowering.PERMUTATIONS: its consumers are
-    then settled the same way); otherwise the reduction becomes its own kernel."""
+    then settled the same way; a transpose only with `transposes`, the device backend's
+    `fuses_transposed_reductions`); otherwise the reduction becomes its own kernel."""
     uses: dict[int, list[str]] = {}
     for eqn in jaxpr.eqns:
         for v in eqn.invars:
@@ -263,7 +269,7 @@ def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     def settle(v: Any, o: Any) -> None:
         u = uses.get(id(v), [])
         fused = isinstance(o, Array) and o._exp is not None and o._exp.info[2]
-        if fused and (len(u) != 1 or not _fuses_into(u[0])):
+        if fused and (len(u) != 1 or not _fuses_into(u[0], transposes)):
             o._buffer()  # shared or re-indexed: compute the reduction once
         elif (
             len(u) > 1
@@ -284,7 +290,7 @@ def _eval_fusing(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         body = _TRANSPARENT.get(eqn.primitive.name)
         if body is not None:
             inner = eqn.params[body]
-            outs = _eval_fusing(inner.jaxpr, inner.consts, ins)
+            outs = _eval_fusing(inner.jaxpr, inner.consts, ins, transposes)
         else:
             outs = eqn.primitive.bind(*ins, **eqn.params)
             outs = outs if eqn.primitive.multiple_results else [outs]
@@ -318,7 +324,8 @@ def _compile(closed: ClosedJaxpr, args: list[Array], device: Device) -> Program 
     outer = lazy.fuse_epilogues  # programs compile inside programs (library composites)
     lazy.fuse_epilogues = True
     try:
-        outs = _eval_fusing(closed.jaxpr, closed.consts, sym)
+        transposes = getattr(device.backend, "fuses_transposed_reductions", True)
+        outs = _eval_fusing(closed.jaxpr, closed.consts, sym, transposes)
     except NeedsValues:
         return None
     finally:

@@ -24,6 +24,11 @@ class Backend:
     # Whether a kernel may write the buffer it reads, element for element (in-place updates
     # into donated buffers). WebGPU forbids binding one buffer as both read and read-write.
     kernels_may_alias: bool = False
+    # Whether a program may keep a reduction fused through a transpose after it (its output
+    # written in another order): the tiled products of wgsl and glsl write any output layout;
+    # wasm's tiled product writes row-major rows, so there a transposed product is computed
+    # first and the transpose reads it (else it falls to the scalar reduction loop).
+    fuses_transposed_reductions: bool = True
 
     def supports_dtype(self, dtype: DType) -> bool:
         return True

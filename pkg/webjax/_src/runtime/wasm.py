@@ -101,6 +101,7 @@ class WasmBackend(Backend):
     max_args = 200  # inputs per kernel (2 params each; engines allow 1000 params)
     max_buffer_bytes = (1 << 32) - (1 << 20)
     kernels_may_alias = True  # elementwise kernels load a vector before storing it
+    fuses_transposed_reductions = False  # the tiled product writes row-major output
 
     def __init__(self, host: Any = None) -> None:
         self.host = host if host is not None else _make_host()
