@@ -30,6 +30,8 @@ async def bench_onnx_json(args_json: str) -> str:
     if device == "webgpu":
         await webjax.init_webgpu_async()
     dev = webjax.devices(device)[0]
+    host = getattr(dev.backend, "host", None)  # wasm: the worker pool's counters
+    pool = host if hasattr(host, "backoffs") else None
     t = time.perf_counter()
     model = ONNXModel(await fetch_bytes(args["model"]))
     load_s = time.perf_counter() - t
@@ -47,6 +49,8 @@ async def bench_onnx_json(args_json: str) -> str:
         first_s = time.perf_counter() - t
         least = 1 if first_s > 2 * args["budget_s"] else 3  # as the page's timeCalls
         times: list[float] = []
+        backoffs0 = pool.backoffs() if pool else 0
+        chunks0 = pool.worker_chunks() if pool else 0
         start = time.perf_counter()
         while len(times) < args["reps"]:
             t = time.perf_counter()
@@ -64,6 +68,15 @@ async def bench_onnx_json(args_json: str) -> str:
             "first_ms": first_s * 1e3,
             "times_ms": [s * 1e3 for s in times],
             "output_shape": list(out.shape),
+            # wasm with threads: worker threads started, chunks they ran and the pool's
+            # back-offs (split calls no faster than one thread) during the timed calls
+            "pool": {
+                "workers": pool.workers_ready(),
+                "worker_chunks": pool.worker_chunks() - chunks0,
+                "backoffs": pool.backoffs() - backoffs0,
+            }
+            if pool
+            else None,
             "output_b64": base64.b64encode(data).decode(),
         }
     )

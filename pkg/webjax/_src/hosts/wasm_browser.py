@@ -20,11 +20,11 @@ every thread, the calling one included, claims chunks with a compare-exchange un
 left; the caller then spins (the main thread may not Atomics.wait) until the chunks that workers
 claimed are done. So a dispatch returns with its work complete: results stay ordered, reads
 never wait, and a worker that has not started yet (or is still compiling) only means the caller
-runs more chunks itself. When two split calls in a row took longer than the caller alone would
-have taken (its time per chunk times the chunks), though every worker had started and held the
-kernel (the OS gives the workers little CPU on a busy machine), the next BACKOFF split calls run
-on the calling thread alone (twice as many after each further such call, up to 64 x BACKOFF; a
-split call that pays resets it). Every other page (and CPython, hosts/wasm_native.py) runs
+runs more chunks itself. When two split calls of a kernel in a row took longer than the caller
+alone would have taken (its time per chunk times the chunks), though every worker had started
+and held the kernel (the OS gives the workers little CPU on a busy machine, or the kernel is too
+short to share), that kernel's next BACKOFF calls run on the calling thread alone (twice as many
+after each further such call, up to 64 x BACKOFF; a split call that pays resets it). Every other page (and CPython, hosts/wasm_native.py) runs
 single-threaded on an unshared memory.
 
 Chromium refuses synchronous `new WebAssembly.Module(bytes)` of large modules on the main
@@ -46,7 +46,7 @@ MAX_THREADS = 8  # threads per pool, the calling one included
 # split (matmul 256: 0.70 ms per call at 0.05 ms, 0.33 ms at 0.3 ms; single thread 0.61 ms).
 SPIN_MS = 0.3
 MAX_ARGS = 512  # i32 arguments of one kernel call (1 + 2 * inputs + 3)
-# Split calls run on the calling thread alone after workers were starved of CPU. Short: on a
+# A kernel's calls run on the calling thread alone after its split calls did not pay. Short: on a
 # quiet machine a worker the OS preempted once fires it too, and each call of the back-off runs
 # at half speed (16 cost a 2^20 fused chain ~13% of its mean time at one back-off per 100 calls).
 BACKOFF = 4
@@ -218,7 +218,7 @@ _HELPER_JS = r"""
       }
       broadcast({ctl: ctl.buffer, memory, spinMs});
       const plans = new Map();
-      let seq = 0, backoff = 0, backoffs = 0, streak = 0, strikes = 0, lost = "";
+      let seq = 0, backoffs = 0, lost = "";
       return {
         threads: workers + 1,
         ready() { return Atomics.load(ctl, READY); },
@@ -228,7 +228,8 @@ _HELPER_JS = r"""
         failNextChunk() { Atomics.store(ctl, FAULT, 1); },
         add(kid, module, fn, cuts, lo, stride) {
           const c = Int32Array.from(cuts);
-          plans.set(kid, [fn, c, lo, stride, {calls: 0, last: 0, single: 0, warm: true}]);
+          plans.set(kid, [fn, c, lo, stride,
+            {calls: 0, last: 0, single: 0, warm: true, backoff: 0, streak: 0, strikes: 0}]);
           broadcast({kernel: [kid, module, c, lo, stride]});
         },
         run(kid, ...args) {
@@ -249,9 +250,9 @@ _HELPER_JS = r"""
             state.last = state.single = dt;
             return;
           }
-          if (backoff > 0 || lost) {  // workers starved of CPU lately, or a worker lost:
-            // the whole range on this thread
-            if (backoff > 0) backoff--;
+          if (state.backoff > 0 || lost) {  // its split calls did not pay lately, or a
+            // worker was lost: the whole range on this thread
+            if (state.backoff > 0) state.backoff--;
             args[lo] = cuts[0];
             args[lo + 1] = cuts[n];
             const t = performance.now();
@@ -308,19 +309,23 @@ _HELPER_JS = r"""
           // the workers little CPU: a busy machine), run the next BACKOFF split calls here
           // alone. (One slow call also fired on a quiet machine when a worker woke late
           // once.) Failing again doubles the backoff (up to 64 x BACKOFF); a success resets it.
+          // Each kernel keeps its own count: one that does not pay (a short memory-bound pass
+          // whose threads share the bandwidth) no longer sends the products that do pay to one
+          // thread (with one count, 25 back-offs in 20 calls of an encoder layer ran every
+          // call at one thread's speed, 62 ms against 34 ms).
           const t2 = performance.now(), took = t2 - t0;
           const alone = state.single > 0 ? state.single : mine > 0 ? (t1 - tc) / mine * n : took;
           // (not 10% faster than alone: not worth a second core; a caller that ran no chunk
           // was itself preempted, which only a measured time can judge)
           const slow = took > 0.1 && took > 0.9 * alone;
-          if (slow && current && ++strikes >= 2) {
-            backoff = BACKOFF << streak;
-            streak = Math.min(streak + 1, 6);
-            strikes = 0;
+          if (slow && current && ++state.strikes >= 2) {
+            state.backoff = BACKOFF << state.streak;
+            state.streak = Math.min(state.streak + 1, 6);
+            state.strikes = 0;
             backoffs++;
           } else if (!slow) {
-            streak = 0;
-            strikes = 0;
+            state.streak = 0;
+            state.strikes = 0;
           }
           const workerFailed = Atomics.exchange(ctl, ERROR, 0);
           if (error !== null) throw error;
@@ -448,8 +453,8 @@ class BrowserWasmHost:
         self._pool.failNextChunk()
 
     def backoffs(self) -> int:
-        """How often a split call was no faster than the calling thread alone (the next
-        BACKOFF split calls then ran on the calling thread alone)."""
+        """How often a kernel's split calls were no faster than the calling thread alone (its
+        next BACKOFF calls, or more, then ran on the calling thread alone)."""
         return 0 if self._pool is None else int(self._pool.backoffs())
 
     async def wait_ready(self, timeout_s: float = 30.0) -> bool:
