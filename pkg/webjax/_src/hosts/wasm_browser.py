@@ -24,8 +24,8 @@ runs more chunks itself. When two split calls of a kernel in a row took longer t
 alone would have taken (its time per chunk times the chunks), though every worker had started
 and held the kernel (the OS gives the workers little CPU on a busy machine, or the kernel is too
 short to share), that kernel's next BACKOFF calls run on the calling thread alone (twice as many
-after each further such call, up to 64 x BACKOFF; a split call that pays resets it). Every other page (and CPython, hosts/wasm_native.py) runs
-single-threaded on an unshared memory.
+after each further such call, up to 64 x BACKOFF; a split call that pays resets it). Every
+other page (and CPython, hosts/wasm_native.py) runs single-threaded on an unshared memory.
 
 Chromium refuses synchronous `new WebAssembly.Module(bytes)` of large modules on the main
 thread; then `instantiate` compiles asynchronously through JSPI (`run_sync`) when it can, and
