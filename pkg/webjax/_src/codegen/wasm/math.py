@@ -625,6 +625,31 @@ _def("erfc_cf", "x:f64", [F64], "f:f64 k:f64 hi:f64 lo:f64 xs:f64", """
     @hi f64.neg call:exp @lo f64.neg call:exp f64.mul f64:INV_SQRTPI f64.mul @f f64.div
 """)
 _def("erf_mid", "t:f64", [F64], "u:f64 j:i32", _erf_mid_body())
+# erf of float32 (and narrower) arguments: |x| P(x^2) / Q(x^2) on |x| <= 4 (erf rounds to 1 in
+# float32 from 3.92 on), with its sign copied back. P (degree 9 in x^2) and Q (degree 8) are a
+# fit of our own: weighted least squares on Chebyshev nodes, reweighted toward the minimax
+# error, solved in a Chebyshev basis of x^2 and converted to powers. Within 4.4e-13 of erf
+# relative in float64; rounded to float32 it is erf's correctly rounded value but for about 1
+# in 200,000 arguments (one ulp off). Branch-free, so the SIMD loop (simd.py) runs the same
+# operations in the same order on f64x2 lanes: scalar and vector results are bit-identical,
+# at a few times the speed of the float64 `erf` below (an encoder layer's GELU).
+ERF_RATIONAL_P = [float.fromhex(c) for c in (
+    "0x1.20dd75042a415p+0", "0x1.03f65a4be47eap-3", "0x1.7ec578f91199ap-5",
+    "0x1.6a6bb93c9c595p-10", "0x1.102c17b481763p-12", "-0x1.315f7dce1b403p-17",
+    "-0x1.29e721a811ce6p-22", "-0x1.fed6a985ed2b5p-25", "-0x1.1b5877e90b6c4p-31",
+    "0x1.06cd40d13f014p-40",
+)]
+ERF_RATIONAL_Q = [float.fromhex(c) for c in (
+    "0x1.0000000000000p+0", "0x1.c886b0c9c59d9p-2", "0x1.70b67112dfe57p-4",
+    "0x1.56b063f407e75p-7", "0x1.6ec43e1fc3a2bp-11", "0x1.0f26c0caa249bp-16",
+    "-0x1.bc1bee4f9ca4dp-20", "-0x1.9385f68f73601p-23", "-0x1.256594a3f056dp-27",
+)]
+ERF_RATIONAL_BOUND = 4.0
+_def("erf_rational", "x:f64", [F64], "t:f64 z:f64", f"""
+    @x f64.abs f64:{ERF_RATIONAL_BOUND} f64.min =t
+    @t @t f64.mul =z
+    @t {_poly("z", ERF_RATIONAL_P)} f64.mul {_poly("z", ERF_RATIONAL_Q)} f64.div @x f64.copysign
+""")
 _def("erf", "x:f64", [F64], "t:f64", """
     @x @x f64.ne if @x return end
     @x f64.abs =t

@@ -19,6 +19,7 @@ from typing import Any
 from ...ir.exp import Exp
 from ...ir.kernel import Kernel
 from ...ir.ops import COMPARE, Op
+from . import math as wasm_math
 from .asm import F32, I32, V128
 
 _LANE_DTYPES = {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"}
@@ -232,6 +233,9 @@ class _Vec:
             return True
         if op is Op.CAST:
             return self.cast(src[0], d)
+        if op is Op.ERF and d.name == "float32":
+            self.erf(src[0])
+            return True
         if op in (Op.DIV, Op.MOD):
             return self.const_divide(n)
         if op is Op.BITCAST:
@@ -252,6 +256,54 @@ class _Vec:
         elif sk in "iu" and op in (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.NOT):
             self.normalize(d)
         return True
+
+    def erf(self, x: Exp) -> None:
+        """float32 erf as the scalar code computes it (wasm_math's `erf_rational`: |x| clamped,
+        promoted, a rational function in float64, demoted, x's sign), on two f64x2 halves."""
+        f = self.f
+        xs, a, t, z = f.local(V128), f.local(V128), f.local(V128), f.local(V128)
+        halves = (f.local(V128), f.local(V128))
+        self.operand(x)
+        f.set(xs)
+        f.get(xs)
+        f.op("f32x4.abs")
+        self.const("f", [wasm_math.ERF_RATIONAL_BOUND] * 4)
+        f.op("f32x4.min")  # exact in float32, as the scalar f64.min of the promoted value
+        f.set(a)
+        for k, half in enumerate(halves):
+            f.get(a)
+            if k:
+                f.get(a)
+                f.shuffle(bytes([*range(8, 16), *range(8, 16)]))  # lanes 2, 3 down
+            f.op("f64x2.promote_low_f32x4")
+            f.set(t)
+            f.get(t)
+            f.get(t)
+            f.op("f64x2.mul")
+            f.set(z)
+            f.get(t)
+            for coeffs in (wasm_math.ERF_RATIONAL_P, wasm_math.ERF_RATIONAL_Q):
+                self.const64(coeffs[-1])  # Horner, as wasm_math._poly
+                for c in reversed(coeffs[:-1]):
+                    f.get(z)
+                    f.op("f64x2.mul")
+                    self.const64(c)
+                    f.op("f64x2.add")
+                if coeffs is wasm_math.ERF_RATIONAL_P:
+                    f.op("f64x2.mul")  # t * P
+            f.op("f64x2.div", "f32x4.demote_f64x2_zero")
+            f.set(half)
+        f.get(halves[0])
+        f.get(halves[1])
+        f.shuffle(bytes([*range(8), *range(16, 24)]))
+        f.set(a)
+        f.get(xs)  # copysign: x's sign bit, the magnitude's other bits (a NaN's too)
+        f.get(a)
+        self.const("i", [0x80000000] * 4)
+        f.op("v128.bitselect")
+
+    def const64(self, v: float) -> None:
+        self.f.v128_const(struct.pack("<2d", v, v))
 
     def const_divide(self, n: Exp) -> bool:
         """x / c, x % c for 0 <= x < 2**31 (proven) and a constant 0 < c < 2**31: shifts and
