@@ -141,6 +141,24 @@ def test_head_sizes(device: Any) -> None:
         _close(got, jax.nn.dot_product_attention(q, kk, v), 2e-5)
 
 
+@pytest.mark.parametrize("h", [128, 256])
+def test_wide_heads(device: Any, h: int) -> None:
+    """H > 64: on webgpu each row is split over H / 64 invocations that exchange partial
+    logits (bias, lengths and the causal mask applied once to their sum)."""
+    b, t, s, n, k = 2, 21, 19, 2, 1
+    q, kk, v = _arr(b, t, n, h), _arr(b, s, k, h), _arr(b, s, k, h)
+    bias, kl = _arr(1, n, t, s), np.array([19, 6], np.int32)
+    opts = {"is_causal": True, "key_value_seq_lengths": kl}
+    _clear(device)
+    got = nn.dot_product_attention(
+        *[jnp.asarray(x) for x in (q, kk, v)],
+        bias=jnp.asarray(bias),
+        **{**opts, "key_value_seq_lengths": jnp.asarray(kl)},
+    )
+    _close(got, jax.nn.dot_product_attention(q, kk, v, bias=bias, **opts), 2e-5)
+    assert _fused_ran(device) == _fused_expected(device)
+
+
 def test_grad_jit_vmap(device: Any) -> None:
     b, t, s, n, k, h = 2, 9, 11, 4, 2, 8
     q, kk, v = _arr(b, t, n, h), _arr(b, s, k, h), _arr(b, s, k, h)

@@ -14,6 +14,14 @@ invocation reads it from there (the same address at a time: a broadcast; constan
 the block being unrolled); the blocks run up to the last key any row of the workgroup needs
 (causal rows end early). CPU implementations of WebGPU run the composite instead
 (ir/attention.fused_on says why).
+
+Heads wider than 64 would hold more than 256 floats of query and accumulator per invocation
+and spill (H = 128 ran at 0.15x PyTorch's SDPA on an H100, against 0.71x at H = 64): there a
+row is split over P invocations (P = H / 64; invocation i takes row i % BQ, part i / BQ), each
+holding its 64 dimensions of the query and the output. Per block each writes its partial
+logits to workgroup memory, and after a barrier every part of the row sums the P partials in
+the same order (so all see the same logits, bit for bit), then runs the same online softmax
+and updates its own dimensions (H = 128: 0.36x).
 """
 
 from __future__ import annotations
@@ -37,11 +45,20 @@ def _max_tree(xs: list[str]) -> str:
     return xs[0]
 
 
-def _block_size(h: int, storage: int) -> int:
+def _block_size(h: int, storage: int, exchange: int = 0) -> int:
+    """Keys per block: K and V blocks (and `exchange` partial logits per key) within storage."""
     bk = 32
-    while bk > 4 and 2 * bk * h * 4 > storage:
+    while bk > 4 and (2 * bk * h + exchange * bk) * 4 > storage:
         bk //= 2
     return bk
+
+
+def _parts(c: int) -> int:
+    """Invocations per query row: each holds at most 16 chunks (64 floats) of q and of out."""
+    p = 1
+    while c // p > 16 and c % (2 * p) == 0:
+        p *= 2
+    return p
 
 
 def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> WgslProgram:
@@ -53,7 +70,8 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     ty = "vec4<f32>" if w == 4 else "f32"
     g = k.n // k.k
     storage = int(lim.get("max_workgroup_storage", 16384))
-    bk = _block_size(k.h, storage)
+    parts = _parts(c)
+    cp = c // parts  # the chunks of q and out each invocation holds
     slots = k.slots
     rows = k.b * k.t * k.n
     lines = [
@@ -73,35 +91,47 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     lines += ["", f"fn d(a: {ty}, b: {ty}) -> f32 {{ return {dot}; }}", ""]
     # the most query rows per workgroup that still give the device enough workgroups (on an
     # H200, 128 rows ran 1.4x (1.6x causal) faster than 64 at B=8, N=16, T=2048, H=64)
-    most = min(BQ, int(lim.get("max_invocations", 256)))
+    most = min(BQ, int(lim.get("max_invocations", 256)) // parts)
     bq = next((q for q in (128, 64) if q <= most and k.b * k.n * -(-k.t // q) >= 256), 32)
+    bq = min(bq, most)
+    lanes = bq * parts  # invocations per workgroup
+    bk = _block_size(k.h, storage, lanes if parts > 1 else 0)
     nt = -(-k.t // bq)  # query blocks per (batch, head)
     per = max(1, min(k.b * k.n, 65535 // nt))  # (batch, head)s along x
     groups_x, groups_y = nt * per, -(-(k.b * k.n) // per)
     lines += [
         f"var<workgroup> ks: array<{ty}, {bk * c}>;",
         f"var<workgroup> vs: array<{ty}, {bk * c}>;",
-        "",
     ]
+    if parts > 1:  # each invocation's partial logits of the block, key-major
+        lines.append(f"var<workgroup> xp: array<f32, {bk * lanes}>;")
     lines += [
-        f"@compute @workgroup_size({bq})",
+        "",
+        f"@compute @workgroup_size({lanes})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>,",
         "        @builtin(local_invocation_index) li: u32) {",
         f"  let bn = i32(wid.y) * {per} + i32(wid.x) / {nt};",
         f"  if (bn >= {k.b * k.n}) {{ return; }}  // (the whole workgroup)",
         f"  let b = bn / {k.n}; let n = bn % {k.n};",
         f"  let t0 = (i32(wid.x) % {nt}) * {bq};",
-        "  let t = t0 + i32(li);",
-        f"  let live = t < {k.t};",
     ]
+    if parts > 1:  # part-major: the 32 invocations of a subgroup read the same K/V chunks
+        lines += [
+            f"  let row = i32(li) % {bq};",
+            f"  let po = (i32(li) / {bq}) * {cp};  // the first chunk of this part",
+        ]
+    else:
+        lines += ["  let row = i32(li);", "  let po = 0;"]
     lines += [
+        "  let t = t0 + row;",
+        f"  let live = t < {k.t};",
         f"  let kh = n / {g};",
         f"  let tq = min(t, {k.t - 1});",
-        f"  let qb = ((b * {k.t} + tq) * {k.n} + n) * {c};",
+        f"  let qb = ((b * {k.t} + tq) * {k.n} + n) * {c} + po;",
         f"  let kb = b * {k.s * k.k * c} + kh * {c};  // + s * {k.k * c} + chunk",
     ]
-    lines += [f"  let q{i} = in0[qb + {i}] * {_lit(k.scale)};" for i in range(c)]
-    lines += [f"  var a{i} = {ty}(0.0);" for i in range(c)]
+    lines += [f"  let q{i} = in0[qb + {i}] * {_lit(k.scale)};" for i in range(cp)]
+    lines += [f"  var a{i} = {ty}(0.0);" for i in range(cp)]
     lines += [f"  var m = {NEG};", "  var l = 0.0;", f"  var e = {k.s};"]
     if k.kv_len:
         lines.append(f"  let kl = clamp(kv_len[b], 0, {k.s});")
@@ -119,20 +149,32 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     lines.append(f"  if (we <= 0) {{ we = {k.s}; }}")
     lines += [
         f"  for (var j0 = 0; j0 < we; j0 = j0 + {bk}) {{",
-        f"    for (var i = i32(li); i < {bk * c}; i = i + {bq}) {{",
+        f"    for (var i = i32(li); i < {bk * c}; i = i + {lanes}) {{",
         f"      let s = j0 + i / {c};",
         f"      let src = kb + min(s, {k.s - 1}) * {k.k * c} + i % {c};",
         f"      ks[i] = select({ty}(0.0), in1[src], s < {k.s});",
         f"      vs[i] = select({ty}(0.0), in2[src], s < {k.s});",
         "    }",
         "    workgroupBarrier();",
-        "    if (live) {",
     ]
+    kv = "po + " if parts > 1 else ""  # this part's chunks of a K or V row
+
+    def dots(j: int) -> str:
+        return " + ".join(f"d(q{i}, ks[{kv}{j * c + i}])" for i in range(cp))
+
+    if parts > 1:
+        # partial logits to workgroup memory (every invocation: the barrier is uniform)
+        lines += [f"    xp[{j * lanes} + i32(li)] = {dots(j)};" for j in range(bk)]
+        lines.append("    workgroupBarrier();")
+    lines.append("    if (live) {")
     body: list[str] = []
     # the block unrolled: its logits in registers x0..x{bk-1}
     for j in range(bk):
-        dots = " + ".join(f"d(q{i}, ks[{j * c + i}])" for i in range(c))
-        body.append(f"var x{j} = {dots};")
+        if parts > 1:
+            total = " + ".join(f"xp[{j * lanes + p * bq} + row]" for p in range(parts))
+            body.append(f"var x{j} = {total};")
+        else:
+            body.append(f"var x{j} = {dots(j)};")
         if k.bias is not None:
             sb, sn, st, ss = k.bias
             body.append(
@@ -146,11 +188,11 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
         "  let mn = max(m, mt);",
         "  let corr = exp(m - mn);",
         "  l = l * corr;",
-        *[f"  a{i} = a{i} * corr;" for i in range(c)],
+        *[f"  a{i} = a{i} * corr;" for i in range(cp)],
     ]
     for j in range(bk):
         body.append(f"  let p{j} = exp(x{j} - mn);")
-        body += [f"  a{i} = a{i} + p{j} * vs[{j * c + i}];" for i in range(c)]
+        body += [f"  a{i} = a{i} + p{j} * vs[{kv}{j * c + i}];" for i in range(cp)]
     body += [
         "  l = l + " + " + ".join(f"p{j}" for j in range(bk)) + ";",
         "  m = mn;",
@@ -169,9 +211,9 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     else:
         fix = lambda i: f"a{i} * inv"
     lines.append("  if (!live) { return; }")
-    lines += [f"  out[qb + {i}] = {fix(i)};" for i in range(c)]
+    lines += [f"  out[qb + {i}] = {fix(i)};" for i in range(cp)]
     lines.append("}")
     source = "\n".join(lines) + "\n"
-    note = f"attention bq={bq} bk={bk} w={w}"
+    note = f"attention bq={bq} bk={bk} w={w}" + (f" parts={parts}" if parts > 1 else "")
     p = WgslPass(source, k.nargs + 1, (groups_x, groups_y))
     return WgslProgram((p,), k.nargs, rows, note=note)
