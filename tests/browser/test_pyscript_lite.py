@@ -136,6 +136,8 @@ ACTIVE_CELL = (
 @pytest.fixture(scope="module")
 def notebook(browser: Any, lite_url: str) -> Iterator[tuple[Any, Guard]]:
     """The demo notebook open in JupyterLite, its code cells before the vmap one run."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     context = browser.new_context()
     try:
         guard = Guard(context, lite_url)
@@ -149,11 +151,21 @@ def notebook(browser: Any, lite_url: str) -> Iterator[tuple[Any, Guard]]:
             # load a keystroke sent while it is still busy can be lost)
             page.wait_for_function(f"{ACTIVE_CELL} === {i}", timeout=LOAD_TIMEOUT_MS)
             page.keyboard.press("Shift+Enter")
-        page.wait_for_function(
-            """() => [...document.querySelectorAll('.jp-OutputArea-output')]
-                     .some(e => e.innerText.includes('grad f(x) ='))""",
-            timeout=LOAD_TIMEOUT_MS,
+        try:
+            page.wait_for_function(
+                r"""() => [...document.querySelectorAll('.jp-OutputArea-output')]
+                          .some(e => /grad f\(x\) =|Error/.test(e.innerText))""",
+                timeout=LOAD_TIMEOUT_MS,
+            )
+            shown = True
+        except PlaywrightTimeoutError:  # the report below says what the cells show
+            shown = False
+        cells = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].map(c =>
+                (c.querySelector('.jp-InputPrompt')?.innerText || '') + ' ' +
+                (c.querySelector('.jp-OutputArea')?.innerText || '').slice(0, 2000))"""
         )
+        assert shown and not any("Error" in c for c in cells), cells
         yield page, guard
     finally:
         context.close()
