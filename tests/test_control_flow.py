@@ -665,6 +665,29 @@ def test_control_flow_values_on_device(device):
     assert float(n) == 243.0
 
 
+def test_cond_in_jit_stays_compiled_on_device(device, rjax):
+    """A cond/switch whose index is known only when the program runs: the program compiles
+    (every branch evaluated, the taken one's outputs selected) and gives JAX's values; the
+    untaken branch's NaNs and infinities do not leak; out-of-range switch indices clamp."""
+    from webjax._src.dispatch import program
+
+    def f(lx: Any, x: Any, i: Any) -> Any:
+        y = lx.switch(i, [lambda v: v * 2.0, lambda v: v - 1.0, lambda v: -v], x)
+        z = lx.cond(y.sum() > 0.0, lambda v: v + 1.0, lambda v: v / 0.0, y)
+        return z, lx.cond(x[0] > 0.0, lambda v: (v, 1), lambda v: (v * 0.0, 2), z)
+
+    jf, want_f = webjax.jit(functools.partial(f, lax)), rjax.jit(functools.partial(f, rjax.lax))
+    before = set(program._CACHE)
+    for x0 in (0.5, -3.0):
+        x = f32(x0, 1.0, 2.0)
+        for i in (-1, 0, 1, 2, 7):
+            got, want = jf(jnp.asarray(x), i), want_f(x, i)
+            for g, w in zip(webjax.tree_util.tree_leaves(got), rjax.tree_util.tree_leaves(want)):
+                np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    new = [program._CACHE[k] for k in set(program._CACHE) - before]
+    assert new and all(p is not None for p in new)  # compiled, not run eagerly
+
+
 def test_grad_of_scan_on_device(device):
     def loss(w):
         c, _ = lax.scan(lambda c, v: (jnp.tanh(c * w + v), None), 0.0, jnp.arange(3.0))
