@@ -151,7 +151,12 @@ def time_torch_sdpa(torch: Any, q: Any, k: Any, v: Any, causal: bool, reps: int)
 
 
 def attention_rows(
-    gpu: WebGPUBackend, torch: Any, shapes: str, causal_too: bool, bqs: list[int]
+    gpu: WebGPUBackend,
+    torch: Any,
+    shapes: str,
+    causal_too: bool,
+    bqs: list[int],
+    variants: list[tuple[int | None, int | None]] | None = None,
 ) -> list[Any]:
     rng = np.random.default_rng(1)
     rows: list[dict[str, Any]] = []
@@ -164,9 +169,15 @@ def attention_rows(
         out = gpu.malloc(q.nbytes)
         flops = 4.0 * b * n * t * t * h
         reps = max(3, min(50, int(2e12 / flops)))
-        for causal, bq in [(c, q) for c in ([False, True] if causal_too else [False]) for q in bqs]:
+        runs = [
+            (c, q, v)
+            for c in ([False, True] if causal_too else [False])
+            for q in bqs
+            for v in (variants or [(None, None)])
+        ]
+        for causal, bq, (parts, bk) in runs:
             kernel = AttentionKernel(b, t, t, n, n, h, 1.0 / h**0.5, causal, None, False, False)
-            wgsl_attention.BQ = bq
+            wgsl_attention.BQ, wgsl_attention.PARTS, wgsl_attention.BK = bq, parts, bk
             gpu._cache.clear()
             t0 = time.perf_counter()
             exe = gpu.prepare(kernel)  # type: ignore[arg-type]
@@ -217,6 +228,12 @@ def main() -> None:
     ap.add_argument("--attention", default="")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--bq", default="128", help="most query rows per workgroup (comma list to try)")
+    ap.add_argument(
+        "--variants",
+        default="",
+        help="attention invocations per row and keys per block to try, e.g. '2x16,4x16,4x32' "
+        "(0 for the kernel's own choice)",
+    )
     ap.add_argument("--out", default="")
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--sweep-all", action="store_true", help="sweep at every size, not the first")
@@ -237,7 +254,15 @@ def main() -> None:
         print("no torch:", e)
     att_rows = (
         attention_rows(
-            gpu, torch, args.attention, args.causal, [int(x) for x in args.bq.split(",")]
+            gpu,
+            torch,
+            args.attention,
+            args.causal,
+            [int(x) for x in args.bq.split(",")],
+            [
+                (int(p) or None, int(k) or None)
+                for p, k in (v.split("x") for v in args.variants.split(",") if v)
+            ],
         )
         if args.attention
         else []

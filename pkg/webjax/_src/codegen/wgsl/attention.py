@@ -31,6 +31,9 @@ from .program import WgslPass, WgslProgram
 
 NEG = "-3.4028234663852886e38"  # float32's lowest: a masked logit (its weight underflows to 0)
 BQ = 128  # the most query rows per workgroup
+# bench/webgpu_h200.py's sweep sets these (None: chosen from the head size and the limits)
+PARTS: int | None = None  # invocations per query row
+BK: int | None = None  # keys per block
 
 
 def _lit(x: float) -> str:
@@ -46,8 +49,10 @@ def _max_tree(xs: list[str]) -> str:
 
 
 def _block_size(h: int, storage: int, exchange: int = 0) -> int:
-    """Keys per block: K and V blocks (and `exchange` partial logits per key) within storage."""
-    bk = 32
+    """Keys per block: K and V blocks (and `exchange` partial logits per key) within storage.
+    A split row takes at most 16 (on an H100 at H = 128, 64 rows of 2 parts ran 3.7x slower with
+    blocks of 32 keys, which fill 48 KiB, than with 8 or 16; 8 and 16 ran alike)."""
+    bk = 16 if exchange else 32
     while bk > 4 and (2 * bk * h + exchange * bk) * 4 > storage:
         bk //= 2
     return bk
@@ -70,7 +75,7 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     ty = "vec4<f32>" if w == 4 else "f32"
     g = k.n // k.k
     storage = int(lim.get("max_workgroup_storage", 16384))
-    parts = _parts(c)
+    parts = PARTS if PARTS and c % PARTS == 0 else _parts(c)
     cp = c // parts  # the chunks of q and out each invocation holds
     slots = k.slots
     rows = k.b * k.t * k.n
@@ -95,7 +100,7 @@ def render(kernel: AttentionKernel, limits: dict[str, int] | None = None) -> Wgs
     bq = next((q for q in (128, 64) if q <= most and k.b * k.n * -(-k.t // q) >= 256), 32)
     bq = min(bq, most)
     lanes = bq * parts  # invocations per workgroup
-    bk = _block_size(k.h, storage, lanes if parts > 1 else 0)
+    bk = BK or _block_size(k.h, storage, lanes if parts > 1 else 0)
     nt = -(-k.t // bq)  # query blocks per (batch, head)
     per = max(1, min(k.b * k.n, 65535 // nt))  # (batch, head)s along x
     groups_x, groups_y = nt * per, -(-(k.b * k.n) // per)
