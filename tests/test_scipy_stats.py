@@ -36,6 +36,10 @@ CONTINUOUS = [
     ("chi2", (3.0,)),
     ("beta", (2.0, 3.0, -3.0, 12.0)),
     ("pareto", (2.0,)),
+    ("gumbel_r", (0.5, 2.0)),
+    ("gumbel_l", (0.5, 2.0)),
+    ("vonmises", (2.0,)),
+    ("wrapcauchy", (0.4,)),
 ]
 QS = np.array([0.0, 0.01, 0.3, 0.5, 0.9, 1.0, 1.5, -0.1, np.nan], np.float32)
 
@@ -56,7 +60,16 @@ def test_continuous(device: Any, dist: str, args: tuple) -> None:
 
 @pytest.mark.parametrize(
     "dist,args",
-    [("poisson", (3.0,)), ("bernoulli", (0.3,)), ("geom", (0.3,)), ("binom", (10.0, 0.4))],
+    [
+        ("poisson", (3.0,)),
+        ("bernoulli", (0.3,)),
+        ("geom", (0.3,)),
+        ("binom", (10.0, 0.4)),
+        ("nbinom", (5.0, 0.4)),
+        ("nbinom", (2.5, 0.7, 1.0)),
+        ("betabinom", (10.0, 2.0, 3.0)),
+        ("betabinom", (0.0, 2.0, 3.0)),
+    ],
 )
 def test_discrete(device: Any, dist: str, args: tuple) -> None:
     k = np.array([-1, 0, 1, 2, 3, 5, 10, 2.5], np.float32)
@@ -66,6 +79,26 @@ def test_discrete(device: Any, dist: str, args: tuple) -> None:
             close(getattr(wmod, fn)(jnp.asarray(k), *args), getattr(jmod, fn)(k, *args), 2e-5, 1e-6)
     if dist == "bernoulli":
         close(wst.bernoulli.ppf(jnp.asarray(QS), 0.3), jst.bernoulli.ppf(QS, 0.3))
+
+
+@pytest.mark.parametrize(
+    "dist,fn,args",
+    [
+        ("gumbel_r", "logpdf", (0.0, -1.0)),
+        ("gumbel_l", "cdf", (0.0, 0.0)),
+        ("vonmises", "logpdf", (0.0,)),
+        ("vonmises", "pdf", (900.0,)),
+        ("wrapcauchy", "pdf", (1.0,)),
+        ("nbinom", "logpmf", (0.0, 0.5)),
+        ("betabinom", "logpmf", (-1.0, 2.0, 3.0)),
+        ("betabinom", "pmf", (4.0, 0.0, 3.0)),
+    ],
+)
+def test_parameters_at_and_past_their_bounds(dist: str, fn: str, args: tuple) -> None:
+    """NaN for invalid parameters, and the extreme valid ones (vonmises' kappa = 900) finite."""
+    x = np.array([0.0, 0.5, 1.0, 2.0, 3.0], np.float32)
+    got = getattr(getattr(wst, dist), fn)(jnp.asarray(x), *args)
+    close(got, getattr(getattr(jst, dist), fn)(x, *args), 2e-5, 1e-6)
 
 
 def test_multivariate_normal(device: Any) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from .. import dtypes
 from ..lax import lax
 from ..lax import linalg as lax_linalg
+from ..lax import special as lax_special
 from ..numpy import matrices, reductions, util
 from ..numpy import ufuncs as u
 from .special import (
@@ -649,3 +650,164 @@ def truncnorm_logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any
 
 def truncnorm_sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return lax.exp(truncnorm_logsf(x, a, b, loc, scale))
+
+
+# ---- gumbel_r, gumbel_l -------------------------------------------------------------------------
+# With z = (x - loc) / scale, the right-skewed law has log F = -exp(-z) and log S = log(1 - F);
+# the left-skewed one is its mirror image (log S = -exp(z)). A scale <= 0 gives NaN, as in JAX.
+def _gumbel_z(name: str, x: Any, loc: Any, scale: Any, left: bool) -> tuple[Any, Any]:
+    """(z, scale > 0) with z mirrored for gumbel_l, so both laws share the right-skewed forms."""
+    x, loc, scale = _inexact(name, x, loc, scale)
+    z = lax.div(lax.sub(x, loc), scale)
+    return (lax.neg(z) if left else z), lax.gt(scale, _c(0.0, scale))
+
+
+def _gumbel_logpdf(name: str, x: Any, loc: Any, scale: Any, left: bool) -> Any:
+    z, ok = _gumbel_z(name, x, loc, scale, left)
+    _, _, scale = _inexact(name, x, loc, scale)
+    val = lax.sub(xlogy(_c(-1.0, scale), scale), lax.add(z, lax.exp(lax.neg(z))))
+    return _where(ok, val, math.nan)
+
+
+def _gumbel_upper(z: Any) -> Any:
+    """log F(z) of the right-skewed law (the lower tail): -exp(-z)."""
+    return lax.neg(lax.exp(lax.neg(z)))
+
+
+def _gumbel_lower(z: Any) -> Any:
+    """log(1 - F(z)) of the right-skewed law, accurate where F is near 0 or near 1."""
+    return lax.log(lax.neg(lax.expm1(_gumbel_upper(z))))
+
+
+def gumbel_r_logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return _gumbel_logpdf("gumbel_r.logpdf", x, loc, scale, False)
+
+
+def gumbel_r_pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(gumbel_r_logpdf(x, loc, scale))
+
+
+def gumbel_r_logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, ok = _gumbel_z("gumbel_r.logcdf", x, loc, scale, False)
+    return _where(ok, _gumbel_upper(z), math.nan)
+
+
+def gumbel_r_cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(gumbel_r_logcdf(x, loc, scale))
+
+
+def gumbel_r_logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, ok = _gumbel_z("gumbel_r.logsf", x, loc, scale, False)
+    return _where(ok, _gumbel_lower(z), math.nan)
+
+
+def gumbel_r_sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(gumbel_r_logsf(x, loc, scale))
+
+
+def _gumbel_ppf(name: str, q: Any, loc: Any, scale: Any, left: bool) -> Any:
+    q, loc, scale = _inexact(name, q, loc, scale)
+    inside = lax.bitwise_and(lax.gt(q, _c(0.0, q)), lax.lt(q, _c(1.0, q)))
+    # right: loc - scale log(-log q); left: loc + scale log(-log(1 - q))
+    t = lax.neg(xlog1py(_c(1.0, q), lax.neg(q)) if left else lax.log(q))
+    step = lax.mul(scale, lax.log(t))
+    return _where(inside, lax.add(loc, step) if left else lax.sub(loc, step), math.nan)
+
+
+def gumbel_r_ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return _gumbel_ppf("gumbel_r.ppf", q, loc, scale, False)
+
+
+def gumbel_l_logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return _gumbel_logpdf("gumbel_l.logpdf", x, loc, scale, True)
+
+
+def gumbel_l_pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(gumbel_l_logpdf(x, loc, scale))
+
+
+def gumbel_l_logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, ok = _gumbel_z("gumbel_l.logcdf", x, loc, scale, True)
+    return _where(ok, _gumbel_lower(z), math.nan)
+
+
+def gumbel_l_cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(gumbel_l_logcdf(x, loc, scale))
+
+
+def gumbel_l_logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    z, ok = _gumbel_z("gumbel_l.logsf", x, loc, scale, True)
+    return _where(ok, _gumbel_upper(z), math.nan)
+
+
+def gumbel_l_sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return lax.exp(gumbel_l_logsf(x, loc, scale))
+
+
+def gumbel_l_ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return _gumbel_ppf("gumbel_l.ppf", q, loc, scale, True)
+
+
+# ---- vonmises, wrapcauchy (circular laws) -------------------------------------------------------
+def vonmises_logpdf(x: Any, kappa: Any) -> Any:
+    """kappa (cos x - 1) - log(2 pi I0e(kappa)): I0e = exp(-kappa) I0 keeps large kappa finite."""
+    x, kappa = _inexact("vonmises.logpdf", x, kappa)
+    norm = lax.log(lax.mul(_c(2 * math.pi, kappa), lax_special.bessel_i0e(kappa)))
+    val = lax.sub(lax.mul(kappa, lax.sub(lax.cos(x), _c(1.0, x))), norm)
+    return _where(lax.gt(kappa, _c(0.0, kappa)), val, math.nan)
+
+
+def vonmises_pdf(x: Any, kappa: Any) -> Any:
+    return lax.exp(vonmises_logpdf(x, kappa))
+
+
+def wrapcauchy_logpdf(x: Any, c: Any) -> Any:
+    """(1 - c^2) / (2 pi (1 + c^2 - 2 c cos x)) on [0, 2 pi]; NaN unless 0 < c < 1."""
+    x, c = _inexact("wrapcauchy.logpdf", x, c)
+    one, c2 = _c(1.0, c), lax.mul(c, c)
+    denom = lax.sub(lax.add(one, c2), lax.mul(lax.mul(_c(2.0, c), c), lax.cos(x)))
+    val = lax.sub(lax.sub(lax.log(lax.sub(one, c2)), lax.log(_c(2 * math.pi, x))), lax.log(denom))
+    on_circle = lax.bitwise_and(lax.ge(x, _c(0.0, x)), lax.le(x, _c(2 * math.pi, x)))
+    valid = lax.bitwise_and(lax.gt(c, _c(0.0, c)), lax.lt(c, one))
+    return _where(valid, _where(on_circle, val, -math.inf), math.nan)
+
+
+def wrapcauchy_pdf(x: Any, c: Any) -> Any:
+    return lax.exp(wrapcauchy_logpdf(x, c))
+
+
+# ---- nbinom, betabinom --------------------------------------------------------------------------
+def nbinom_logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """log C(y + n - 1, y) + n log p + y log(1 - p), y = k - loc (-inf below loc)."""
+    k, n, p, loc = _inexact("nbinom.logpmf", k, n, p, loc)
+    y, one = lax.sub(k, loc), _c(1.0, k)
+    log_comb = lax.sub(gammaln(lax.add(y, n)), lax.add(gammaln(n), gammaln(lax.add(y, one))))
+    val = lax.add(log_comb, lax.add(xlogy(n, p), xlogy(y, lax.sub(one, p))))
+    return _where(lax.lt(k, loc), -math.inf, val)
+
+
+def nbinom_pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    return lax.exp(nbinom_logpmf(k, n, p, loc))
+
+
+def betabinom_logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
+    """log C(n, y) + log B(y + a, n - y + b) - log B(a, b), y = floor(k) - loc, with
+    C(n, y) = 1 / ((n + 1) B(n - y + 1, y + 1)); -inf off the support, NaN for n < 0 or
+    a, b <= 0."""
+    k, n, a, b, loc = _inexact("betabinom.logpmf", k, n, a, b, loc)
+    y = lax.sub(lax.floor(k), loc)
+    one, zero = _c(1.0, y), _c(0.0, y)
+    rest = lax.sub(n, y)
+    log_comb = lax.neg(lax.add(lax.log1p(n), betaln(lax.add(rest, one), lax.add(y, one))))
+    val = lax.add(log_comb, lax.sub(betaln(lax.add(y, a), lax.add(rest, b)), betaln(a, b)))
+    val = _where(lax.bitwise_and(lax.eq(y, zero), lax.eq(n, zero)), 0.0, val)
+    off = lax.bitwise_or(
+        lax.bitwise_or(lax.lt(y, lax.neg(loc)), lax.gt(y, n)), lax.le(lax.add(y, a), zero)
+    )
+    val = _where(off, -math.inf, val)
+    bad = lax.bitwise_or(lax.lt(n, zero), lax.bitwise_or(lax.le(a, zero), lax.le(b, zero)))
+    return _where(bad, math.nan, val)
+
+
+def betabinom_pmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
+    return lax.exp(betabinom_logpmf(k, n, a, b, loc))
