@@ -40,6 +40,8 @@ CONTINUOUS = [
     ("gumbel_l", (0.5, 2.0)),
     ("vonmises", (2.0,)),
     ("wrapcauchy", (0.4,)),
+    ("gennorm", (1.5,)),
+    ("gennorm", (0.7,)),
 ]
 QS = np.array([0.0, 0.01, 0.3, 0.5, 0.9, 1.0, 1.5, -0.1, np.nan], np.float32)
 
@@ -133,3 +135,80 @@ def test_errors() -> None:
         wst.multivariate_normal.logpdf(jnp.ones(2), jnp.zeros(2), jnp.eye(2), allow_singular=True)
     with pytest.raises(ValueError, match="incompatible shapes"):
         wst.multivariate_normal.logpdf(jnp.ones(2), jnp.zeros(2), jnp.eye(3))
+
+
+def test_multinomial(device: Any) -> None:
+    p = np.array([0.2, 0.3, 0.5], np.float32)
+    for x, n in [([1, 2, 3], 6), ([[0, 0, 4], [1, 1, 2]], 4), ([1, 2, 3], 5), ([0, 0, 0], 0)]:
+        xs = np.array(x, np.int32)
+        for fn in ("logpmf", "pmf"):
+            want = getattr(jst.multinomial, fn)(xs, n, p)
+            close(
+                getattr(wst.multinomial, fn)(jnp.asarray(xs), n, jnp.asarray(p)), want, 2e-5, 1e-5
+            )
+    with pytest.raises(ValueError, match="must be of integer type"):
+        wst.multinomial.logpmf(jnp.array([1.0, 2.0, 3.0]), 6, jnp.asarray(p))
+
+
+def test_sem(device: Any) -> None:
+    a = R.standard_normal((4, 5)).astype(np.float32)
+    b = a.copy()
+    b[1, 2] = b[3, 0] = np.nan
+    for kw in [{}, {"axis": 1}, {"axis": None}, {"ddof": 0, "keepdims": True}, {"axis": -1}]:
+        close(wst.sem(jnp.asarray(a), **kw), jst.sem(a, **kw), 2e-5, 1e-6)
+        close(wst.sem(jnp.asarray(b), **kw), jst.sem(b, **kw), 2e-5, 1e-6)
+        omit = {**kw, "nan_policy": "omit"}
+        close(wst.sem(jnp.asarray(b), **omit), jst.sem(b, **omit), 2e-5, 1e-6)
+    close(wst.sem(jnp.arange(5)), jst.sem(np.arange(5)))  # integers: the default float
+    with pytest.raises(ValueError, match="not supported"):
+        wst.sem(jnp.asarray(a), nan_policy="raise")
+
+
+def test_mode(device: Any) -> None:
+    ints = R.randint(0, 4, (6, 5)).astype(np.int32)
+    floats = np.round(R.standard_normal((5, 7)), 0).astype(np.float32)
+    for a in (ints, floats, np.array([[2.0, 1.0, 1.0, 2.0]], np.float32)):
+        for kw in [
+            {},
+            {"axis": 1},
+            {"axis": None},
+            {"axis": -1, "keepdims": True},
+            {"keepdims": True},
+        ]:
+            got, want = wst.mode(jnp.asarray(a), **kw), jst.mode(a, **kw)
+            close(got.mode, want.mode)
+            close(got.count, want.count)
+    got, want = wst.mode(jnp.zeros((0, 3))), jst.mode(np.zeros((0, 3), np.float32))
+    close(got.mode, want.mode)
+    close(got.count, want.count)
+    close(webjax.jit(lambda v: wst.mode(v).mode)(jnp.asarray(ints)), jst.mode(ints).mode)
+    for policy, err in [
+        ("omit", NotImplementedError),
+        ("raise", NotImplementedError),
+        ("x", ValueError),
+    ]:
+        with pytest.raises(err):
+            wst.mode(jnp.asarray(ints), nan_policy=policy)
+
+
+@pytest.mark.parametrize("method", ["average", "min", "max", "dense", "ordinal"])
+def test_rankdata(device: Any, method: str) -> None:
+    a = np.array([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3], [5, 8, 9, 7, 9]], np.float32)
+    for kw in [{}, {"axis": 0}, {"axis": 1}, {"axis": -1}]:
+        close(wst.rankdata(jnp.asarray(a), method, **kw), jst.rankdata(a, method, **kw))
+    nan = np.array([1.0, np.nan, 2.0], np.float32)
+    close(wst.rankdata(jnp.asarray(nan), method), jst.rankdata(nan, method))
+    ints = np.array([7, 7, 2, 9, 2, 2], np.int32)
+    close(
+        webjax.jit(lambda v: wst.rankdata(v, method))(jnp.asarray(ints)), jst.rankdata(ints, method)
+    )
+
+
+def test_rankdata_errors() -> None:
+    for fn in (wst.mode, lambda v, axis: wst.rankdata(v, axis=axis)):
+        with pytest.raises(ValueError, match="axis 1 is out of bounds for array of dimension 1"):
+            fn(jnp.ones(3), axis=1)
+    with pytest.raises(ValueError, match="unknown method"):
+        wst.rankdata(jnp.arange(3), "first")
+    with pytest.raises(NotImplementedError):
+        wst.rankdata(jnp.arange(3), nan_policy="omit")

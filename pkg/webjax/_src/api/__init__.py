@@ -339,6 +339,8 @@ _JAX_MODULES = {
     "jax.scipy.stats.uniform": "webjax.scipy.stats.uniform",
     "jax.scipy.stats.dirichlet": "webjax.scipy.stats.dirichlet",
     "jax.scipy.stats.truncnorm": "webjax.scipy.stats.truncnorm",
+    "jax.scipy.stats.gennorm": "webjax.scipy.stats.gennorm",
+    "jax.scipy.stats.multinomial": "webjax.scipy.stats.multinomial",
     "jax.scipy.stats.betabinom": "webjax.scipy.stats.betabinom",
     "jax.scipy.stats.gumbel_l": "webjax.scipy.stats.gumbel_l",
     "jax.scipy.stats.gumbel_r": "webjax.scipy.stats.gumbel_r",

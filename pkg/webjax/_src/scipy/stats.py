@@ -811,3 +811,46 @@ def betabinom_logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
 
 def betabinom_pmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
     return lax.exp(betabinom_logpmf(k, n, a, b, loc))
+
+
+# ---- gennorm ------------------------------------------------------------------------------------
+def gennorm_logpdf(x: Any, beta: Any) -> Any:
+    """The generalized normal law: beta / (2 Gamma(1 / beta)) exp(-|x|^beta)."""
+    x, beta = _inexact("gennorm.logpdf", x, beta)
+    log_norm = lax.sub(
+        lax.log(lax.mul(_c(0.5, beta), beta)), lax.lgamma(lax.div(_c(1.0, beta), beta))
+    )
+    return lax.sub(log_norm, lax.pow(lax.abs(x), beta))
+
+
+def gennorm_pdf(x: Any, beta: Any) -> Any:
+    return lax.exp(gennorm_logpdf(x, beta))
+
+
+def gennorm_cdf(x: Any, beta: Any) -> Any:
+    """(1 + sign(x) P(1 / beta, |x|^beta)) / 2, P the regularized lower incomplete gamma."""
+    x, beta = _inexact("gennorm.cdf", x, beta)
+    half_mass = gammainc(lax.div(_c(1.0, beta), beta), lax.pow(lax.abs(x), beta))
+    return lax.mul(_c(0.5, x), lax.add(_c(1.0, x), lax.mul(lax.sign(x), half_mass)))
+
+
+# ---- multinomial --------------------------------------------------------------------------------
+def multinomial_logpmf(x: Any, n: Any, p: Any) -> Any:
+    """log n! + sum_i (x_i log p_i - log x_i!) over the last axis; -inf unless the counts (all
+    of them, as JAX sums them) add up to n. Counts must be integers."""
+    (p,) = _inexact("multinomial.logpmf", p)
+    util.check_arraylike("multinomial.logpmf", x, n)
+    x, n = util.promote_dtypes(x, n)
+    xd, nd = util.aval(x).dtype, util.aval(n).dtype
+    if xd.kind not in "iu":
+        raise ValueError(f"x and n must be of integer type; got x.dtype={xd}, n.dtype={nd}")
+    pd = util.aval(p).dtype
+    x, n = lax.convert_element_type(x, pd), lax.convert_element_type(n, pd)
+    one = _c(1.0, p)
+    terms = lax.sub(xlogy(x, p), gammaln(lax.add(x, one)))
+    val = lax.add(gammaln(lax.add(n, one)), reductions.sum(terms, axis=-1))
+    return _where(lax.eq(reductions.sum(x), n), val, -math.inf)
+
+
+def multinomial_pmf(x: Any, n: Any, p: Any) -> Any:
+    return lax.exp(multinomial_logpmf(x, n, p))

@@ -1,5 +1,7 @@
-"""webjax.scipy.stats: `jax.scipy.stats` (densities, distribution functions, quantiles)."""
+"""webjax.scipy.stats: `jax.scipy.stats` (densities, distribution functions, quantiles,
+and statistics of samples)."""
 
+from webjax._src.scipy.sample_statistics import ModeResult, mode, rankdata, sem
 from webjax.scipy.stats import (
     bernoulli,
     beta,
@@ -10,11 +12,13 @@ from webjax.scipy.stats import (
     dirichlet,
     expon,
     gamma,
+    gennorm,
     geom,
     gumbel_l,
     gumbel_r,
     laplace,
     logistic,
+    multinomial,
     multivariate_normal,
     nbinom,
     norm,
@@ -28,6 +32,7 @@ from webjax.scipy.stats import (
 )
 
 __all__ = [
+    "ModeResult",
     "bernoulli",
     "beta",
     "betabinom",
@@ -37,16 +42,21 @@ __all__ = [
     "dirichlet",
     "expon",
     "gamma",
+    "gennorm",
     "geom",
     "gumbel_l",
     "gumbel_r",
     "laplace",
     "logistic",
+    "mode",
+    "multinomial",
     "multivariate_normal",
     "nbinom",
     "norm",
     "pareto",
     "poisson",
+    "rankdata",
+    "sem",
     "t",
     "truncnorm",
     "uniform",
