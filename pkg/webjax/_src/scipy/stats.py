@@ -655,16 +655,16 @@ def truncnorm_sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
 # ---- gumbel_r, gumbel_l -------------------------------------------------------------------------
 # With z = (x - loc) / scale, the right-skewed law has log F = -exp(-z) and log S = log(1 - F);
 # the left-skewed one is its mirror image (log S = -exp(z)). A scale <= 0 gives NaN, as in JAX.
-def _gumbel_z(name: str, x: Any, loc: Any, scale: Any, left: bool) -> tuple[Any, Any]:
-    """(z, scale > 0) with z mirrored for gumbel_l, so both laws share the right-skewed forms."""
+def _gumbel_z(name: str, x: Any, loc: Any, scale: Any, left: bool) -> tuple[Any, Any, Any]:
+    """(z, scale > 0, the promoted scale) with z mirrored for gumbel_l, so both laws share the
+    right-skewed forms."""
     x, loc, scale = _inexact(name, x, loc, scale)
     z = lax.div(lax.sub(x, loc), scale)
-    return (lax.neg(z) if left else z), lax.gt(scale, _c(0.0, scale))
+    return (lax.neg(z) if left else z), lax.gt(scale, _c(0.0, scale)), scale
 
 
 def _gumbel_logpdf(name: str, x: Any, loc: Any, scale: Any, left: bool) -> Any:
-    z, ok = _gumbel_z(name, x, loc, scale, left)
-    _, _, scale = _inexact(name, x, loc, scale)
+    z, ok, scale = _gumbel_z(name, x, loc, scale, left)
     val = lax.sub(xlogy(_c(-1.0, scale), scale), lax.add(z, lax.exp(lax.neg(z))))
     return _where(ok, val, math.nan)
 
@@ -688,7 +688,7 @@ def gumbel_r_pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def gumbel_r_logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    z, ok = _gumbel_z("gumbel_r.logcdf", x, loc, scale, False)
+    z, ok, _ = _gumbel_z("gumbel_r.logcdf", x, loc, scale, False)
     return _where(ok, _gumbel_upper(z), math.nan)
 
 
@@ -697,7 +697,7 @@ def gumbel_r_cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def gumbel_r_logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    z, ok = _gumbel_z("gumbel_r.logsf", x, loc, scale, False)
+    z, ok, _ = _gumbel_z("gumbel_r.logsf", x, loc, scale, False)
     return _where(ok, _gumbel_lower(z), math.nan)
 
 
@@ -727,7 +727,7 @@ def gumbel_l_pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def gumbel_l_logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    z, ok = _gumbel_z("gumbel_l.logcdf", x, loc, scale, True)
+    z, ok, _ = _gumbel_z("gumbel_l.logcdf", x, loc, scale, True)
     return _where(ok, _gumbel_lower(z), math.nan)
 
 
@@ -736,7 +736,7 @@ def gumbel_l_cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 
 def gumbel_l_logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    z, ok = _gumbel_z("gumbel_l.logsf", x, loc, scale, True)
+    z, ok, _ = _gumbel_z("gumbel_l.logsf", x, loc, scale, True)
     return _where(ok, _gumbel_upper(z), math.nan)
 
 
