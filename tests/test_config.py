@@ -311,7 +311,7 @@ def test_strict_dtype_promotion_as_jax(a, b):
 def test_integers_compute_in_float32_under_x64_as_jax():
     """Under x64, bool and integers of up to 32 bits become float32 where a float is needed
     (JAX's to_inexact_dtype); only 64-bit integers and Python ints take float64 (found by the
-    fuzzer: jnp.tan(int32) gave float64)."""
+    fuzzer: jnp.tan(int32) and nn.softplus(int16) gave float64)."""
 
     def dtypes_of(lib: Any) -> list[str]:
         np_ = __import__("numpy")
@@ -322,6 +322,8 @@ def test_integers_compute_in_float32_under_x64_as_jax():
         out += [str(jnp_.arctan2(x, x).dtype) for x in xs]
         out += [str(jnp_.true_divide(x, x).dtype) for x in xs]
         out += [str(jnp_.angle(x).dtype) for x in xs]  # the default float (float64), as JAX
+        nn = [lib.nn.softplus, lib.nn.softmax, lib.nn.log_softmax]
+        out += [str(f(x).dtype) for f in nn for x in xs[1:]]  # (softplus(int16) gave float64)
         out += [str(jnp_.linalg.inv(np_.zeros((0, 0), x.dtype)).dtype) for x in xs]
         out.append(str(lib.random.categorical(lib.random.key(0), np_.zeros((2, 3))).dtype))
         return out + [str(jnp_.linspace(x[0], x[2], 3).dtype) for x in xs]

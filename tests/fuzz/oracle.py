@@ -265,9 +265,22 @@ def _close(g: np.ndarray, w: np.ndarray, tol: float) -> str:
 
 def check(case: Case, device: Any) -> Verdict:
     """Run the case on JAX and on webjax (on `device`) and judge."""
+    return check_on(case, [device])[0]
+
+
+def check_on(case: Case, devices: list[Any]) -> list[Verdict]:
+    """The case on JAX once and on webjax on each of `devices`: a verdict per device (JAX's
+    compiles are most of a case's time, so a case drawn once serves every device)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = run_lib(jax, case, None)
+    alternatives = _FlushedAnswers(case)
+    return [_judge(case, device, want, alternatives) for device in devices]
+
+
+def _judge(case: Case, device: Any, want: Outcome, flushed: _FlushedAnswers) -> Verdict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         with webjax.default_device(device):
             got = run_lib(webjax, case, device)
     for reason, applies in KNOWN:
@@ -289,27 +302,64 @@ def check(case: Case, device: Any) -> Verdict:
     why = compare_leaves(got.leaves, want.leaves, device.platform, scale)
     if why and _has_subnormals(case):
         # XLA's CPU code runs with denormals flushed to zero (and GPUs may): the same call with
-        # the subnormal inputs flushed is an answer as good
-        flushed = dataclasses.replace(case, args=[_flush(a) for a in case.args])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            alt_want = run_lib(jax, flushed, None)
-            with webjax.default_device(device):
-                alt_got = run_lib(webjax, flushed, device)
-        for g, w in ((got, alt_want), (alt_got, want)):  # either side flushing explains it
-            if (
-                g.leaves is not None
-                and w.leaves is not None
-                and not compare_leaves(g.leaves, w.leaves, device.platform, scale)
-            ):
-                return Verdict("", "", got, want, note="subnormals flushed to zero")
+        # the subnormal inputs flushed is an answer as good. Flushed at each operand's own dtype
+        # or at the narrowest normal range of the operands (mixed float16 and bfloat16 compute
+        # in float32, where float16's subnormals are normal numbers)
+        for tiny in flushed.thresholds:
+            alt_want = flushed.jax(tiny)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with webjax.default_device(device):
+                    alt_got = run_lib(webjax, flushed.case(tiny), device)
+            for g, w in ((got, alt_want), (alt_got, want)):  # either side flushing explains it
+                if (
+                    g.leaves is not None
+                    and w.leaves is not None
+                    and not compare_leaves(g.leaves, w.leaves, device.platform, scale)
+                ):
+                    return Verdict("", "", got, want, note="subnormals flushed to zero")
     return Verdict("wrong" if why else "", why, got, want)
 
 
-def _subnormal(a: np.ndarray) -> np.ndarray:
+class _FlushedAnswers:
+    """The case with its subnormal inputs flushed to zero, and JAX's answer to it, made once
+    per case and threshold (None: each operand's own smallest normal)."""
+
+    def __init__(self, case: Case) -> None:
+        self._case = case
+        self._cases: dict[float | None, Case] = {}
+        self._jax: dict[float | None, Outcome] = {}
+        floats = [
+            float(ml_dtypes.finfo(x.dtype).tiny)
+            for a in case.args
+            for x in (a if isinstance(a, list) else [a])
+            if isinstance(x, np.ndarray) and (x.dtype.kind in "fc" or x.dtype == ml_dtypes.bfloat16)
+        ]
+        common = min(floats) if floats else None
+        self.thresholds: list[float | None] = [None]
+        if common is not None and any(t != common for t in floats):
+            self.thresholds.append(common)
+
+    def case(self, tiny: float | None) -> Case:
+        if tiny not in self._cases:
+            args = [_flush(a, tiny) for a in self._case.args]
+            self._cases[tiny] = dataclasses.replace(self._case, args=args)
+        return self._cases[tiny]
+
+    def jax(self, tiny: float | None) -> Outcome:
+        if tiny not in self._jax:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._jax[tiny] = run_lib(jax, self.case(tiny), None)
+        return self._jax[tiny]
+
+
+def _subnormal(a: np.ndarray, tiny: float | None = None) -> np.ndarray:
+    """Where `a` holds subnormals (of its own dtype, or below `tiny`)."""
     if a.dtype.kind not in "fc" and a.dtype != ml_dtypes.bfloat16:
         return np.zeros(a.shape, bool)
-    tiny = float(ml_dtypes.finfo(a.dtype).tiny)
+    if tiny is None:
+        tiny = float(ml_dtypes.finfo(a.dtype).tiny)
     wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     parts = (wide.real, wide.imag) if a.dtype.kind == "c" else (wide,)
     return np.logical_or.reduce([(p != 0) & (np.abs(p) < tiny) for p in parts])
@@ -320,17 +370,19 @@ def _has_subnormals(case: Case) -> bool:
     return any(isinstance(x, np.ndarray) and _subnormal(x).any() for x in arrays)
 
 
-def _flush(a: Any) -> Any:
+def _flush(a: Any, tiny: float | None = None) -> Any:
+    """`a` with its subnormals (below `tiny` if given) made zeros of their sign."""
     if isinstance(a, list):
-        return [_flush(x) for x in a]
-    if not isinstance(a, np.ndarray) or not _subnormal(a).any():
+        return [_flush(x, tiny) for x in a]
+    if not isinstance(a, np.ndarray) or not _subnormal(a, tiny).any():
         return a
     wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     if a.dtype.kind == "c":
-        tiny = float(ml_dtypes.finfo(a.dtype).tiny)
+        if tiny is None:
+            tiny = float(ml_dtypes.finfo(a.dtype).tiny)
         re = np.where(np.abs(wide.real) < tiny, np.copysign(0.0, wide.real), wide.real)
         im = np.where(np.abs(wide.imag) < tiny, np.copysign(0.0, wide.imag), wide.imag)
         out = np.empty(a.shape, a.dtype)
         out.real, out.imag = re, im  # (re + 1j * im would make inf * 0j a NaN)
         return out
-    return np.where(_subnormal(a), np.copysign(0.0, wide), wide).astype(a.dtype)
+    return np.where(_subnormal(a, tiny), np.copysign(0.0, wide), wide).astype(a.dtype)

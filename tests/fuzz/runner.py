@@ -6,8 +6,9 @@
 (`--jobs N` runs N such processes side by side, seeds seed*N .. seed*N+N-1, each with the whole
 budget, and merges their reports: the cases scale with the cores.)
 
-(`python3 build.py fuzz` runs it on every device, in 32-bit and then, in a second process,
-64-bit mode.) Hypothesis draws the cases (seeded: the same seed and count give the same cases);
+Each case is drawn once and run on every device asked for, against one JAX answer (JAX's
+compiles are most of a case's time). (`python3 build.py fuzz` runs it on every device, in 32-bit
+and then, in a second process, 64-bit mode.) Hypothesis draws the cases (seeded: the same seed and count give the same cases);
 its database is off and nothing shrinks, so a run's time goes to new cases. Every failure is
 recorded with its reproducer: the op, the mode, the arguments (shapes, dtypes and, when small,
 values), the keywords and both outcomes.
@@ -49,24 +50,28 @@ class CaseTimeout(BaseException):  # not an Exception: the oracle must not take 
     pass
 
 
-def _check_with_watchdog(case: gen.Case, device: Any) -> oracle.Verdict:
-    """oracle.check, with a SIGALRM watchdog (main thread, POSIX): a case past CASE_TIMEOUT_S
-    is judged a hang; interrupted native code raises once it returns to Python."""
+def _check_with_watchdog(case: gen.Case, devices: list[Any]) -> list[oracle.Verdict]:
+    """oracle.check_on, with a SIGALRM watchdog (main thread, POSIX): a case past
+    CASE_TIMEOUT_S per device is judged a hang on every device; interrupted native code raises
+    once it returns to Python."""
     if (
         not hasattr(signal, "setitimer")
         or threading.current_thread() is not threading.main_thread()
     ):
-        return oracle.check(case, device)
+        return oracle.check_on(case, devices)
+
+    limit = CASE_TIMEOUT_S * len(devices)
 
     def alarm(signum: int, frame: Any) -> None:
-        raise CaseTimeout(f"the case ran past {CASE_TIMEOUT_S:.0f} s")
+        raise CaseTimeout(f"the case ran past {limit:.0f} s on {len(devices)} device(s)")
 
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, CASE_TIMEOUT_S)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        return oracle.check(case, device)
+        return oracle.check_on(case, devices)
     except CaseTimeout as e:
-        return oracle.Verdict("hang", str(e), oracle.Outcome(error=e), oracle.Outcome(error=e))
+        hang = oracle.Verdict("hang", str(e), oracle.Outcome(error=e), oracle.Outcome(error=e))
+        return [hang] * len(devices)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -147,9 +152,38 @@ def run_device(
     on_case: Callable[[gen.Case, oracle.Verdict], None] | None = None,
 ) -> None:
     """Cases on one device until `max_cases` have run or `budget_s` seconds have passed."""
+    run_devices(
+        [platform],
+        tally,
+        max_cases=max_cases,
+        budget_s=budget_s,
+        seed_value=seed_value,
+        seed_offset=zlib.crc32(platform.encode()),
+        x64=x64,
+        specs=specs,
+        modes=modes,
+        on_case=on_case,
+    )
+
+
+def run_devices(
+    platforms: list[str],
+    tally: Tally,
+    *,
+    max_cases: int | None = None,
+    budget_s: float | None = None,
+    seed_value: int = 0,
+    seed_offset: int = 0,
+    x64: bool = False,
+    specs: list[gen.Spec] | None = None,
+    modes: tuple[str, ...] = gen.MODES,
+    on_case: Callable[[gen.Case, oracle.Verdict], None] | None = None,
+) -> None:
+    """Cases until `max_cases` have run or `budget_s` seconds have passed, each drawn once and
+    run on every one of `platforms` against one JAX answer."""
     import webjax
 
-    device = webjax.devices(platform)[0]
+    devices = [webjax.devices(platform)[0] for platform in platforms]
     start = time.monotonic()
     done = 0
 
@@ -162,7 +196,7 @@ def run_device(
     while not spent():
         n = BATCH if max_cases is None else min(BATCH, max_cases - done)
 
-        @seed(seed_value * 1_000_003 + zlib.crc32(platform.encode()) + batch)
+        @seed(seed_value * 1_000_003 + seed_offset + batch)
         @settings(
             max_examples=n,
             database=None,
@@ -176,11 +210,12 @@ def run_device(
             nonlocal done
             if spent():
                 return
-            verdict = _check_with_watchdog(case, device)
+            verdicts = _check_with_watchdog(case, devices)
             done += 1
-            tally.add(platform, case, verdict, x64)
-            if on_case is not None:
-                on_case(case, verdict)
+            for platform, verdict in zip(platforms, verdicts):
+                tally.add(platform, case, verdict, x64)
+                if on_case is not None:
+                    on_case(case, verdict)
 
         try:
             one()
@@ -189,7 +224,8 @@ def run_device(
             if len(tally.generator_errors) > 20:
                 raise
         batch += 1
-    tally.seconds[platform] = tally.seconds.get(platform, 0.0) + time.monotonic() - start
+    for platform in platforms:  # (the devices' time together, JAX's included)
+        tally.seconds[platform] = tally.seconds.get(platform, 0.0) + time.monotonic() - start
 
 
 def available(platforms: tuple[str, ...] = PLATFORMS) -> list[str]:
@@ -263,8 +299,8 @@ def run_jobs(args: argparse.Namespace, argv: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--budget", type=float, default=60.0, help="seconds in all, split by device")
-    p.add_argument("--cases", type=int, default=None, help="cases per device (instead)")
+    p.add_argument("--budget", type=float, default=60.0, help="seconds in all")
+    p.add_argument("--cases", type=int, default=None, help="cases (instead), each on every device")
     p.add_argument("--device", action="append", choices=PLATFORMS, help="default: every one")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--x64", action="store_true", help="64-bit mode (jax_enable_x64)")
@@ -284,7 +320,13 @@ def main(argv: list[str]) -> int:
     modes = tuple(args.mode or gen.MODES)
     tally = Tally()
 
+    last_write = [time.monotonic()]
+
     def show(case: gen.Case, v: oracle.Verdict) -> None:
+        if args.report and time.monotonic() - last_write[0] > 60:  # a run cut short keeps it
+            last_write[0] = time.monotonic()
+            partial = tally.report({"seed": args.seed, "x64": args.x64, "budget_s": args.budget})
+            args.report.write_text(json.dumps(partial, indent=1, default=str) + "\n")
         if args.verbose and not v.ok:
             print(
                 f"FAIL {v.category}: {case!r}\n  webjax: {v.webjax.summary()}\n"
@@ -292,21 +334,18 @@ def main(argv: list[str]) -> int:
                 flush=True,
             )
 
+    run_devices(
+        platforms,
+        tally,
+        max_cases=args.cases,
+        budget_s=None if args.cases else args.budget,
+        seed_value=args.seed,
+        x64=args.x64,
+        specs=specs,
+        modes=modes,
+        on_case=show,
+    )
     for platform in platforms:
-        run_device(
-            platform,
-            tally,
-            max_cases=args.cases,
-            budget_s=None if args.cases else args.budget / len(platforms),
-            seed_value=args.seed,
-            x64=args.x64,
-            specs=specs,
-            modes=modes,
-            on_case=show,
-        )
-        if args.report:  # after each device, so a run cut short keeps what it found
-            partial = tally.report({"seed": args.seed, "x64": args.x64, "budget_s": args.budget})
-            args.report.write_text(json.dumps(partial, indent=1, default=str) + "\n")
         c = tally.cases.get(platform, collections.Counter())
         print(
             f"fuzz {platform}{' x64' if args.x64 else ''}: {c['total']} cases, "

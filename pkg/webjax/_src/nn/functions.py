@@ -31,12 +31,12 @@ def _array(x: Any) -> Any:
 
 
 def _inexact(x: Any) -> Any:
-    """`x` as an array of an inexact dtype (ints and bools promote to the default float;
-    complex stays complex, as in JAX)."""
+    """`x` as an array of an inexact dtype (JAX's to_inexact_dtype: bools and ints of up to 32
+    bits promote to float32, 64-bit ints to float64; complex stays complex)."""
     x = _array(x)
     av = util.aval(x)
     if av.dtype.kind not in "fc":
-        x = util.convert(x, dtypes.default_float(), av.weak_type)
+        x = util.convert(x, dtypes.to_inexact(av.dtype), av.weak_type)
     return x
 
 
@@ -401,10 +401,10 @@ def _softmax_jvp(axes: tuple[int, ...], where: Any, primals: tuple, tangents: tu
 
 def _int_shifted(x: Any, axes: tuple[int, ...]) -> Any:
     """x - max(x) of an integer array in its own dtype (wrapping around, as JAX's formula
-    does before exp promotes it), as the default float."""
+    does before exp promotes it), in the float exp gives it (JAX's to_inexact_dtype)."""
     shape = core.get_aval(x).shape
     shifted = lax.sub(x, _keep(lax.reduce_max(x, axes), shape, axes))
-    return util.convert(shifted, dtypes.default_float(), False)
+    return util.convert(shifted, dtypes.to_inexact(core.get_aval(x).dtype), False)
 
 
 @eager_jit(static_argnames=("axis",))
