@@ -8,10 +8,10 @@ budget, and merges their reports: the cases scale with the cores.)
 
 Each case is drawn once and run on every device asked for, against one JAX answer (JAX's
 compiles are most of a case's time). (`python3 build.py fuzz` runs it on every device, in 32-bit
-and then, in a second process, 64-bit mode.) Hypothesis draws the cases (seeded: the same seed and count give the same cases);
-its database is off and nothing shrinks, so a run's time goes to new cases. Every failure is
-recorded with its reproducer: the op, the mode, the arguments (shapes, dtypes and, when small,
-values), the keywords and both outcomes.
+and then, in a second process, 64-bit mode.) Hypothesis draws the cases (seeded: the same seed
+and count give the same cases); its database is off and nothing shrinks, so a run's time goes to
+new cases. Every failure is recorded with its reproducer: the op, the mode, the arguments
+(shapes, dtypes and, when small, values), the keywords and both outcomes.
 """
 
 from __future__ import annotations
