@@ -425,6 +425,36 @@ CASES: dict[str, Any] = {
         jnp.nanmedian(np.float32([[np.inf, np.nan], [np.nan, np.nan]]), axis=1),
         jnp.median(np.int32([1, 2, 3, 4])),
     ],
+    # found by the H100 fuzz campaign: vmap of lax binary ops whose examples differ in shape
+    # (a batched operand of lower rank gains trailing dimensions, as JAX's batching does)
+    "vmap_lax_add_rank_mismatch": lambda jnp, lax: _lib(jnp).vmap(lax.add, in_axes=(0, None))(
+        np.arange(2, dtype=np.int32).reshape(1, 2), np.arange(2, dtype=np.int32).reshape(1, 2)
+    ),
+    "vmap_lax_mul_size_one": lambda jnp, lax: _lib(jnp).vmap(lax.mul, in_axes=(0, None))(
+        np.arange(4, dtype=np.uint8).reshape(1, 2, 2), np.arange(8, dtype=np.uint8).reshape(2, 2, 2)
+    ),
+    "vmap_lax_min_empty": lambda jnp, lax: _lib(jnp).vmap(lax.min, in_axes=(None, 0))(
+        np.zeros((0, 0, 0), np.int32), np.zeros((1, 0), np.int32)
+    ),
+    "grad_cumprod_reverse_empty": lambda jnp, lax: _lib(jnp).grad(
+        lambda x: lax.cumprod(x, axis=0, reverse=True).sum()
+    )(np.zeros((0, 5, 0, 1), np.float32)),
+    "cholesky_empty_complex": lambda jnp, lax: jnp.linalg.cholesky(np.zeros((0, 0), np.complex64)),
+    "vmap_repeat_of_scalars": lambda jnp, lax: _vmap(jnp, lambda x: jnp.repeat(x, 2, axis=0))(
+        np.float32([0.0, -1.5, 5.25])
+    ),
+    "selu_complex_jit": lambda jnp, lax: _jit(jnp, _lib(jnp).nn.selu)(
+        np.complex64([-0.16 - 4.7j, 1.75 + 3.09j, 1j, -1j])
+    ),
+    # JAX checks the dtype before the shapes (or the axes)
+    "hypot_complex_shapes": lambda jnp, lax: jnp.hypot(np.ones(3, "c8"), np.ones(4, "c8")),
+    "heaviside_complex_shapes": lambda jnp, lax: jnp.heaviside(
+        np.ones((0, 3), "c8"), np.ones((0, 4), "u2")
+    ),
+    "copysign_complex_shapes": lambda jnp, lax: jnp.copysign(
+        np.ones((2, 3)), np.ones((2, 2), "c8")
+    ),
+    "reduce_or_float_bad_axes": lambda jnp, lax: lax.reduce_or(np.ones((1, 1), "f4"), (0, 2)),
     # zeta's derivatives are the Euler-Maclaurin expression's, unmasked: finite for x < 1
     "grad_zeta_x_below_one": lambda jnp, lax: jnp.round(
         _lib(jnp).vmap(_lib(jnp).grad(_lib(jnp).scipy.special.zeta))(

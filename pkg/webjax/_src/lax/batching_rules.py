@@ -92,10 +92,55 @@ def _align_all(vals: Sequence[Any], dims: Dims, scalar_ok: Sequence[bool]) -> tu
 
 def _nary_batcher(prim: Primitive) -> Any:
     def rule(vals: Sequence[Any], dims: Dims, **params: Any) -> tuple[Any, BatchDim]:
+        shapes = {_logical_shape(x, d) for x, d in zip(vals, dims) if _logical_shape(x, d)}
+        if len(shapes) > 1:
+            return prim.bind(*_broadcast_batched(prim.name, vals, dims), **params), 0
         aligned, target = _align_all(vals, dims, [True] * len(vals))
         return prim.bind(*aligned, **params), target
 
     return rule
+
+
+def _broadcast_batched(name: str, vals: Sequence[Any], dims: Dims) -> list[Any]:
+    """Operands of a lax binary op whose examples differ in shape, as JAX's batching brings
+    them together: each (but a scalar) batched at the front, an unbatched one with a size-1
+    batch dimension; a batched operand of lower rank gains trailing size-1 dimensions (so a
+    per-example scalar meets an array); then size-1 dimensions broadcast, as the op's own do."""
+    size = _axis_size(vals, dims)
+    moved = []
+    for x, d in zip(vals, dims, strict=True):
+        shape = _shape(x)
+        if not shape:
+            moved.append(x)
+        elif d is not_mapped:
+            moved.append(lax.broadcast_in_dim(x, (1, *shape), tuple(range(1, len(shape) + 1))))
+        else:
+            moved.append(batching.moveaxis(x, d, 0))
+    rank = max(len(_shape(x)) for x in moved)
+    for i, (x, d) in enumerate(zip(moved, dims, strict=True)):
+        shape = _shape(x)
+        if d is not not_mapped and shape and len(shape) < rank:
+            full = shape + (1,) * (rank - len(shape))
+            moved[i] = lax.broadcast_in_dim(x, full, tuple(range(len(shape))))
+    ranks = {len(_shape(x)) for x in moved if _shape(x)}
+    if len(ranks) > 1:
+        raise TypeError(
+            f"{name}: arrays must have the same number of dimensions, got {sorted(ranks)}"
+        )
+    arrays = [_shape(x) for x in moved if _shape(x)]
+    out = []
+    for k in range(rank):
+        sizes = {s[k] for s in arrays} - {1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {arrays}.")
+        out.append(sizes.pop() if sizes else (size if k == 0 else 1))
+    target = tuple(out)
+    return [
+        x
+        if not _shape(x) or _shape(x) == target
+        else lax.broadcast_in_dim(x, target, tuple(range(rank)))
+        for x in moved
+    ]
 
 
 def _add_any_batcher(vals: Sequence[Any], dims: Dims) -> tuple[Any, BatchDim]:

@@ -432,10 +432,27 @@ def _binary(name: str) -> Any:
 
     def fn(x: Any, y: Any) -> Any:
         _check_scalar_kinds(name, kinds, x, y)
+        if name == "pow":
+            _check_pow_exponent(x, y)
         return p.bind(*_broadcast_ones(name, *_coerce_scalars(x, y)))
 
     fn.__name__ = name
     return fn
+
+
+def _check_pow_exponent(x: Any, y: Any) -> None:
+    """JAX's pow takes an inexact exponent of its base's own dtype only: a Python float or
+    complex exponent is its default type (float32 / complex64 without x64), not the base's."""
+    if not _is_python_scalar(y) or isinstance(y, (bool, int)):
+        return
+    xd = dtypes.python_scalar_dtype(x) if _is_python_scalar(x) else _aval(x).dtype
+    yd = dtypes.python_scalar_dtype(y)
+    if xd.kind in "fc" and xd != yd:
+        raise TypeError(
+            "the first argument to pow must have an inexact dtype (float or complex), and the "
+            "second argument must have an inexact or integer dtype, and two inexact dtypes must "
+            f"match, but got {xd.name} and {yd.name} respectively."
+        )
 
 
 neg, sign, floor, ceil, is_finite = map(_unary, ("neg", "sign", "floor", "ceil", "is_finite"))
@@ -585,6 +602,10 @@ def _reducer(name: str) -> Any:
     def fn(x: Any, axes: Sequence[int]) -> Any:
         av = _aval(x)
         given = tuple(int(a) for a in axes)
+        if name in ("reduce_and", "reduce_or", "reduce_xor") and av.dtype.kind not in "iub":
+            raise TypeError(  # (JAX checks the dtype of logical reductions before the axes)
+                f"logical reduction requires operand dtype bool or int, got {av.dtype.name}."
+            )
         if len(set(given)) != len(given):
             raise ValueError(f"duplicate value in 'axes' of reduction: {given}")
         if not all(0 <= a < av.ndim for a in given):  # lax takes no negative axes, as JAX

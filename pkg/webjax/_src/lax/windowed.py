@@ -802,6 +802,8 @@ def _shift(a: Any, d: int, axis: int, fill: float) -> Any:
     """b[i] = a[i - d] along `axis` (fill for i < d)."""
     aval = _aval(a)
     n = aval.shape[axis]
+    if d >= n:  # (an empty axis too) nothing is left of `a`
+        return lax.full(aval.shape, fill, aval.dtype)
     limits = list(aval.shape)
     limits[axis] = n - d
     cut = lax.slice(a, (0,) * aval.ndim, limits)
@@ -903,8 +905,9 @@ def _cumulative(prim: Primitive) -> Callable[..., Any]:
             raise TypeError(
                 f"{prim.name} does not accept dtype bool. Accepted dtypes are subtypes of number."
             )
-        if prim is cumlogsumexp_p and aval.dtype.kind in "iu" and aval.size:
-            # as JAX, whose -inf starting value has no integer form
+        if prim is cumlogsumexp_p and aval.dtype.kind in "iu" and aval.shape[ax]:
+            # as JAX, whose -inf starting value has no integer form (unless the scanned axis
+            # is empty: (3, 0) along axis 0 raises, (0, 3) returns)
             raise OverflowError("cannot convert float infinity to integer")
         if prim is cumlogsumexp_p and aval.dtype.kind in "iu":  # empty: nothing to compute
             return lax.full(aval.shape, 0, aval.dtype)

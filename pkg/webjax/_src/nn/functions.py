@@ -295,7 +295,8 @@ def squareplus(x: Any, b: Any = 4) -> Any:
 def elu(x: Any, alpha: Any = 1.0) -> Any:
     """x where x > 0, else alpha * expm1(x) (expm1 of a safe 0 on the other branch)."""
     x = _inexact_lit(x)
-    pos = lax.gt(x, _c(0, x))
+    # jnp's x > 0, which orders complex numbers by real part, then imaginary part
+    pos = ufuncs.greater(x, _c(0, x)) if util.aval(x).dtype.kind == "c" else lax.gt(x, _c(0, x))
     return _where(pos, x, lax.mul(_c(alpha, x), lax.expm1(_where(pos, _c(0, x), x))))
 
 
@@ -556,6 +557,13 @@ def standardize(
             variance = mean_of(lax.mul(d, d))
         elif algorithm == "fast":
             variance = lax.sub(mean_of(lax.mul(x, x)), lax.mul(m, m))
+            if core.get_aval(variance).dtype.kind == "c":  # JAX clips it to 0, with jnp.clip
+                raise ValueError(
+                    "Clip received a complex value either through the input or the min/max "
+                    "keywords. Complex values have no ordering and cannot be clipped. Please "
+                    "convert to a real value or array by taking the real or imaginary components "
+                    "via jax.numpy.real/imag respectively."
+                )
             variance = lax.max(variance, _c(0, variance))
         else:
             raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")

@@ -350,6 +350,8 @@ def _cholesky_complex(a: Any, symmetrize_input: bool) -> Any:
         )
         inside = lax.bitwise_and(lax.gt(grid_r, jj), lax.gt(grid_c, jj))
         a = lax.select(inside, lax.sub(a, update), a)
+    if not cols:  # 0 x 0 matrices: their factor is themselves
+        return a
     return lax.concatenate([lax.expand_dims(c, (nd - 1,)) for c in cols], nd - 1)
 
 

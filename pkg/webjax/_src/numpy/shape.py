@@ -358,7 +358,7 @@ def repeat(a: Any, repeats: Any, axis: Any = None, *, total_repeat_length: Any =
         raise TypeError(
             f"repeat requires ndarray or scalar arguments, got {type(repeats)} at position 1."
         )
-    if axis is None:
+    if axis is None or not util.aval(a).shape:  # (a 0-d array is repeated as 1-d, any axis)
         a, axis = ravel(a), 0
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     shape = util.aval(a).shape
@@ -696,7 +696,7 @@ def unpackbits(
         raise TypeError("Expected an input array of unsigned byte data type")
     if bitorder not in ("little", "big"):
         raise ValueError("'order' must be either 'little' or 'big'")
-    if axis is None:
+    if axis is None or not util.aval(a).shape:  # (a 0-d array is repeated as 1-d, any axis)
         a, axis = ravel(a), 0
     ax = util.canonical_axis(axis, util.aval(a).ndim)
     a = swapaxes(a, ax, -1)

@@ -379,6 +379,22 @@ def _is_complex(x: Any) -> bool:
     return util.aval(x).dtype.kind == "c"
 
 
+def _real_inputs(
+    name: str,
+    *args: Any,
+    error: type[Exception] = TypeError,
+    message: str = "",
+    check: bool = True,
+) -> Any:
+    """The operands' promoted dtype; JAX's error when it is complex (`check`) for a function
+    without a complex version, raised before shapes are broadcast (as JAX checks it first)."""
+    util.check_arraylike(name, *args)
+    dt, _ = util.result_type(*args)
+    if check and dt.kind == "c":
+        raise error(message or f"{name} does not support complex-valued inputs")
+    return dt
+
+
 def _real_only(name: str, x: Any, error: type[Exception] = TypeError, message: str = "") -> None:
     """JAX's error for a function without a complex version."""
     if _is_complex(x):
@@ -604,8 +620,8 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
 
 
 def copysign(x1: Any, x2: Any, /) -> Any:
+    _real_inputs("copysign", x1, x2)
     x1, x2 = _promote_inexact("copysign", x1, x2)
-    _real_only("copysign", x1)
     mag = lax.abs(x1)
     return lax.select(signbit(x2), lax.neg(mag), mag)
 
@@ -616,24 +632,29 @@ def float_power(x: Any, y: Any, /) -> Any:
 
 
 def heaviside(x1: Any, x2: Any, /) -> Any:
+    dt = _real_inputs("heaviside", x1, x2, check=False)
+    if dt.kind == "c":  # JAX's error: its formula compares the promoted x1 with 0 first
+        raise TypeError(
+            f"lt does not accept dtype {dt.name} at position 0. Accepted dtypes at position 0 "
+            "are subtypes of integer, floating, bool."
+        )
     x1, x2 = _promote_inexact("heaviside", x1, x2)
     zero = _zero(x1)
-    if _is_complex(x1):
-        lax.lt(x1, zero)  # raises JAX's TypeError
     out = lax.select(lax.gt(x1, zero), _full(x1, 1), x2)
     out = lax.select(lax.lt(x1, zero), _full(x1, 0), out)
     return _weak_as_jax(lax.select(isnan(x1), x1, out), x1)  # NaN stays NaN, as NumPy's
 
 
 def hypot(x1: Any, x2: Any, /) -> Any:
-    x1, x2 = _promote_inexact("hypot", x1, x2)
-    _real_only(
+    _real_inputs(
         "hypot",
         x1,
-        ValueError,
-        "jnp.hypot is not well defined for complex-valued "
+        x2,
+        error=ValueError,
+        message="jnp.hypot is not well defined for complex-valued "
         "inputs. Please convert to real values first, such as by using abs(x)",
     )
+    x1, x2 = _promote_inexact("hypot", x1, x2)
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
     # scale by the larger magnitude so squaring cannot overflow
