@@ -446,6 +446,25 @@ CASES: dict[str, Any] = {
     "selu_complex_jit": lambda jnp, lax: _jit(jnp, _lib(jnp).nn.selu)(
         np.complex64([-0.16 - 4.7j, 1.75 + 3.09j, 1j, -1j])
     ),
+    "median_0d_keepdims": lambda jnp, lax: [
+        jnp.median(np.float32(0.7), axis=(), keepdims=True),
+        jnp.nanmedian(np.float32(0.7), keepdims=True),
+        jnp.quantile(np.float32(0.7), 0.5, axis=(), keepdims=False),
+    ],
+    "round_float16_decimals": lambda jnp, lax: jnp.round(np.float16([65504.0, 1.2345, -3.5]), 3),
+    "logaddexp2_int_array_python_float": lambda jnp, lax: [
+        jnp.logaddexp2(np.int16([1, 2]), 3.0),
+        _vmap(jnp, lambda v: jnp.logaddexp2(v, 3.0))(np.int16([1, 2])),
+    ],
+    "cumlogsumexp_int_axis_of_zero_length": lambda jnp, lax: lax.cumlogsumexp(
+        np.ones((0, 3), np.int16), axis=0
+    ),
+    "cumlogsumexp_int_empty_elsewhere_raises": lambda jnp, lax: lax.cumlogsumexp(
+        np.ones((3, 0), np.int16), axis=0
+    ),
+    "lax_pow_python_float_exponent_raises": lambda jnp, lax: lax.pow(np.ones(3, "f2"), 3.0),
+    "lax_pow_python_int_exponent": lambda jnp, lax: lax.pow(np.ones(3, "f2"), 3),
+    "standardize_complex_raises": lambda jnp, lax: _lib(jnp).nn.standardize(np.complex64([1j, 2])),
     # JAX checks the dtype before the shapes (or the axes)
     "hypot_complex_shapes": lambda jnp, lax: jnp.hypot(np.ones(3, "c8"), np.ones(4, "c8")),
     "heaviside_complex_shapes": lambda jnp, lax: jnp.heaviside(

@@ -350,6 +350,8 @@ def _quantile(
     else:
         (a,) = util.promote_dtypes_inexact(a)
     _no_complex(a)
+    if keepdims and not util.aval(a).shape and (axis is None or axis == ()):
+        a = lax.reshape(a, (1,))  # JAX keeps a 0-d input's dimension as a 1-d one
     shape = util.aval(a).shape
     axes = util.canonical_axes(axis, len(shape))
     if len(set(axes)) != len(axes):

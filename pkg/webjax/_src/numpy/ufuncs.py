@@ -700,7 +700,7 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     inv_ln2 = lax.full((), 1 / math.log(2), util.aval(x1).dtype)
     tail = lax.mul(inv_ln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))
     out = lax.select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
-    return util.with_weak_type_of(out, x1)
+    return _weak_as_jax(out, x1)  # (int16 array with 3.0: strong, as JAX's)
 
 
 def _scale(name: str, factor: float) -> Any:
@@ -742,6 +742,10 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
         return a
     if decimals == 0:
         return lax.round(a, 1)  # half to even, as NumPy
+    if dt.itemsize == 2:  # 16-bit floats scale in float32 (65504 * 1000 stays finite), as JAX
+        wide = lax.convert_element_type(a, dtypes.float32)
+        out = round(wide, decimals)
+        return lax.convert_element_type(out, dt, weak_type=util.aval(a).weak_type)
     scale = lax.full((), 10.0**decimals, dt)
     return lax.div(lax.round(lax.mul(a, scale), 1), scale)
 
