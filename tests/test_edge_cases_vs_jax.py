@@ -465,6 +465,21 @@ CASES: dict[str, Any] = {
     "lax_pow_python_float_exponent_raises": lambda jnp, lax: lax.pow(np.ones(3, "f2"), 3.0),
     "lax_pow_python_int_exponent": lambda jnp, lax: lax.pow(np.ones(3, "f2"), 3),
     "standardize_complex_raises": lambda jnp, lax: _lib(jnp).nn.standardize(np.complex64([1j, 2])),
+    # digamma's derivative near its poles (sin's argument reduced exactly; 16-bit in float32)
+    "grad_digamma_near_poles": lambda jnp, lax: [
+        _vmap(jnp, _lib(jnp).grad(lax.digamma))(np.float32([-3.0027583, -0.5, -7.25, 2.5])),
+        _vmap(jnp, _lib(jnp).grad(lax.digamma))(np.float16([-3.008, -1.99, 0.25])),
+    ],
+    # take of empty indices along an empty axis gives the array itself, as JAX's
+    "take_empty_axis_empty_indices": lambda jnp, lax: [
+        jnp.take(np.zeros((0, 1), np.uint32), np.zeros((0, 1), np.int32), axis=0),
+        jnp.take(np.zeros((0, 0), np.uint32), np.zeros((0, 1), np.int32), axis=0),
+    ],
+    # top_k orders floats as XLA does: NaN first, 0.0 before -0.0, a negative NaN last
+    "top_k_total_order": lambda jnp, lax: [
+        lax.top_k(np.float32([0.0, -0.0, np.nan, -np.nan, 1.0, -np.inf, 0.0]), 7),
+        lax.top_k(np.float16([-0.0, 0.0, -np.nan, np.inf] * 40), 9),  # (the bitonic network)
+    ],
     # JAX checks the dtype before the shapes (or the axes)
     "hypot_complex_shapes": lambda jnp, lax: jnp.hypot(np.ones(3, "c8"), np.ones(4, "c8")),
     "heaviside_complex_shapes": lambda jnp, lax: jnp.heaviside(

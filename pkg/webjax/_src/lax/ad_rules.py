@@ -171,7 +171,12 @@ defjvp_unary("lgamma", lambda x, y: lax.digamma(x))
 
 def _trigamma(x: Any) -> Any:
     """polygamma(1, x): shift x past 6 by recurrence, then the asymptotic series; negative
-    arguments by reflection, trigamma(1 - x) + trigamma(x) = pi^2 / sin^2(pi x)."""
+    arguments by reflection, trigamma(1 - x) + trigamma(x) = pi^2 / sin^2(pi x), with sin's
+    argument reduced exactly (x - round(x)) so that poles keep their precision. 16-bit floats
+    compute in float32."""
+    dt = _aval(x).dtype
+    if dt.itemsize == 2:
+        return lax.convert_element_type(_trigamma(lax.convert_element_type(x, dtypes.float32)), dt)
     one = _scalar(1.0, x)
     neg = lax.lt(x, _scalar(0.5, x))
     z = lax.select(neg, lax.sub(one, x), x)
@@ -188,7 +193,7 @@ def _trigamma(x: Any) -> Any:
     inner = lax.sub(c(1 / 6), lax.mul(u2, inner))
     tail = lax.add(lax.add(u, lax.mul(u2, c(0.5))), lax.mul(lax.mul(u, u2), inner))
     pos = lax.add(acc, tail)
-    s = lax.sin(lax.mul(_scalar(math.pi, x), x))
+    s = lax.sin(lax.mul(_scalar(math.pi, x), lax.sub(x, lax.round(x))))  # (squared: sign-free)
     reflected = lax.sub(lax.div(_scalar(math.pi**2, x), lax.mul(s, s)), pos)
     return lax.select(neg, reflected, pos)
 

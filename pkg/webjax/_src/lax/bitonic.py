@@ -19,18 +19,22 @@ from ..ir.exp import Exp
 from ..ir.ops import Op
 
 
-def sort_key(x: Exp) -> Exp:
-    """An exp whose signed-integer order is JAX's sort order of `x`."""
+def sort_key(x: Exp, total: bool = False) -> Exp:
+    """An exp whose signed-integer order is JAX's sort order of `x` (-0.0 equal to 0.0, every
+    NaN last), or with `total` the IEEE total order XLA's top-k uses (-NaN < -inf < ... < -0.0
+    < 0.0 < ... < inf < NaN)."""
     d = x.dtype
     if d.kind == "b":
         return E.cast(x, dtypes.int32)
     if d.kind in "iu":
         return x
     wide = E.cast(x, dtypes.float32) if d.itemsize < 4 else x
-    zero = E.const(0.0, wide.dtype)
-    canon = E.where(E.binary(Op.CMPEQ, wide, zero), zero, wide)  # -0.0 -> 0.0
-    nan = E.const(math.nan, wide.dtype)
-    canon = E.where(E.binary(Op.CMPNE, wide, wide), nan, canon)  # every NaN -> +NaN
+    canon = wide
+    if not total:
+        zero = E.const(0.0, wide.dtype)
+        canon = E.where(E.binary(Op.CMPEQ, wide, zero), zero, wide)  # -0.0 -> 0.0
+        nan = E.const(math.nan, wide.dtype)
+        canon = E.where(E.binary(Op.CMPNE, wide, wide), nan, canon)  # every NaN -> +NaN
     it = dtypes.int64 if wide.dtype.itemsize == 8 else dtypes.int32
     bits = E.bitcast(canon, it)
     sign_mask = E.const(2 ** (it.bits - 1) - 1, it)
@@ -52,7 +56,12 @@ def _key_max(d: Any) -> Exp:
 
 
 def bitonic_source(
-    keys: list[Exp], aval: ShapedArray, dim: int, device: Any, descending: bool = False
+    keys: list[Exp],
+    aval: ShapedArray,
+    dim: int,
+    device: Any,
+    descending: bool = False,
+    total: bool = False,
 ) -> tuple[Exp, int]:
     """The sorted rows' source positions, laid out (rows, N): flat r * N + j holds the position
     in row r of the element that sorts j-th."""
@@ -69,7 +78,7 @@ def bitonic_source(
     valid = E.binary(Op.CMPLT, p, E.i32(n))
     state = []
     for key in keys:
-        kk = sort_key(view.reindex(key, aval.size, at))
+        kk = sort_key(view.reindex(key, aval.size, at), total)
         if descending:  # bitwise not reverses the order of signed and unsigned keys alike
             kk = E.unary(Op.NOT, kk)
         state.append(E.where(valid, kk, _key_max(kk.dtype)))

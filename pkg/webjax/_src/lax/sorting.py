@@ -71,13 +71,16 @@ def _row_exps(exps: list[Exp], aval: ShapedArray, dim: int, out_index: Exp, j: E
     return [view.reindex(e, aval.size, pos) for e in exps]
 
 
-def _rank_exp(keys: list[Exp], aval: ShapedArray, dim: int, descending: bool = False) -> Exp:
-    """rank[i] = #{j in row : key_j before key_i, ties broken by position} (stable)."""
+def _rank_exp(
+    keys: list[Exp], aval: ShapedArray, dim: int, descending: bool = False, total: bool = False
+) -> Exp:
+    """rank[i] = #{j in row : key_j before key_i, ties broken by position} (stable); `total`
+    orders floats by the IEEE total order (see sort_key)."""
     n = aval.shape[dim]
     i_idx = E.idx(aval.size)
     j = E.ridx(n)
-    mine = [sort_key(k) for k in keys]
-    theirs = [sort_key(k) for k in _row_exps(keys, aval, dim, i_idx, j)]
+    mine = [sort_key(k, total) for k in keys]
+    theirs = [sort_key(k, total) for k in _row_exps(keys, aval, dim, i_idx, j)]
     before = Op.CMPLT
     i_pos = view.unravel(i_idx, aval.shape)[dim]
     earlier = E.binary(Op.CMPLT, j, i_pos)
@@ -230,7 +233,8 @@ def _top_k_abstract(operand: ShapedArray, *, k: int, axis: int = -1) -> list[Sha
 
 def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     """The k largest entries along `axis` (the last by default) and their indices (ties: lower
-    index first), as a list [values, indices] like JAX's."""
+    index first), as a list [values, indices] like JAX's: floats in XLA's total order (NaN
+    first, 0.0 before -0.0, a NaN with its sign bit set last)."""
     nd = core.get_aval(operand).ndim
     ax = axis + nd if -nd <= axis < 0 else axis
     if not 0 <= ax < max(nd, 1):
@@ -254,13 +258,15 @@ def _top_k_impl(operand: Any, *, k: int, axis: int = -1) -> list[Any]:
     if aval.shape[dim] > BITONIC_MIN:
         if _eager_program():  # eager: run the network as a cached program
             return _top_k_program(operand, k=k)
-        src_b, big = bitonic_source([x], aval, dim, device, descending=True)
+        src_b, big = bitonic_source([x], aval, dim, device, descending=True, total=True)
         src_exp, src_aval = bitonic_first(src_b, aval, dim, big, k)
         src = _materialize(src_exp, src_aval, device)
         (vals,) = _permute([x], aval, dim, src, src_aval)
         return [array_mod.from_exp(vals, outs[0], device), array_mod.from_exp(src, outs[1], device)]
     rank = _materialize(
-        _rank_exp([x], aval, dim, descending=True), ShapedArray(aval.shape, dtypes.int32), device
+        _rank_exp([x], aval, dim, descending=True, total=True),
+        ShapedArray(aval.shape, dtypes.int32),
+        device,
     )
     src_exp, src_aval = _source_exp(rank, aval, dim, k)
     src = _materialize(src_exp, src_aval, device)
