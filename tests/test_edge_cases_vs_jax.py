@@ -475,6 +475,9 @@ CASES: dict[str, Any] = {
         jnp.take(np.zeros((0, 1), np.uint32), np.zeros((0, 1), np.int32), axis=0),
         jnp.take(np.zeros((0, 0), np.uint32), np.zeros((0, 1), np.int32), axis=0),
     ],
+    "hypot_inf_with_nan": lambda jnp, lax: jnp.hypot(
+        np.float32([-np.inf, np.nan, 3, np.inf]), np.float32([np.nan, np.inf, 4, 1])
+    ),
     # top_k orders floats as XLA does: NaN first, 0.0 before -0.0, a negative NaN last
     "top_k_total_order": lambda jnp, lax: [
         lax.top_k(np.float32([0.0, -0.0, np.nan, -np.nan, 1.0, -np.inf, 0.0]), 7),

@@ -661,13 +661,19 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     safe = lax.select(lax.eq(big, _zero(big)), _full(big, 1), big)
     out = lax.mul(big, lax.sqrt(lax.add(_full(big, 1), lax.integer_pow(lax.div(small, safe), 2))))
     out = lax.select(lax.eq(big, _zero(big)), big, out)
-    return _weak_as_jax(lax.select(isinf(big), big, out), x1)
+    # an infinite side makes +inf, even with a NaN on the other (IEEE's hypot, as JAX)
+    inf = lax.bitwise_or(isinf(a), isinf(b))
+    return _weak_as_jax(lax.select(inf, _full(big, math.inf), out), x1)
 
 
 def _log_base(name: str, base: float) -> Any:
     def op(x: Any, /) -> Any:
         (x,) = _promote_inexact(name, x)
-        return lax.div(lax.log(x), lax.full((), math.log(base), util.aval(x).dtype))  # (+0i)
+        log = lax.log(x)
+        if _is_complex(x):  # each part by the real constant (an infinite part keeps the other)
+            c = lax.full((), math.log(base), util.aval(lax.real(log)).dtype)
+            return lax.complex(lax.div(lax.real(log), c), lax.div(lax.imag(log), c))
+        return lax.div(log, lax.full((), math.log(base), util.aval(x).dtype))
 
     op.__name__ = name
     return op
