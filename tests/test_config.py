@@ -318,12 +318,15 @@ def test_integers_compute_in_float32_under_x64_as_jax():
         jnp_, special = lib.numpy, lib.scipy.special
         xs = [np_.arange(3).astype(d) for d in ("bool", "int8", "int32", "uint32", "int64")]
         fns = [jnp_.sin, jnp_.mean, jnp_.var, jnp_.median, special.erf, jnp_.sqrt]
+        fns += [special.digamma]
         out = [str(f(x).dtype) for f in fns for x in xs]
         out += [str(jnp_.arctan2(x, x).dtype) for x in xs]
         out += [str(jnp_.true_divide(x, x).dtype) for x in xs]
         out += [str(jnp_.angle(x).dtype) for x in xs]  # the default float (float64), as JAX
         nn = [lib.nn.softplus, lib.nn.softmax, lib.nn.log_softmax]
         out += [str(f(x).dtype) for f in nn for x in xs[1:]]  # (softplus(int16) gave float64)
+        out += [str(jnp_.argsort(x).dtype) for x in xs]  # the default int: int64
+        out += [str(jnp_.power(x, 2).dtype) for x in xs]  # a bool's static power is int32
         out += [str(jnp_.linalg.inv(np_.zeros((0, 0), x.dtype)).dtype) for x in xs]
         out.append(str(lib.random.categorical(lib.random.key(0), np_.zeros((2, 3))).dtype))
         return out + [str(jnp_.linspace(x[0], x[2], 3).dtype) for x in xs]

@@ -419,7 +419,8 @@ def _rounded_like(
     out = []
     for (path, (w, _, _)), (_, (x, xd, xw)) in zip(wide, like):
         if isinstance(w, np.ndarray) and isinstance(x, np.ndarray):
-            w = w.astype(x.dtype)
+            with np.errstate(all="ignore"):  # (overflowing to inf, as the narrow type would)
+                w = w.astype(x.dtype)
         out.append((path, (w, xd, xw)))
     return out
 

@@ -228,6 +228,14 @@ def run_devices(
         tally.seconds[platform] = tally.seconds.get(platform, 0.0) + time.monotonic() - start
 
 
+def _has_64_bit_types(platform: str) -> bool:
+    import webjax
+    from webjax._src import dtypes
+
+    backend = webjax.devices(platform)[0].backend
+    return all(backend.supports_dtype(d) for d in (dtypes.float64, dtypes.int64))
+
+
 def available(platforms: tuple[str, ...] = PLATFORMS) -> list[str]:
     from webjax._src.runtime import backend as rt
 
@@ -316,6 +324,8 @@ def main(argv: list[str]) -> int:
     if args.x64:
         set_x64(True)
     platforms = available(tuple(args.device or PLATFORMS))
+    if args.x64:  # devices without 64-bit types raise a TypeError naming the dtype, by design
+        platforms = [p for p in platforms if _has_64_bit_types(p)]
     specs = [s for s in gen.SPECS if not args.op or s.op in args.op] or None
     modes = tuple(args.mode or gen.MODES)
     tally = Tally()

@@ -283,6 +283,15 @@ def _lgamma(x: float) -> float:
     return _safe(math.lgamma)(x)
 
 
+# B_2k / (2k) for k = 1..8: digamma(x) ~ log x - 1/(2x) - sum_k B_2k / (2k x^2k)
+_DIGAMMA_ASYM = tuple(
+    b / (2 * k)
+    for k, b in enumerate(
+        (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510), 1
+    )
+)
+
+
 def _digamma(x: float) -> float:
     if x != x or x == -_INF:
         return _NAN
@@ -290,12 +299,16 @@ def _digamma(x: float) -> float:
         return _NAN
     r = 0.0
     if x < 0:  # reflection
-        return _digamma(1 - x) - math.pi / math.tan(math.pi * x)
-    while x < 6:
+        # (tan has period pi: its argument reduced exactly, so poles keep their precision)
+        return _digamma(1 - x) - math.pi / math.tan(math.pi * (x - round(x)))
+    while x < 10:  # (shifted past 10, 8 terms of the asymptotic series reach float64's eps)
         r -= 1 / x
         x += 1
     f = 1 / (x * x)
-    return r + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f / 240)))
+    tail = 0.0
+    for c in reversed(_DIGAMMA_ASYM):
+        tail = tail * f + c
+    return r + math.log(x) - 0.5 / x - f * tail
 
 
 def _nextafter(a: float, b: float) -> float:

@@ -928,7 +928,12 @@ def _jacobi_rounds(z: Any, one_round: Callable[[Any, Any], Any], sweeps: int, N:
             for r in range(N - 1):
                 z = one_round(z, r)
         return z
-    return fori_loop(0, sweeps * (N - 1), lambda k, z: one_round(z, lax.rem(k, _i32(N - 1))), z)
+
+    def body(k: Any, z: Any) -> Any:  # (k is int64 under x64; the rounds count in int32)
+        r = lax.rem(k, lax.full((), N - 1, core.get_aval(k).dtype))
+        return one_round(z, lax.convert_element_type(r, dtypes.int32))
+
+    return fori_loop(0, sweeps * (N - 1), body, z)
 
 
 def _rotation(app: Any, aqq: Any, apq: Any) -> tuple[Any, Any]:

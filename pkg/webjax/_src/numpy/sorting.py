@@ -52,11 +52,12 @@ def argsort(
         raise ValueError("The 'order' argument to argsort is not supported.")
     a, ax = _prep(a, axis)
     shape = util.aval(a).shape
-    iota = lax.broadcasted_iota(dtypes.int32, shape, ax)
+    it = dtypes.default_int()  # (int64 under x64, as JAX's)
+    iota = lax.broadcasted_iota(it, shape, ax)
     if descending:  # stable descending: sort the reversed array, then map indices back
         n = shape[ax]
         _, idx = sorting.sort((lax.rev(a, (ax,)), iota), ax, True, 1)
-        return lax.rev(lax.sub(lax.full((), n - 1, dtypes.int32), idx), (ax,))
+        return lax.rev(lax.sub(lax.full((), n - 1, it), idx), (ax,))
     _, idx = sorting.sort((a, iota), ax, True, 1)
     return idx
 

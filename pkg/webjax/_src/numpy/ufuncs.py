@@ -172,8 +172,8 @@ def power(x: Any, y: Any, /) -> Any:
     if e is not None:  # a concrete integer exponent: exact repeated multiplication
         x = util.ensure_array(x) if not util.is_scalar(x) else x
         dt, weak = util.result_type(x)
-        if dt.kind == "b":
-            dt, weak = dtypes.default_int(), False
+        if dt.kind == "b":  # int32 even under x64, as JAX's
+            dt, weak = dtypes.int32, False
         x = util.convert(x, dt, weak)
         if dt.kind in "iu" and e < 0:
             raise TypeError(
