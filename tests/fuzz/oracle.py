@@ -39,6 +39,7 @@ TOL = {
     "gpu": {"float16": 4e-3, "bfloat16": 1.6e-2, "float32": 2e-4, "float64": 1e-12},
 }
 MODE_TOL = {"eager": 1.0, "jit": 1.0, "vmap": 1.0, "grad": 8.0}
+Leaves = list[tuple[str, Any]]  # an outcome's (path, (host value, dtype name, weak type))
 
 
 def tolerance(platform: str, dtype: str) -> float:
@@ -466,23 +467,15 @@ def _extreme(a: Any) -> bool:
     )
 
 
-def _finite_where_both(
-    got: list[tuple[str, Any]], want: list[tuple[str, Any]]
-) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+def _finite_where_both(got: Leaves, want: Leaves) -> tuple[Leaves, Leaves]:
     """The leaves with the elements where either side is not finite made equal."""
-    out_g = []
-    for (path, (g, gd, gw)), (_, (w, _, _)) in zip(got, want):
-        if (
-            isinstance(g, np.ndarray)
-            and isinstance(w, np.ndarray)
-            and g.shape == w.shape
-            and (w.dtype.kind in "fc" or w.dtype == ml_dtypes.bfloat16)
-        ):
-            g = g.copy()
-            bad = ~np.isfinite(g.astype(np.complex128)) | ~np.isfinite(w.astype(np.complex128))
-            g[bad] = w[bad]
-        out_g.append((path, (g, gd, gw)))
-    return out_g, want
+
+    def where(g: np.ndarray, w: np.ndarray) -> Any:
+        if w.dtype.kind not in "fc" and w.dtype != ml_dtypes.bfloat16:
+            return None
+        return ~np.isfinite(g.astype(np.complex128)) | ~np.isfinite(w.astype(np.complex128))
+
+    return _equalize(got, want, where)
 
 
 # ops whose complex results overflow in an order-dependent way (Smith's division, products)
@@ -496,33 +489,36 @@ COMPLEX_OVERFLOW_OPS = frozenset(
 ELEMENTWISE_KINDS = frozenset({"unary", "binary", "lax_unary", "lax_binary"})
 
 
-def _same_where_infinite(
-    got: list[tuple[str, Any]], want: list[tuple[str, Any]]
-) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+def _equalize(
+    got: Leaves, want: Leaves, where: Callable[[np.ndarray, np.ndarray], Any]
+) -> tuple[Leaves, Leaves]:
+    """`got`'s leaves with the elements where `where(g, w)` holds taken from `want` (array
+    leaves of one shape; `where` gives None to leave a leaf as it is)."""
+    out = []
+    for (path, (g, gd, gw)), (_, (w, _, _)) in zip(got, want):
+        if isinstance(g, np.ndarray) and isinstance(w, np.ndarray) and g.shape == w.shape:
+            m = where(g, w)
+            if m is not None:
+                g = g.copy()
+                g[m] = w[m]
+        out.append((path, (g, gd, gw)))
+    return out, want
+
+
+def _same_where_infinite(got: Leaves, want: Leaves) -> tuple[Leaves, Leaves]:
     """The leaves with complex elements made equal where one side has an infinite part and
     the other a non-finite one."""
-    out_g, out_w = [], []
-    for (path, (g, gd, gw)), (wpath, (w, wd, ww)) in zip(got, want):
-        if (
-            isinstance(g, np.ndarray)
-            and isinstance(w, np.ndarray)
-            and g.shape == w.shape
-            and w.dtype.kind == "c"
-            and g.dtype.kind == "c"
-        ):
-            g = g.copy()
-            inf_g = np.isinf(g.real) | np.isinf(g.imag)
-            inf_w = np.isinf(w.real) | np.isinf(w.imag)
-            both = (inf_g | inf_w) & ~np.isfinite(g) & ~np.isfinite(w)
-            g[both] = w[both]
-        out_g.append((path, (g, gd, gw)))
-        out_w.append((wpath, (w, wd, ww)))
-    return out_g, out_w
+
+    def where(g: np.ndarray, w: np.ndarray) -> Any:
+        if w.dtype.kind != "c" or g.dtype.kind != "c":
+            return None
+        inf = np.isinf(g.real) | np.isinf(g.imag) | np.isinf(w.real) | np.isinf(w.imag)
+        return inf & ~np.isfinite(g) & ~np.isfinite(w)
+
+    return _equalize(got, want, where)
 
 
-def _mask_subnormal_elements(
-    case: Case, got: list[tuple[str, Any]], want: list[tuple[str, Any]]
-) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]] | None:
+def _mask_subnormal_elements(case: Case, got: Leaves, want: Leaves) -> tuple[Leaves, Leaves] | None:
     """For an elementwise op: the leaves with the elements computed from a subnormal input
     made equal on both sides (None when the op is not elementwise). Inputs near the bottom
     of the normal range count too (see _flush_sensitive)."""
@@ -561,20 +557,7 @@ def _mask_subnormal_elements(
                 mask = np.broadcast_to(mask, first)
     except ValueError:  # shapes that do not broadcast (the case raised on both sides)
         return None
-    out_g, out_w = [], []
-    for (path, (g, gd, gw)), (wpath, (w, wd, ww)) in zip(got, want):
-        if (
-            isinstance(g, np.ndarray)
-            and isinstance(w, np.ndarray)
-            and g.shape == w.shape
-            and g.size == mask.size
-        ):
-            m = mask.reshape(g.shape)
-            g = g.copy()
-            g[m] = w[m]
-        out_g.append((path, (g, gd, gw)))
-        out_w.append((wpath, (w, wd, ww)))
-    return out_g, out_w
+    return _equalize(got, want, lambda g, w: mask.reshape(g.shape) if g.size == mask.size else None)
 
 
 class _JaxAnswers:
