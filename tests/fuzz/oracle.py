@@ -285,14 +285,19 @@ def check(case: Case, device: Any) -> Verdict:
 def check_on(case: Case, devices: list[Any]) -> list[Verdict]:
     """The case on JAX once and on webjax on each of `devices`: a verdict per device (JAX's
     compiles are most of a case's time, so a case drawn once serves every device)."""
+    want, answers = jax_side(case)
+    return [judge(case, device, want, answers) for device in devices]
+
+
+def jax_side(case: Case) -> tuple[Outcome, _JaxAnswers]:
+    """JAX's answer to the case, and its other answers (eager, wider types), drawn on demand."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = run_lib(jax, case, None)
-    answers = _JaxAnswers(case)
-    return [_judge(case, device, want, answers) for device in devices]
+    return want, _JaxAnswers(case)
 
 
-def _judge(case: Case, device: Any, want: Outcome, answers: _JaxAnswers) -> Verdict:
+def judge(case: Case, device: Any, want: Outcome, answers: _JaxAnswers) -> Verdict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with webjax.default_device(device):
