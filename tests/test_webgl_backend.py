@@ -166,6 +166,34 @@ def test_the_context_survives_wgpu_taking_the_egl_binding() -> None:
     assert (x * 3).tolist() == [0.0, 3.0, 6.0, 9.0]
 
 
+def _constant_program(uniforms: list[str]) -> str:
+    decl = "".join(f"uniform int {n};\n" for n in uniforms)
+    total = " + ".join(f"{n} * {10**i}" for i, n in enumerate(uniforms))
+    return (
+        "#version 300 es\nprecision highp float;\nprecision highp int;\n"
+        f"{decl}layout(location = 0) out uvec4 o;\nvoid main() {{ o = uvec4(uint({total})); }}\n"
+    )
+
+
+def test_a_deleted_programs_uniform_locations_are_forgotten() -> None:
+    # GL may hand a deleted program's name to the next program (NVIDIA's driver does at once):
+    # locations cached under the old name set the new program's uniforms wrongly
+    host = GL.host
+    out = host.create_texture(1, 1)
+    try:
+        a = host.create_program(glsl.VERTEX, _constant_program(["u_a", "u_b"]))
+        host.draw(a, [], out, 1, 1, {"u_a": 1, "u_b": 2})
+        assert struct.unpack("I", host.read_texture(out, 1, 1)) == (21,)
+        host.delete_program(a)
+        assert a not in host._locations
+        b = host.create_program(glsl.VERTEX, _constant_program(["u_b", "u_c", "u_a"]))
+        host.draw(b, [], out, 1, 1, {"u_a": 1, "u_b": 2, "u_c": 3})
+        assert struct.unpack("I", host.read_texture(out, 1, 1)) == (132,)
+        host.delete_program(b)
+    finally:
+        host.delete_texture(out)
+
+
 # ---- profiler clocks (timer queries) and context loss ----------------------------------------
 
 

@@ -203,7 +203,7 @@ class NativeWebGL:
         self._layers: dict[int, int] = {}  # the texture arrays made here, by id: their layers
         self._red_reads: bool | None = None  # readPixels(RED_INTEGER) works (asked once)
         self._program = 0
-        self._locations: dict[tuple[int, str], int] = {}
+        self._locations: dict[int, dict[str, int]] = {}  # by program: its uniforms' locations
         self.lost: str | None = None
         self._queries = self._timer_entry_points()
         self.timer = KernelTimer(self) if self._queries is not None else None
@@ -436,13 +436,17 @@ class NativeWebGL:
         self._use()
         if self._program == prog:
             self._program = 0
+        # GL reuses a deleted program's name (NVIDIA's driver at once): its cached uniform
+        # locations would set the next program's uniforms wrongly (GL_INVALID_OPERATION, and
+        # the uniform keeps its old value)
+        self._locations.pop(prog, None)
         self.gl.DeleteProgram(prog)
 
     def _location(self, prog: int, name: str) -> int:
-        key = (prog, name)
-        loc = self._locations.get(key)
+        known = self._locations.setdefault(prog, {})
+        loc = known.get(name)
         if loc is None:
-            loc = self._locations[key] = int(self.gl.GetUniformLocation(prog, name.encode()))
+            loc = known[name] = int(self.gl.GetUniformLocation(prog, name.encode()))
         return loc
 
     def draw(
