@@ -499,6 +499,15 @@ CASES: dict[str, Any] = {
         ),
         3,
     ),
+    # true_divide takes integers to the float as they are: a Python -1 never wraps in uint8
+    "divide_uint8_by_negative_python_int": lambda jnp, lax: jnp.divide(np.uint8(6), -1),
+    # round has no derivative: floor_divide by zero (x / 0 = inf) has a zero gradient, not NaN
+    "floor_divide_by_zero_grad": lambda jnp, lax: _lib(jnp).grad(
+        lambda x: jnp.floor_divide(x, 0).sum()
+    )(np.float16([5.29, 1.2, 0.0])),
+    "round_jvp_is_zero": lambda jnp, lax: _lib(jnp).jvp(
+        lax.round, (np.float32([0.0, -2.5, 7.5]),), (np.float32([1.0, 1.0, 1.0]),)
+    ),
 }
 
 

@@ -505,6 +505,9 @@ def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
     if dt in dtypes.NARROW:  # in the type it computes in (a - floor(a) may not be narrow)
         wide = convert_element_type(x, dtypes.compute_type(dt))
         return convert_element_type(round(wide, rounding_method), dt)
+    # round has no derivative (its tangent is a symbolic zero, as the primitive's): the -0 case
+    # below must not pass x's tangent on, where a zero cotangent times inf would make NaN
+    x = stop_gradient(x)
     # |x| = r + f with r = floor(|x|) and f in [0, 1) exactly; round up when f >= 1/2
     a = abs(x)
     r = floor(a)

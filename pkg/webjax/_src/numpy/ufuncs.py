@@ -96,11 +96,8 @@ atan2 = _binary_inexact("atan2", lax.atan2)
 
 
 def true_divide(x: Any, y: Any, /) -> Any:
-    x, y = util.promote_args("true_divide", x, y)
-    av = util.aval(x)
-    if av.dtype.kind not in "fc":
-        x = util.convert(x, dtypes.to_inexact(av.dtype), av.weak_type)
-        y = util.convert(y, dtypes.to_inexact(av.dtype), util.aval(y).weak_type)
+    # integers go to the float as they are: uint8 6 / -1 is -6.0, the -1 never wraps to 255
+    x, y = _promote_inexact("true_divide", x, y)
     return lax.div(x, y)
 
 
