@@ -24,6 +24,7 @@ B = np.array([True, False])
 CLAMP_LO = np.float32([1.5, 5.2, 0.3, -3.0])
 CLAMP_X = np.float32([0.2, 0.8, 0.5, -4.0])
 CLAMP_HI = np.float32([-3.7, 5.2, 2.0, 1.0])
+C64_ORDER = np.complex64([1 + 2j, -1 + 1j, -1j, 1j, -2 - 3j, 0j, 1.5, -1 - 0.5j, -0.0 - 3e38j])
 
 CASES: dict[str, Any] = {
     # floor/ceil of integers and bools are the identity (dtype kept); rint gives the float
@@ -508,6 +509,10 @@ CASES: dict[str, Any] = {
     "round_jvp_is_zero": lambda jnp, lax: _lib(jnp).jvp(
         lax.round, (np.float32([0.0, -2.5, 7.5]),), (np.float32([1.0, 1.0, 1.0]),)
     ),
+    # nn's comparisons order complex numbers as jnp does (real part, then imaginary part)
+    "leaky_relu_complex": lambda jnp, lax: _lib(jnp).nn.leaky_relu(C64_ORDER, 0.01),
+    "hard_tanh_complex": lambda jnp, lax: _lib(jnp).nn.hard_tanh(C64_ORDER),
+    "sparse_sigmoid_complex_raises": lambda jnp, lax: _lib(jnp).nn.sparse_sigmoid(C64_ORDER),
 }
 
 

@@ -83,6 +83,12 @@ def _c(v: Any, like: Any) -> Any:
     return lax.full(av.shape, v, av.dtype, weak_type=av.weak_type)
 
 
+def _ordered(compare: Any, x: Any, value: float) -> Any:
+    """x compared with a constant as jnp compares: complex numbers in order of real part, then
+    imaginary part (lax's comparisons take no complex operands)."""
+    return compare(x, _c(value, x))
+
+
 def _where(pred: Any, x: Any, y: Any) -> Any:
     return lax.select(pred, x, y)
 
@@ -137,15 +143,15 @@ def relu6(x: Any) -> Any:
 def leaky_relu(x: Any, negative_slope: Any = 0.01) -> Any:
     """x where x >= 0, else negative_slope * x."""
     x = _inexact_lit(x)
-    return _where(lax.ge(x, _c(0, x)), x, lax.mul(_c(negative_slope, x), x))
+    return _where(_ordered(ufuncs.greater_equal, x, 0), x, lax.mul(_c(negative_slope, x), x))
 
 
 @jit
 def hard_tanh(x: Any) -> Any:
     """x clipped to [-1, 1]."""
     x = _int_lit(x)
-    inner = _where(lax.lt(x, _c(-1, x)), _c(-1, x), x)
-    return _where(lax.gt(x, _c(1, x)), _c(1, x), inner)
+    inner = _where(_ordered(ufuncs.less, x, -1), _c(-1, x), x)
+    return _where(_ordered(ufuncs.greater, x, 1), _c(1, x), inner)
 
 
 @jit
@@ -179,6 +185,8 @@ def sparse_plus(x: Any) -> Any:
 def sparse_sigmoid(x: Any) -> Any:
     """clip((x + 1) / 2, 0, 1): the derivative of sparse_plus."""
     x = _inexact_lit(x)
+    if util.aval(x).dtype.kind == "c":  # JAX's jnp.clip
+        raise ufuncs.complex_clip_error()
     clipped = lax.min(lax.max(lax.add(x, _c(1.0, x)), _c(0.0, x)), _c(2.0, x))
     return lax.mul(_c(0.5, x), clipped)
 
@@ -295,8 +303,7 @@ def squareplus(x: Any, b: Any = 4) -> Any:
 def elu(x: Any, alpha: Any = 1.0) -> Any:
     """x where x > 0, else alpha * expm1(x) (expm1 of a safe 0 on the other branch)."""
     x = _inexact_lit(x)
-    # jnp's x > 0, which orders complex numbers by real part, then imaginary part
-    pos = ufuncs.greater(x, _c(0, x)) if util.aval(x).dtype.kind == "c" else lax.gt(x, _c(0, x))
+    pos = _ordered(ufuncs.greater, x, 0)
     return _where(pos, x, lax.mul(_c(alpha, x), lax.expm1(_where(pos, _c(0, x), x))))
 
 
@@ -558,12 +565,7 @@ def standardize(
         elif algorithm == "fast":
             variance = lax.sub(mean_of(lax.mul(x, x)), lax.mul(m, m))
             if core.get_aval(variance).dtype.kind == "c":  # JAX clips it to 0, with jnp.clip
-                raise ValueError(
-                    "Clip received a complex value either through the input or the min/max "
-                    "keywords. Complex values have no ordering and cannot be clipped. Please "
-                    "convert to a real value or array by taking the real or imaginary components "
-                    "via jax.numpy.real/imag respectively."
-                )
+                raise ufuncs.complex_clip_error()
             variance = lax.max(variance, _c(0, variance))
         else:
             raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")

@@ -540,6 +540,16 @@ def array_equiv(a1: Any, a2: Any) -> Any:
     return lax.reduce_and(eq, tuple(range(util.aval(eq).ndim)))
 
 
+def complex_clip_error() -> ValueError:
+    """JAX's error for clipping complex values (jnp.clip, and the nn functions built on it)."""
+    return ValueError(
+        "Clip received a complex value either through the input or the min/max keywords. "
+        "Complex values have no ordering and cannot be clipped. Please convert to a real "
+        "value or array by taking the real or imaginary components via jax.numpy.real/imag "
+        "respectively."
+    )
+
+
 # ---- selection -------------------------------------------------------------------------------
 def clip(
     arr: Any = None,
@@ -560,12 +570,7 @@ def clip(
     max = a_max if max is None else max
     out = _as_array(arr)
     if any(v is not None and util.aval(v).dtype.kind == "c" for v in (out, min, max)):
-        raise ValueError(
-            "Clip received a complex value either through the input or the min/max keywords. "
-            "Complex values have no ordering and cannot be clipped. Please convert to a real "
-            "value or array by taking the real or imaginary components via jax.numpy.real/imag "
-            "respectively."
-        )
+        raise complex_clip_error()
     if min is not None:
         out = maximum(min, out)
     if max is not None:
