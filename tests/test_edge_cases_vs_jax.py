@@ -513,6 +513,18 @@ CASES: dict[str, Any] = {
     "leaky_relu_complex": lambda jnp, lax: _lib(jnp).nn.leaky_relu(C64_ORDER, 0.01),
     "hard_tanh_complex": lambda jnp, lax: _lib(jnp).nn.hard_tanh(C64_ORDER),
     "sparse_sigmoid_complex_raises": lambda jnp, lax: _lib(jnp).nn.sparse_sigmoid(C64_ORDER),
+    # entr / rel_entr reject complex inputs (ValueError) before any lax comparison; rel_entr
+    # checks the dtype after broadcasting operands of different ranks, before same-rank shapes
+    "entr_complex_raises": lambda jnp, lax: _lib(jnp).scipy.special.entr(np.complex64([1 + 1j])),
+    "rel_entr_complex_raises": lambda jnp, lax: _lib(jnp).scipy.special.rel_entr(
+        np.complex64([1e-38 + 1j]), np.float32(1e-38)
+    ),
+    "rel_entr_complex_before_shapes": lambda jnp, lax: _lib(jnp).scipy.special.rel_entr(
+        np.ones(2, "c8"), np.ones(3, "f4")
+    ),
+    "rel_entr_ranks_before_complex": lambda jnp, lax: _lib(jnp).scipy.special.rel_entr(
+        np.ones(2, "c8"), np.ones((3, 4), "f4")
+    ),
 }
 
 

@@ -10,6 +10,7 @@ import math
 import operator
 from typing import Any
 
+from .. import config as _config
 from .. import core, dtypes
 from ..custom_derivatives import custom_jvp
 from ..jit import eager_jit
@@ -35,6 +36,22 @@ def _float(x: Any) -> Any:
 
 def _inexact(name: str, *args: Any) -> list[Any]:
     return u._promote_inexact(name, *args)
+
+
+def _inexact_real(name: str, *args: Any) -> list[Any]:
+    """`_inexact` for JAX's real-only functions, with JAX's order of errors: its
+    promote_args_inexact broadcasts operands of different ranks first (ValueError for
+    incompatible shapes), then the function rejects complex dtypes (ValueError), and only then
+    do lax ops see same-rank mismatches (TypeError, from `_inexact` here)."""
+    util.check_arraylike(name, *args)
+    shapes = [util.aval(a if util.is_scalar(a) else util.ensure_array(a)).shape for a in args]
+    if len({len(s) for s in shapes if s}) > 1:
+        if _config.numpy_rank_promotion.value == "raise":
+            util._rank_promotion(name, shapes)
+        util.broadcast_shapes(*shapes)
+    if util.result_type(*args)[0].kind == "c":
+        raise ValueError(f"{name} does not support complex-valued inputs.")
+    return _inexact(name, *args)
 
 
 def _c(v: float, like: Any) -> Any:
@@ -529,6 +546,8 @@ def entr(x: Any) -> Any:
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (derivative -(log x + 1), as JAX)."""
     x = _float(x)
     av = util.aval(x)
+    if av.dtype.kind == "c":
+        raise ValueError("entr does not support complex-valued inputs.")
     return lax.select(
         lax.lt(x, _c(0.0, x)),
         lax.full(av.shape, -math.inf, av.dtype, av.weak_type),
@@ -539,7 +558,7 @@ def entr(x: Any) -> Any:
 @eager_jit
 def rel_entr(p: Any, q: Any) -> Any:
     """p log(p / q) for p, q > 0; 0 for p == 0, q >= 0; inf otherwise."""
-    p, q = _inexact("rel_entr", p, q)
+    p, q = _inexact_real("rel_entr", p, q)
     zero = _c(0.0, p)
     both = lax.bitwise_and(lax.gt(p, zero), lax.gt(q, zero))
     one_zero = lax.bitwise_and(lax.eq(p, zero), lax.ge(q, zero))
@@ -553,9 +572,7 @@ def rel_entr(p: Any, q: Any) -> Any:
 @eager_jit
 def kl_div(p: Any, q: Any) -> Any:
     """p log(p / q) - p + q (elementwise Kullback-Leibler divergence)."""
-    p, q = _inexact("kl_div", p, q)
-    if util.aval(p).dtype.kind == "c":
-        raise ValueError("kl_div does not support complex-valued inputs.")
+    p, q = _inexact_real("kl_div", p, q)
     out = lax.add(lax.sub(rel_entr(p, q), p), q)
     return _with_weak(out, util.aval(_c(0.0, out)).weak_type)
 
