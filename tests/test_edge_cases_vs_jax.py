@@ -24,6 +24,7 @@ B = np.array([True, False])
 CLAMP_LO = np.float32([1.5, 5.2, 0.3, -3.0])
 CLAMP_X = np.float32([0.2, 0.8, 0.5, -4.0])
 CLAMP_HI = np.float32([-3.7, 5.2, 2.0, 1.0])
+ERFCX_Z = np.complex64([1 + 1j, -2 + 0.5j, 0.5 - 3j, 3, 1e-38 + 1j, np.nan])
 C64_ORDER = np.complex64([1 + 2j, -1 + 1j, -1j, 1j, -2 - 3j, 0j, 1.5, -1 - 0.5j, -0.0 - 3e38j])
 
 CASES: dict[str, Any] = {
@@ -525,6 +526,13 @@ CASES: dict[str, Any] = {
     "rel_entr_ranks_before_complex": lambda jnp, lax: _lib(jnp).scipy.special.rel_entr(
         np.ones(2, "c8"), np.ones((3, 4), "f4")
     ),
+    # erfcx of complex z is the Faddeeva function w(iz), with w's closed-form derivative
+    "erfcx_complex": lambda jnp, lax: [
+        _lib(jnp).scipy.special.erfcx(ERFCX_Z),
+        _jit(jnp, _lib(jnp).scipy.special.erfcx)(1 + 1j),
+        _lib(jnp).grad(lambda z: jnp.real(_lib(jnp).scipy.special.erfcx(z)).sum())(ERFCX_Z),
+        _lib(jnp).jvp(_lib(jnp).scipy.special.wofz, (ERFCX_Z,), (np.ones(6, "c8"),)),
+    ],
 }
 
 

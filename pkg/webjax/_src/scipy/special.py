@@ -22,7 +22,17 @@ from ..numpy import creation, util
 from ..numpy import ufuncs as u
 from ..transformations import jvp
 from .bessel import bessel_jn
-from .special_integrals import dawsn, fresnel, hyp1f1, hyp2f1, owens_t, sici, spence, wofz
+from .special_integrals import (
+    dawsn,
+    faddeeva,
+    fresnel,
+    hyp1f1,
+    hyp2f1,
+    owens_t,
+    sici,
+    spence,
+    wofz,
+)
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -119,8 +129,12 @@ _erfcx.defjvps(
 
 
 def erfcx(x: Any) -> Any:
-    """exp(x^2) erfc(x), without overflow for large x."""
-    return _with_weak(_erfcx(*_inexact("erfcx", x)), False)
+    """exp(x^2) erfc(x), without overflow for large x; of complex x the Faddeeva function
+    w(ix) (= exp(x^2) erfc(x) too), as JAX."""
+    (x,) = _inexact("erfcx", x)
+    if util.aval(x).dtype.kind == "c":
+        return _with_weak(faddeeva(lax.complex(lax.neg(lax.imag(x)), lax.real(x))), False)
+    return _with_weak(_erfcx(x), False)
 
 
 def _ndtr_arg(x: Any, name: str = "ndtr") -> Any:
