@@ -79,6 +79,11 @@ def rebuild(failure: dict[str, Any]) -> gen.Case:
     return gen.Case(specs[0], args, kwargs, failure["mode"], failure.get("vmap_arg", -1))
 
 
+def _failures(report: Any) -> list[dict[str, Any]]:
+    """A runner's report's failures, or an --out file's (earlier ones were a bare list)."""
+    return report if isinstance(report, list) else report["failures"]
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("reports", nargs="+", type=Path)
@@ -89,7 +94,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     import webjax
 
-    failures = [f for r in args.reports for f in json.loads(r.read_text())["failures"]]
+    failures = [f for r in args.reports for f in _failures(json.loads(r.read_text()))]
     failures = [f for f in failures if not args.op or f["op"] in args.op]
     by_x64: dict[bool, list[dict[str, Any]]] = collections.defaultdict(list)
     for f in failures:
@@ -131,7 +136,7 @@ def main(argv: list[str]) -> int:
     for group, n in groups.most_common():
         print(f"  {n:5d}  {group}")
     if args.out:
-        args.out.write_text(json.dumps(still, indent=1, default=str) + "\n")
+        args.out.write_text(json.dumps({"failures": still}, indent=1, default=str) + "\n")
     return 0
 
 
