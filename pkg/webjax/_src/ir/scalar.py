@@ -199,6 +199,8 @@ def _div(a: float, b: float) -> float:
 
 
 def _pow(a: float, b: float) -> float:
+    if -_INF < a < 0 and math.isfinite(b) and b != math.floor(b):
+        return _NAN  # (Python raises OverflowError, not a complex, where |a|^b overflows)
     try:
         r = a**b
     except ZeroDivisionError:

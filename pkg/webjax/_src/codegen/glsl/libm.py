@@ -566,14 +566,16 @@ float m_pow(float a, float b) {
     return uintBitsToFloat((big ? 0x7f800000u : 0u) | sgn);
   }
   if ((floatBitsToUint(a) & 0x80000000u) != 0u && !pow_is_int(b)) { return uintBitsToFloat(F_NAN); }
-  // a = -1 (log2 = 0): exact, and two_prod(b, 0) would overflow in split() for |b| > 2^126
+  // a = -1 (log2 = 0): exact, and two_prod(b, 0) overflows in split() (4097 b) for |b| > 2^116
   if (aa == 1.0) { return uintBitsToFloat(0x3f800000u | sgn); }
   df l = log2_df(aa);
   df y = two_prod(b, l.hi);
   float yh = y.hi;
   float yl = fb(y.lo + b * l.lo);
   float r;
-  if (yh >= 128.0) {
+  // yh + yl >= 128 overflows; yh = 128 with yl < 0 (log2 of the result just below 128, as
+  // for results near float32's max) is finite: k = 128 and f < 0 below
+  if (yh > 128.0 || (yh == 128.0 && yl >= 0.0)) {
     r = F_INF;
   } else if (yh < -151.0) {
     r = 0.0;

@@ -480,7 +480,12 @@ fn log2_df(x: f32) -> DF {
     ),
     "m_pow": (
         """
-fn pow_is_int(b: f32) -> bool { return floor(b) == b; }
+fn pow_is_int(b: f32) -> bool {
+  let u = bitcast<u32>(b) & 0x7fffffffu;
+  if (u >= 0x4b000000u) { return true; }  // |b| >= 2^23 (inf and NaN are caught before)
+  if (u < 0x3f800000u) { return u == 0u; }  // |b| < 1, subnormals included
+  return floor(b) == b;
+}
 fn pow_is_odd(b: f32) -> bool { return pow_is_int(b) && abs(b) < 16777216.0 && (i32(b) & 1) == 1; }
 fn m_pow(a: f32, b: f32) -> f32 {
   if (b == 0.0 || a == 1.0) { return 1.0; }
@@ -497,12 +502,16 @@ fn m_pow(a: f32, b: f32) -> f32 {
     return bitcast<f32>(select(0u, 0x7f800000u, big) | sgn);
   }
   if (a < 0.0 && !pow_is_int(b)) { return bitcast<f32>(F_NAN); }
+  // a = -1 (log2 = 0): exact, and two_prod(b, 0) overflows in split() (4097 b) for |b| > 2^116
+  if (aa == 1.0) { return bitcast<f32>(0x3f800000u | sgn); }
   let l = log2_df(aa);
   let y = two_prod(b, l.hi);
   let yh = y.hi;
   let yl = fb(y.lo + b * l.lo);
   var r: f32;
-  if (yh >= 128.0) { r = F_INF; }
+  // yh + yl >= 128 overflows; yh = 128 with yl < 0 (log2 of the result just below 128, as
+  // for results near float32's max) is finite: k = 128 and f < 0 below
+  if (yh > 128.0 || (yh == 128.0 && yl >= 0.0)) { r = F_INF; }
   else if (yh < -151.0) { r = 0.0; }
   else {
     let k = round(yh);
