@@ -504,11 +504,15 @@ def _zeta_series(x: Any, q: Any) -> Any:
             ab = lax.mul(lax.mul(ab, lax.add(x, _c(step, x))), inv_w)
         s = lax.add(s, lax.div(ab, _c(den, x)))
         step += 1.0
+    huge_q = lax.gt(q, _c(1e8, q))
+    # the branch not taken gets a safe x: its derivative at the pole x = 1 would be inf, and
+    # the zero cotangent a select sends there would make 0 * inf = NaN in reverse mode
+    xq = lax.select(huge_q, x, _c(2.0, x))
     big_q = lax.mul(
-        lax.add(lax.div(one, lax.sub(x, one)), lax.div(one, lax.mul(_c(2.0, q), q))),
-        lax.pow(q, lax.sub(one, x)),
+        lax.add(lax.div(one, lax.sub(xq, one)), lax.div(one, lax.mul(_c(2.0, q), q))),
+        lax.pow(q, lax.sub(one, xq)),
     )
-    return lax.select(lax.gt(q, _c(1e8, q)), big_q, s)
+    return lax.select(huge_q, big_q, s)
 
 
 @_upcast
