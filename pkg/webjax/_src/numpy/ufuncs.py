@@ -97,7 +97,12 @@ atan2 = _binary_inexact("atan2", lax.atan2)
 
 def true_divide(x: Any, y: Any, /) -> Any:
     # integers go to the float as they are: uint8 6 / -1 is -6.0, the -1 never wraps to 255
-    x, y = _promote_inexact("true_divide", x, y)
+    # (scalars are not broadcast here: lax.div takes them, and the jaxpr is JAX's)
+    util.check_arraylike("true_divide", x, y)
+    dt, weak = util.result_type(x, y)
+    if dt.kind not in "fc":
+        x, y = (util.convert(a, dtypes.to_inexact(dt), weak) for a in (x, y))
+    x, y = util.promote_args("true_divide", x, y)
     return lax.div(x, y)
 
 
