@@ -96,18 +96,16 @@ def test_zeta_polygamma_bessel(device: Any) -> None:
     close(lax.bessel_i0e(jnp.asarray(h)), jlax.bessel_i0e(h), 1e-3)
 
 
-def test_zeta_derivative_is_nan_outside_the_domain(device: Any) -> None:
-    # zeta is NaN for x < 1; the series' derivative there is noise (JAX's differs between
-    # float32 and float64), webjax's is NaN. Inside the domain it is JAX's
-    # (at the pole x = 1 the derivative in x is -inf, as JAX's, in reverse mode too)
-    x = np.float32([-4.54, 0.5, 0.99, 2.7, 3.5, 1.0])
-    q = np.float32([0.653, 1.2, 2.0, 2.1, 0.65, 3.0])
+def test_zeta_derivative_at_the_pole_in_reverse_mode(device: Any) -> None:
+    # at x = 1 the derivative in x is -inf, as JAX's, in reverse mode too (the branch for huge
+    # q, not taken, must not send 0 * inf = NaN back); below 1 it is the series' continuation
+    x = np.float32([0.5, 0.99, 2.7, 3.5, 1.0])
+    q = np.float32([1.2, 2.0, 2.1, 0.65, 3.0])
     for argnums in (0, 1):
         got = webjax.vmap(webjax.grad(webjax.scipy.special.zeta, argnums=argnums))(x, q)
         want = jax.vmap(jax.grad(jax.scipy.special.zeta, argnums=argnums))(x, q)
-        assert np.isnan(np.asarray(got)[:3]).all()
-        close(got[3:5], want[3:5], 2e-5)
-        np.testing.assert_equal(np.asarray(got)[5:], np.asarray(want)[5:])
+        close(got[:4], want[:4], 2e-4)
+        np.testing.assert_equal(np.asarray(got)[4:], np.asarray(want)[4:])
 
 
 def test_special_float64(device: Any) -> None:

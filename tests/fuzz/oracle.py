@@ -376,12 +376,12 @@ def judge(case: Case, device: Any, want: Outcome, answers: _JaxAnswers) -> Verdi
         and case.spec.op == "special.zeta"
         and case.mode == "grad"
         and not compare_leaves(
-            *_nan_outside_zeta_domain(case, got.leaves, want.leaves), device.platform, scale
+            *_zeta_noise_excused(case, got.leaves, want.leaves, answers), device.platform, scale
         )
     ):
-        # zeta is NaN for x < 1, where JAX's derivative in x is finite noise (float32 -0.0039,
-        # float64 -0.0066 at x = -4.54, q = 0.653); webjax's is NaN there
-        return Verdict("", "", got, want, note="zeta's derivative outside its domain")
+        # zeta's derivative in x far below 1 is the Euler-Maclaurin series' noise: JAX's own
+        # float32 and float64 answers disagree there (-0.0039 and -0.0066 at x = -4.54)
+        return Verdict("", "", got, want, note="zeta's derivative where JAX disagrees with itself")
     special = case.spec.op.startswith("special.") or case.spec.op in LAX_SPECIAL_OPS
     if why and (special or case.spec.op in LAX_ACCUMULATING_OPS) and _narrow_floats(case):
         # JAX evaluates some special functions' series in the 16-bit type itself (zeta's
@@ -610,12 +610,24 @@ def _complex_excused(case: Case, got: Leaves, want: Leaves) -> tuple[Leaves, Lea
     return got, want
 
 
-def _nan_outside_zeta_domain(case: Case, got: Leaves, want: Leaves) -> tuple[Leaves, Leaves]:
-    """grad of zeta in x: the elements made equal where x < 1 and webjax's is NaN."""
+def _zeta_noise_excused(
+    case: Case, got: Leaves, want: Leaves, answers: _JaxAnswers
+) -> tuple[Leaves, Leaves]:
+    """grad of zeta in x: the elements made equal where x < 1 and JAX's float32 answer is
+    more than 1% off its float64 answer."""
+    wide = answers.jax_float64()
+    if wide.leaves is None or not _floats(case):
+        return got, want
     x = np.asarray(case.args[0])
+    w64 = {path: v for path, (v, _, _) in wide.leaves}
 
     def where(g: np.ndarray, w: np.ndarray) -> Any:
-        return (np.broadcast_to(x, g.shape) < 1) & np.isnan(g) if g.shape == x.shape else None
+        ref = next(iter(w64.values()))
+        if g.shape != x.shape or np.shape(ref) != g.shape:
+            return None
+        with np.errstate(all="ignore"):
+            noisy = ~(np.abs(w - ref) <= 0.01 * np.abs(ref))
+        return (np.broadcast_to(x, g.shape) < 1) & noisy
 
     return _equalize(got, want, where)
 

@@ -621,16 +621,8 @@ def _zeta(x: Any, q: Any) -> Any:
 
 
 def _zeta_jvp(primals: tuple[Any, Any], tangents: tuple[Any, Any]) -> tuple[Any, Any]:
-    """Derivatives of the Euler-Maclaurin expression itself (in x and q), unmasked as JAX's,
-    except for x < 1, where zeta is NaN and the series' derivative is noise (JAX's gives
-    -0.0039 in float32 and -0.0066 in float64 at x = -4.54, q = 0.653): NaN there."""
-    x, _ = primals
-    tangent = jvp(lsp._zeta_series, primals, tangents)[1]
-    dt = util.aval(tangent).dtype
-    outside = lax.lt(x, lax.full((), 1, util.aval(x).dtype))
-    # a factor, so that the tangent stays linear (a select of a constant would transpose to 0)
-    factor = util.where(outside, lax.full((), math.nan, dt), lax.full((), 1, dt))
-    return _zeta(*primals), lax.mul(tangent, util.broadcast_to(factor, util.aval(tangent).shape))
+    """Derivatives of the Euler-Maclaurin expression itself (in x and q), unmasked as JAX's."""
+    return _zeta(*primals), jvp(lsp._zeta_series, primals, tangents)[1]
 
 
 _zeta.defjvp(_zeta_jvp)
