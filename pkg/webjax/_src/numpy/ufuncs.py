@@ -98,11 +98,7 @@ atan2 = _binary_inexact("atan2", lax.atan2)
 def true_divide(x: Any, y: Any, /) -> Any:
     # integers go to the float as they are: uint8 6 / -1 is -6.0, the -1 never wraps to 255
     # (scalars are not broadcast here: lax.div takes them, and the jaxpr is JAX's)
-    util.check_arraylike("true_divide", x, y)
-    dt, weak = util.result_type(x, y)
-    if dt.kind not in "fc":
-        x, y = (util.convert(a, dtypes.to_inexact(dt), weak) for a in (x, y))
-    x, y = util.promote_args("true_divide", x, y)
+    x, y = util.promote_args("true_divide", *_integers_to_inexact("true_divide", x, y))
     return lax.div(x, y)
 
 
@@ -354,14 +350,20 @@ def _promote_full(name: str, *args: Any) -> list[Any]:
     return [util.broadcast_to(a, shape) for a in promoted]
 
 
-def _promote_inexact(name: str, *args: Any) -> list[Any]:
-    """Promote, then move integer/bool results to the default float (JAX's promote_args_inexact)."""
+def _integers_to_inexact(name: str, *args: Any) -> tuple[Any, ...]:
+    """The operands converted to the float their integer/bool result type moves to (JAX's
+    promote_args_inexact; Python scalars go there as they are: -1 stays -1.0)."""
     util.check_arraylike(name, *args)
     dt, weak = util.result_type(*args)
-    if dt.kind not in "fc":  # Python scalars go to the float as they are (-1 stays -1.0)
+    if dt.kind not in "fc":
         args = tuple(util.convert(a, dtypes.to_inexact(dt), weak) for a in args)
-    promoted = _promote_full(name, *args)
-    return promoted
+    return args
+
+
+def _promote_inexact(name: str, *args: Any) -> list[Any]:
+    """Promote, then move integer/bool results to the default float (JAX's promote_args_inexact),
+    broadcast to one shape."""
+    return _promote_full(name, *_integers_to_inexact(name, *args))
 
 
 def _full(x: Any, value: Any) -> Any:
