@@ -108,6 +108,41 @@ def test_zeta_derivative_at_the_pole_in_reverse_mode(device: Any) -> None:
         np.testing.assert_equal(np.asarray(got)[4:], np.asarray(want)[4:])
 
 
+def _large_a_args(dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    # x within a few sqrt(a) of a (where SciPy takes the same uniform expansion, so it is the
+    # truth; its series is 3% off at a = 1e7 just outside), plus the largest float, where JAX's
+    # float32 answer is NaN (a log x and lgamma(a) overflow) and the truth is 1/2
+    a = np.float64([30, 100, 1000, 3000, 65504, 1e6, 1e8, 3e4, 5e3])
+    k = np.float64([-2, -1, 0, 1, 2, 0.5, -0.5, 1.5, -3])
+    big = np.finfo(dtype).max
+    return (
+        np.concatenate([a, [big, big, 300.0]]).astype(dtype),
+        np.concatenate([a + k * np.sqrt(a), [big, 2.0, 150.0]]).astype(dtype),
+    )
+
+
+def test_incomplete_gamma_at_large_a(device: Any) -> None:
+    # the series and continued fraction need O(sqrt(a)) terms near x = a (XLA loops until they
+    # converge; gammainc(65504, 65504) was 0.19 with a fixed 128): Temme's uniform expansion
+    # serves there, and log(x^a e^-x / Gamma(a)) is Stirling's form past a = 20
+    special = pytest.importorskip("scipy.special")
+    dtypes = [np.float32] + ([np.float64] if has_float64(device) else [])
+    for dtype in dtypes:
+        webjax.config.update("jax_enable_x64", dtype is np.float64)
+        try:
+            a, x = _large_a_args(dtype)
+            tol = (2e-6, 1e-5) if dtype is np.float32 else (1e-14, 1e-11)
+            for fn, ref in (
+                (webjax.scipy.special.gammainc, special.gammainc),
+                (webjax.scipy.special.gammaincc, special.gammaincc),
+            ):
+                want = ref(a.astype(np.float64), x.astype(np.float64)).astype(dtype)
+                close(fn(a, x), want, tol[1], tol[0])
+                close(webjax.jit(webjax.vmap(fn))(a, x), want, tol[1], tol[0])
+        finally:
+            webjax.config.update("jax_enable_x64", False)
+
+
 def test_special_float64(device: Any) -> None:
     if not has_float64(device):
         pytest.skip(f"{device.platform} has no float64")

@@ -6,10 +6,12 @@ runs on every backend and compiles into `jit` programs:
 
 * igamma family: Cephes/XLA's power series for P(a, x) (x < 1 or x <= a) and continued
   fraction for Q(a, x) (x >= 1 and x > a), each for a fixed number of terms (128 and 64 in
-  float32, 320 and 128 in float64; XLA stops when the term falls below eps): converged for
-  a up to ~600 (float32) / ~1400 (float64) at the hardest point x ~ a, degrading slowly beyond
-  (where float32 already loses digits in a log x - x - lgamma(a), as XLA does). Derivatives in
-  `a` carry the recurrences' derivatives along.
+  float32, 320 and 128 in float64; XLA stops when the term falls below eps), converged away
+  from x ~ a; where a > 20 and |x - a| < 0.3 a (they would need O(sqrt(a)) terms), Temme's
+  uniform asymptotic expansion (DLMF 8.12), its coefficients derived in exact rationals.
+  x^a e^-x / Gamma(a) is Stirling's form past a = 20, where a log x - x - lgamma(a) cancels
+  (XLA's float32 loses every digit by a = 1e6). Derivatives in `a` carry the recurrences'
+  derivatives along, and differentiate the expansion where it serves.
 * betainc: the continued fraction of DLMF 8.17.22 by the modified Lentz method (80 steps in
   float32, 200 in float64: converged for a, b up to ~3e3 and ~1e4), with the symmetry 8.17.4 when
   x > (a + 1) / (a + b + 2).
@@ -25,12 +27,14 @@ betainc in a or b and polygamma in m raise ValueError, as in JAX.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
 
 from .. import core, dtypes
 from ..custom_derivatives import custom_jvp
+from ..interpreters import ad
 from ..jit import eager_jit
 from . import control_flow, lax
 
@@ -195,10 +199,107 @@ def _igammac_cf(a: Any, x: Any, deriv: bool) -> tuple[Any, Any]:
     return out[3], out[12]
 
 
+@functools.cache
+def _temme_coefficients(k_terms: int, n_terms: int) -> tuple[tuple[float, ...], ...]:
+    """d[k][n], the coefficients of C_k(eta) = sum_n d[k][n] eta^n in Temme's expansion.
+
+    Exact rationals: mu = x / a - 1 as a series in eta (eta^2 / 2 = mu - log(1 + mu)) from the
+    differential equation mu mu' = eta (1 + mu); C_0 = 1 / mu - 1 / eta; and C_k = C_{k-1}' / eta
+    + c_k / mu, where c_k cancels the pole at eta = 0.
+    """
+    m = [Fraction(0), Fraction(1)]
+    for n in range(2, n_terms + 2 * k_terms + 3):
+        acc = m[n - 1] - sum(m[i] * (n + 1 - i) * m[n + 1 - i] for i in range(2, n))
+        m.append(acc / (n + 1))
+    inv = [Fraction(1)]  # eta / mu
+    for n in range(1, len(m) - 1):
+        inv.append(-sum(m[j + 1] * inv[n - j] for j in range(1, n + 1)))
+    rows = [inv[1:]]
+    for _ in range(1, k_terms):
+        prev = rows[-1]
+        rows.append([(n + 2) * prev[n + 2] - prev[1] * inv[n + 1] for n in range(len(prev) - 2)])
+    return tuple(tuple(float(t) for t in row[:n_terms]) for row in rows)
+
+
+def _temme_region(a: Any, x: Any) -> Any:
+    """Where the uniform expansion is used: a > 20 and x within 0.3 a of a, where the series and
+    the continued fraction would need O(sqrt(a)) terms; outside it they converge in a few
+    dozen."""
+    near = lax.lt(lax.abs(lax.div(lax.sub(x, a), a)), _c(0.3, a))
+    return lax.bitwise_and(lax.gt(a, _c(20.0, a)), near)
+
+
+def _log1pmx_ratio(a: Any, x: Any) -> tuple[Any, Any]:
+    """mu = x / a - 1 and g with mu - log(1 + mu) = mu^2 g, smooth and accurate near mu = 0."""
+    two = _c(2.0, a)
+    mu = lax.div(lax.sub(x, a), a)
+    # near 0: mu - log(1 + mu) = t mu - 2 (t^3 / 3 + t^5 / 5 + ...), t = mu / (2 + mu) (|t| <
+    # 0.18), so g = 1 / (2 + mu) - 2 t (1 / 3 + t^2 / 5 + ...) / (2 + mu)^2
+    t = lax.div(mu, lax.add(two, mu))
+    t2 = lax.mul(t, t)
+    odd = _c(0.0, a)
+    for j in reversed(range(1, 12 if core.get_aval(a).dtype.bits == 64 else 6)):
+        odd = lax.add(lax.mul(odd, t2), _c(1.0 / (2 * j + 1), a))
+    inv = lax.div(_c(1.0, a), lax.add(two, mu))
+    near = lax.sub(inv, lax.mul(lax.mul(two, lax.mul(t, odd)), lax.mul(inv, inv)))
+    is_near = lax.lt(lax.abs(mu), _c(0.3, a))
+    safe_mu = lax.select(is_near, _c(1.0, a), mu)
+    far = lax.div(lax.sub(mu, lax.sub(lax.log(x), lax.log(a))), lax.mul(safe_mu, safe_mu))
+    return mu, lax.select(is_near, near, far)
+
+
+def _igamma_temme(a: Any, x: Any) -> tuple[Any, Any]:
+    """P(a, x) and Q(a, x) by Temme's uniform asymptotic expansion for large a:
+    Q = erfc(eta sqrt(a / 2)) / 2 + R, P = erfc(-eta sqrt(a / 2)) / 2 - R, with
+    R = exp(-a eta^2 / 2) / sqrt(2 pi a) sum_k C_k(eta) / a^k (DLMF 8.12.3-8.12.8)."""
+    wide = core.get_aval(a).dtype.bits == 64
+    d = _temme_coefficients(*((14, 20) if wide else (6, 10)))
+    one, two = _c(1.0, a), _c(2.0, a)
+    mu, g = _log1pmx_ratio(a, x)
+    half_eta2 = lax.mul(lax.mul(mu, mu), g)
+    eta = lax.mul(mu, lax.sqrt(lax.mul(two, g)))
+    inv_a = lax.div(one, a)
+    total = _c(0.0, a)
+    for row in reversed(d):
+        ck = _c(0.0, a)
+        for coef in reversed(row):
+            ck = lax.add(lax.mul(ck, eta), _c(coef, a))
+        total = lax.add(lax.mul(total, inv_a), ck)
+    scale = lax.div(
+        lax.exp(lax.neg(lax.mul(a, half_eta2))),
+        lax.mul(_c(math.sqrt(2 * math.pi), a), lax.sqrt(a)),
+    )
+    r = lax.mul(scale, total)
+    arg = lax.mul(eta, lax.sqrt(lax.mul(_c(0.5, a), a)))
+    half = _c(0.5, a)
+    q = lax.add(lax.mul(half, lax.erfc(arg)), r)
+    p = lax.sub(lax.mul(half, lax.erfc(lax.neg(arg))), r)
+    return p, q
+
+
 def _log_ax(a: Any, x: Any) -> tuple[Any, Any]:
-    """log(x^a e^-x / Gamma(a)), and whether its exp underflows."""
-    lax_ = lax.sub(lax.sub(lax.mul(a, lax.log(x)), x), lax.lgamma(a))
-    return lax_, lax.lt(lax_, _c(-math.log(_fmax(x)), x))
+    """log(x^a e^-x / Gamma(a)), and whether its exp underflows.
+
+    Past a = 20 it is -a (mu - log(1 + mu)) + log(a / 2 pi) / 2 - (Stirling's series of
+    lgamma(a)'s remainder), mu = x / a - 1: a log x - x - lgamma(a) cancels to nothing there
+    (lgamma(1e6) = 1.3e7 leaves no float32 digit of a result near -1).
+    """
+    direct = lax.sub(lax.sub(lax.mul(a, lax.log(x)), x), lax.lgamma(a))
+    mu, g = _log1pmx_ratio(a, x)
+    pmx = lax.mul(lax.mul(mu, mu), g)
+    inv = lax.div(_c(1.0, a), a)
+    inv2 = lax.mul(inv, inv)
+    remainder = _c(0.0, a)
+    for coef in (1 / 1188, -1 / 1680, 1 / 1260, -1 / 360, 1 / 12):
+        remainder = lax.add(lax.mul(remainder, inv2), _c(coef, a))
+    remainder = lax.mul(remainder, inv)
+    stirling = lax.sub(
+        lax.sub(lax.mul(_c(0.5, a), lax.log(lax.div(a, _c(2 * math.pi, a)))), lax.mul(a, pmx)),
+        remainder,
+    )
+    large = lax.bitwise_and(lax.gt(a, _c(20.0, a)), lax.lt(a, _c(math.inf, a)))
+    out = lax.select(large, stirling, direct)
+    return out, lax.lt(out, _c(-math.log(_fmax(x)), x))
 
 
 def _domain(a: Any, x: Any) -> Any:
@@ -219,6 +320,7 @@ def _igamma_value(a: Any, x: Any) -> Any:
     # an underflowing x^a e^-x / Gamma(a) leaves the series at its first term, ax / a (NaN for
     # a = 0 and 0 < x < 1, as XLA)
     out = lax.select(underflow, lax.select(use_cf, one, lax.div(ax, a)), out)
+    out = lax.select(_temme_region(a, x), _igamma_temme(a, x)[0], out)
     out = lax.select(lax.eq(x, zero), zero, out)
     out = lax.select(lax.eq(x, _c(math.inf, x)), one, out)
     return lax.select(_domain(a, x), _c(math.nan, a), out)
@@ -234,6 +336,7 @@ def _igammac_value(a: Any, x: Any) -> Any:
     cf = lax.mul(_igammac_cf(a, x, False)[0], ax)
     out = lax.select(use_series, lax.sub(one, series), cf)
     out = lax.select(underflow, lax.select(use_series, one, zero), out)
+    out = lax.select(_temme_region(a, x), _igamma_temme(a, x)[1], out)
     out = lax.select(lax.bitwise_or(lax.eq(x, _c(math.inf, x)), lax.eq(a, zero)), zero, out)
     return lax.select(_domain(a, x), _c(math.nan, a), out)
 
@@ -258,9 +361,24 @@ def _igamma_deriv(a: Any, x: Any, sample: bool) -> Any:
     out = lax.select(use_cf, cf, series)
     if not sample:
         out = lax.select(underflow, zero, out)
+    out = lax.select(*_igamma_temme_deriv(a, x, sample), out)
     out = lax.select(lax.eq(x, zero), zero, out)
     bad = _any_of(lax.lt(x, zero), lax.le(a, zero), _isnan(a), _isnan(x))
     return lax.select(bad, _c(math.nan, a), out)
+
+
+def _igamma_temme_deriv(a: Any, x: Any, sample: bool) -> tuple[Any, Any]:
+    """Where Temme's expansion serves (a sample's derivative: while x^a e^-x / Gamma(a) does not
+    underflow), and there dP/da (or -dP/da / dP/dx), the expansion differentiated in a."""
+    region = _temme_region(a, x)
+    hundred = _c(100.0, a)
+    a_t, x_t = lax.select(region, a, hundred), lax.select(region, x, hundred)
+    _, (dpda,) = ad.jvp_flat(lambda a_: [_igamma_temme(a_, x_t)[0]], [a_t], [_c(1.0, a)])
+    if not sample:
+        return region, dpda
+    log_ax, _ = _log_ax(a_t, x_t)
+    region = lax.bitwise_and(region, lax.gt(log_ax, _c(-60.0, a)))
+    return region, lax.div(lax.mul(lax.neg(dpda), x_t), lax.exp(log_ax))
 
 
 def _igamma_dx(a: Any, x: Any) -> Any:
