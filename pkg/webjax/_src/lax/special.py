@@ -229,8 +229,9 @@ def _temme_region(a: Any, x: Any) -> Any:
     return lax.bitwise_and(lax.gt(a, _c(20.0, a)), near)
 
 
-def _log1pmx_ratio(a: Any, x: Any) -> tuple[Any, Any]:
-    """mu = x / a - 1 and g with mu - log(1 + mu) = mu^2 g, smooth and accurate near mu = 0."""
+def _log1pmx(a: Any, x: Any) -> tuple[Any, Any, Any]:
+    """mu = x / a - 1, mu - log(1 + mu) >= 0, and g with mu - log(1 + mu) = mu^2 g for
+    |mu| < 0.3 (smooth through mu = 0, where the expansion's eta = mu sqrt(2 g))."""
     two = _c(2.0, a)
     mu = lax.div(lax.sub(x, a), a)
     # near 0: mu - log(1 + mu) = t mu - 2 (t^3 / 3 + t^5 / 5 + ...), t = mu / (2 + mu) (|t| <
@@ -241,11 +242,10 @@ def _log1pmx_ratio(a: Any, x: Any) -> tuple[Any, Any]:
     for j in reversed(range(1, 12 if core.get_aval(a).dtype.bits == 64 else 6)):
         odd = lax.add(lax.mul(odd, t2), _c(1.0 / (2 * j + 1), a))
     inv = lax.div(_c(1.0, a), lax.add(two, mu))
-    near = lax.sub(inv, lax.mul(lax.mul(two, lax.mul(t, odd)), lax.mul(inv, inv)))
-    is_near = lax.lt(lax.abs(mu), _c(0.3, a))
-    safe_mu = lax.select(is_near, _c(1.0, a), mu)
-    far = lax.div(lax.sub(mu, lax.sub(lax.log(x), lax.log(a))), lax.mul(safe_mu, safe_mu))
-    return mu, lax.select(is_near, near, far)
+    g = lax.sub(inv, lax.mul(lax.mul(two, lax.mul(t, odd)), lax.mul(inv, inv)))
+    near = lax.lt(lax.abs(mu), _c(0.3, a))
+    far = lax.sub(mu, lax.sub(lax.log(x), lax.log(a)))
+    return mu, lax.select(near, lax.mul(lax.mul(mu, mu), g), far), g
 
 
 def _igamma_temme(a: Any, x: Any) -> tuple[Any, Any]:
@@ -255,8 +255,7 @@ def _igamma_temme(a: Any, x: Any) -> tuple[Any, Any]:
     wide = core.get_aval(a).dtype.bits == 64
     d = _temme_coefficients(*((14, 20) if wide else (6, 10)))
     one, two = _c(1.0, a), _c(2.0, a)
-    mu, g = _log1pmx_ratio(a, x)
-    half_eta2 = lax.mul(lax.mul(mu, mu), g)
+    mu, half_eta2, g = _log1pmx(a, x)
     eta = lax.mul(mu, lax.sqrt(lax.mul(two, g)))
     inv_a = lax.div(one, a)
     total = _c(0.0, a)
@@ -285,8 +284,7 @@ def _log_ax(a: Any, x: Any) -> tuple[Any, Any]:
     (lgamma(1e6) = 1.3e7 leaves no float32 digit of a result near -1).
     """
     direct = lax.sub(lax.sub(lax.mul(a, lax.log(x)), x), lax.lgamma(a))
-    mu, g = _log1pmx_ratio(a, x)
-    pmx = lax.mul(lax.mul(mu, mu), g)
+    _, pmx, _ = _log1pmx(a, x)
     inv = lax.div(_c(1.0, a), a)
     inv2 = lax.mul(inv, inv)
     remainder = _c(0.0, a)
