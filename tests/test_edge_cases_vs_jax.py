@@ -466,6 +466,10 @@ CASES: dict[str, Any] = {
     ),
     "lax_pow_python_float_exponent_raises": lambda jnp, lax: lax.pow(np.ones(3, "f2"), 3.0),
     "lax_pow_python_int_exponent": lambda jnp, lax: lax.pow(np.ones(3, "f2"), 3),
+    # 1^w is 1 for infinite and NaN w too (a bool True promoted to complex, from the fuzzer)
+    "complex_pow_of_one": lambda jnp, lax: jnp.power(
+        np.array([True]), np.complex64([0.5 - np.inf * 1j, np.nan, np.nan * 1j, 2 + np.inf * 1j])
+    ),
     "standardize_complex_raises": lambda jnp, lax: _lib(jnp).nn.standardize(np.complex64([1j, 2])),
     # digamma's derivative near its poles (sin's argument reduced exactly; 16-bit in float32)
     "grad_digamma_near_poles": lambda jnp, lax: [

@@ -355,7 +355,7 @@ def c_log1p(z: C) -> C:
 def c_pow(z: C, w: C) -> C:
     """z^w = |z|^c e^(-d arg z) (cos q + i sin q), q = c arg z + d log|z| for w = c + di (the
     modulus from the real power, exact for real bases and exponents); 0^w is 1 for w = 0, 0
-    for real w > 0."""
+    for real w > 0; 1^w is 1."""
     (a, b), (c, d) = z, w
     m = c_abs(z)
     th = atan2_(b, a)
@@ -374,7 +374,9 @@ def c_pow(z: C, w: C) -> C:
     nan = V(E.const(math.nan, a.e.dtype))
     re = where(z0, where(w0, one, where(wpos, zero, nan)), r[0])
     im = where(z0, where(or_(w0, wpos), zero, nan), r[1])
-    return where(w0, one, re), where(w0, zero, im)
+    # 1^w is 1 for every w, infinite or NaN too (as XLA's)
+    unit = or_(w0, and_(a.eq(1.0), b.eq(0.0)))
+    return where(unit, one, re), where(unit, zero, im)
 
 
 def c_integer_pow(z: C, y: int) -> C:
