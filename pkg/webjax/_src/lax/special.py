@@ -221,6 +221,17 @@ def _temme_coefficients(k_terms: int, n_terms: int) -> tuple[tuple[float, ...], 
     return tuple(tuple(float(t) for t in row[:n_terms]) for row in rows)
 
 
+def stirling_remainder(x: Any, terms: int) -> Any:
+    """lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2) ~ 1/(12x) - 1/(360x^3) + 1/(1260x^5)
+    - 1/(1680x^7) + 1/(1188x^9), Stirling's series to `terms` terms (for large x)."""
+    coefs = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188)[:terms]
+    t = lax.div(_c(1.0, x), lax.mul(x, x))
+    poly = _c(coefs[-1], x)
+    for coef in reversed(coefs[:-1]):
+        poly = lax.add(_c(coef, x), lax.mul(t, poly))
+    return lax.div(poly, x)
+
+
 def _temme_region(a: Any, x: Any) -> Any:
     """Where the uniform expansion is used: a > 20 and x within 0.3 a of a, where the series and
     the continued fraction would need O(sqrt(a)) terms; outside it they converge in a few
@@ -285,15 +296,9 @@ def _log_ax(a: Any, x: Any) -> tuple[Any, Any]:
     """
     direct = lax.sub(lax.sub(lax.mul(a, lax.log(x)), x), lax.lgamma(a))
     _, pmx, _ = _log1pmx(a, x)
-    inv = lax.div(_c(1.0, a), a)
-    inv2 = lax.mul(inv, inv)
-    remainder = _c(0.0, a)
-    for coef in (1 / 1188, -1 / 1680, 1 / 1260, -1 / 360, 1 / 12):
-        remainder = lax.add(lax.mul(remainder, inv2), _c(coef, a))
-    remainder = lax.mul(remainder, inv)
     stirling = lax.sub(
         lax.sub(lax.mul(_c(0.5, a), lax.log(lax.div(a, _c(2 * math.pi, a)))), lax.mul(a, pmx)),
-        remainder,
+        stirling_remainder(a, 5),
     )
     large = lax.bitwise_and(lax.gt(a, _c(20.0, a)), lax.lt(a, _c(math.inf, a)))
     out = lax.select(large, stirling, direct)

@@ -360,16 +360,8 @@ def loggamma(x: Any) -> Any:
 
 def _stirling_delta_diff(a: Any, b: Any) -> Any:
     """d(b) - d(a + b) for the Stirling remainder d(x) = lgamma(x) - ((x - 1/2) log x - x +
-    log(2 pi) / 2) ~ 1/(12x) - 1/(360x^3) + 1/(1260x^5) - 1/(1680x^7), b >= 8."""
-
-    def delta(x: Any) -> Any:
-        t = lax.div(_c(1.0, x), lax.mul(x, x))
-        poly = _c(-1.0 / 1680, x)
-        for coef in (1.0 / 1260, -1.0 / 360, 1.0 / 12):
-            poly = lax.add(_c(coef, x), lax.mul(t, poly))
-        return lax.div(poly, x)
-
-    return lax.sub(delta(b), delta(lax.add(a, b)))
+    log(2 pi) / 2), to four terms (b >= 8)."""
+    return lax.sub(lsp.stirling_remainder(b, 4), lsp.stirling_remainder(lax.add(a, b), 4))
 
 
 @eager_jit
