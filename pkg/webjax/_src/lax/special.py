@@ -209,11 +209,11 @@ def _temme_coefficients(k_terms: int, n_terms: int) -> tuple[tuple[float, ...], 
     """
     m = [Fraction(0), Fraction(1)]
     for n in range(2, n_terms + 2 * k_terms + 3):
-        acc = m[n - 1] - sum(m[i] * (n + 1 - i) * m[n + 1 - i] for i in range(2, n))
+        acc = m[n - 1] - sum((m[i] * (n + 1 - i) * m[n + 1 - i] for i in range(2, n)), Fraction(0))
         m.append(acc / (n + 1))
     inv = [Fraction(1)]  # eta / mu
     for n in range(1, len(m) - 1):
-        inv.append(-sum(m[j + 1] * inv[n - j] for j in range(1, n + 1)))
+        inv.append(-sum((m[j + 1] * inv[n - j] for j in range(1, n + 1)), Fraction(0)))
     rows = [inv[1:]]
     for _ in range(1, k_terms):
         prev = rows[-1]
