@@ -698,17 +698,19 @@ def _kept(ndim: int, axes: tuple[int, ...]) -> tuple[int, ...]:
 
 def _reduce_lex(greater: bool) -> Callable[..., Any]:
     """reduce_max/min: the extreme real part, then the extreme imaginary part among the
-    elements that have it."""
+    elements that have it. A NaN real part wins (as the real reduction's NaN does), and the
+    imaginary part is then the extreme among the NaN-real elements' (so the reduction of one
+    element is that element, NaN + 0i included, as XLA's)."""
 
     def fn(x: Any, *, axes: tuple[int, ...], **_: Any) -> Any:
         shape = x.aval.shape
         re, im = lax.real(x), lax.imag(x)
         red = lax.reduce_max if greater else lax.reduce_min
         m = red(re, axes)
-        hit = lax.eq(re, lax.broadcast_in_dim(m, shape, _kept(len(shape), axes)))
+        mb = lax.broadcast_in_dim(m, shape, _kept(len(shape), axes))
+        hit = lax.bitwise_or(lax.eq(re, mb), lax.bitwise_and(lax.ne(re, re), lax.ne(mb, mb)))
         fill = lax.full(shape, -math.inf if greater else math.inf, re.aval.dtype)
         mi = red(lax.select(hit, im, fill), axes)
-        mi = lax.select(lax.ne(m, m), m, mi)  # a NaN real part: NaN + NaN i
         return lax.complex(m, mi)
 
     return fn

@@ -270,7 +270,11 @@ def truncated_normal(
 
 
 def _tiny_uniform(data: Any, shape: tuple[int, ...], dt: DType) -> Any:
-    return _uniform_impl(data, shape, dt, _FINFO[dt.name][2], 1.0)
+    """Uniform [tiny, 1), as XLA computes JAX's uniform(minval=tiny, maxval=1) with constant
+    bounds: the span 1 - tiny rounds to 1, and u * 1 + tiny reassociates to the mantissa's
+    (1 + u) - 1 (tiny is lost), so the draw is max(tiny, u). Visible in float16, where tiny is
+    6.1e-5 and u a multiple of 2**-10."""
+    return lax.max(_const(_FINFO[dt.name][2], dt), _uniform01(data, shape, dt))
 
 
 def _gumbel_impl(data: Any, shape: tuple[int, ...], dt: DType) -> Any:
@@ -289,7 +293,7 @@ def _laplace_impl(data: Any, shape: tuple[int, ...], dt: DType) -> Any:
 
 def _logistic_impl(data: Any, shape: tuple[int, ...], dt: DType) -> Any:
     x = _tiny_uniform(data, shape, dt)
-    return lax.log(lax.div(x, lax.sub(_const(1.0, dt), x)))
+    return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
 _gumbel_jit = jit(_gumbel_impl, static_argnums=(1, 2))
