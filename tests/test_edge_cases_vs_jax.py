@@ -470,6 +470,34 @@ CASES: dict[str, Any] = {
     "complex_pow_of_one": lambda jnp, lax: jnp.power(
         np.array([True]), np.complex64([0.5 - np.inf * 1j, np.nan, np.nan * 1j, 2 + np.inf * 1j])
     ),
+    # the complex max/min of one element is that element (NaN - 0i too); mean over one element
+    # is the element (XLA folds x / 1: -1 + inf i stays); from the fuzzer
+    # (parts apart: NumPy's comparison takes NaN + NaN i for NaN + 0i)
+    "complex_max_min_of_nan": lambda jnp, lax: [
+        f(z)
+        for z in (
+            jnp.max(np.complex64([np.nan - 0j])),
+            _jit(jnp, jnp.ptp)(np.complex64(complex(np.nan, -0.0))),
+            jnp.min(np.complex64([[complex(np.nan, 2)], [complex(np.nan, -1)], [1j]]), axis=1),
+        )
+        for f in (jnp.real, jnp.imag)
+    ],
+    "complex_mean_of_one": lambda jnp, lax: [
+        _jit(jnp, lambda x: jnp.mean(x, axis=()))(np.complex64([[-1 + np.inf * 1j], [2 + 1j]])),
+        jnp.mean(np.complex64([[np.inf + 1j, 1 - np.inf * 1j]]), axis=0),
+    ],
+    # float16 logistic and gumbel draws are XLA's folded max(tiny, u) (1 - tiny rounds to 1)
+    "random_logistic_gumbel_float16": lambda jnp, lax: [
+        _lib(jnp).random.logistic(_lib(jnp).random.PRNGKey(73053423), (3, 4, 3), "float16"),
+        _lib(jnp).random.gumbel(_lib(jnp).random.PRNGKey(5), (64,), "float16"),
+    ],
+    # x + (-x) is NaN for infinite x: no shader compiler may fold it to 0 (std's gradient at
+    # one element is inf * 0 + -(inf * 0))
+    "add_negation_of_itself": lambda jnp, lax: [
+        _jit(jnp, lambda x: x + (-x))(np.float32([np.inf, 1.0, np.nan, -np.inf])),
+        _lib(jnp).grad(jnp.std)(np.float32(-0.99814987)),
+        _jit(jnp, _lib(jnp).grad(jnp.std))(np.float32([2.5])),
+    ],
     "standardize_complex_raises": lambda jnp, lax: _lib(jnp).nn.standardize(np.complex64([1j, 2])),
     # digamma's derivative near its poles (sin's argument reduced exactly; 16-bit in float32)
     "grad_digamma_near_poles": lambda jnp, lax: [

@@ -290,8 +290,8 @@ def _float_op(op: Op, d: DType, sd: DType, a: list[str], pre: _Prelude) -> str:
             div = pre.alias.get("f_div", "f_div")
             return _round(d, f"{pre.need(div)}({a[0]}, {y})", pre)
         return _round(d, f"{pre.need('fb')}({a[0]} {_INFIX[op]} {y})", pre)
-    if op is Op.NEG:
-        return f"(-{a[0]})"
+    if op is Op.NEG:  # behind the barrier: x + (-x) must not become 0 either (inf + -inf)
+        return f"{pre.need('fb')}(-{a[0]})"
     if op is Op.ABS:
         return f"bitcast<f32>(bitcast<u32>({a[0]}) & 0x7fffffffu)"
     if op in (Op.FLOOR, Op.CEIL, Op.ROUND):
