@@ -437,12 +437,11 @@ def judge(case: Case, device: Any, want: Outcome, answers: _JaxAnswers) -> Verdi
         # range: whether a partial result overflows (or a complex one turns NaN) depends on the
         # order of the operations, which JAX leaves to XLA (its CPU and GPU orders differ too)
         return Verdict("", "", got, want, note="evaluation order at the overflow boundary")
-    if why and any(
-        isinstance(a, np.ndarray) and _flush_sensitive(a).any() for a in case.args if is_operand(a)
-    ):
+    if why and any(m.any() for m in _flush_masks(case)):
         # XLA's CPU code runs with subnormals flushed to zero, in its inputs and in every
         # intermediate: an elementwise op's outputs that read a subnormal input are not IEEE's
-        # there (atan2 of two subnormals is NaN), and are not compared
+        # there (atan2 of two subnormals is NaN; a quotient by a divisor past 2**126, whose
+        # reciprocal is subnormal, is x * 0: inf / 3.4e38 is NaN), and are not compared
         masked = _mask_subnormal_elements(case, got.leaves, want.leaves)
         if masked is not None and not compare_leaves(
             *_complex_excused(case, *masked), device.platform, scale
@@ -475,6 +474,14 @@ def _has_complex_nan(case: Case) -> bool:
     return any(
         isinstance(a, np.ndarray) and a.dtype.kind == "c" and np.isnan(a.view(a.real.dtype)).any()
         for a in case.args
+    )
+
+
+def _has_complex_nonfinite(case: Case) -> bool:
+    return any(
+        isinstance(a, np.ndarray) and a.dtype.kind == "c" and not np.isfinite(a).all()
+        for a in case.args
+        if is_operand(a)
     )
 
 
@@ -619,10 +626,12 @@ def _complex_excused(case: Case, got: Leaves, want: Leaves) -> tuple[Leaves, Lea
     """The leaves with the complex elements made equal whose value depends on XLA's order of
     operations: a complex result with an infinite part is infinite (C99 Annex G) whatever its
     other part, and one with a NaN part is NaN, where XLA's order may give NaN + NaNj and
-    webjax's keep the inf or the other part; XLA's complex max/min keep whichever element
-    their fold meets first where a NaN compares false, where webjax propagates a NaN element,
-    as NumPy does."""
-    if case.spec.op in COMPLEX_OVERFLOW_OPS:
+    webjax's keep the inf or the other part (in the ops that overflow, and in any formula of
+    complex operands that hold an inf or a NaN: squareplus(inf + 0j) squares to inf + NaNj,
+    C99's infinity, whose square root is inf + NaNj to webjax, NaN + NaNj to XLA); XLA's
+    complex max/min keep whichever element their fold meets first where a NaN compares false,
+    where webjax's reduction takes a NaN element (its imaginary part the extreme among them)."""
+    if case.spec.op in COMPLEX_OVERFLOW_OPS or _has_complex_nonfinite(case):
         got, want = _same_where_infinite(got, want)
     if case.spec.op in COMPLEX_ORDER_REDUCTIONS and _has_complex_nan(case):
         got, want = _same_where_webjax_nan(got, want)
@@ -693,7 +702,7 @@ def _agrees(case: Case, got: Leaves, ref: Leaves, device: Any, scale: float) -> 
     the subnormal rule at the end of judge does."""
     if not compare_leaves(got, ref, device.platform, scale):
         return True
-    if not any(_flush_sensitive(np.asarray(a)).any() for a in case.args if is_operand(a)):
+    if not any(m.any() for m in _flush_masks(case)):
         return False
     masked = _mask_subnormal_elements(case, got, ref)
     return masked is not None and not compare_leaves(*masked, device.platform, scale)
@@ -747,7 +756,7 @@ def _mask_subnormal_elements(case: Case, got: Leaves, want: Leaves) -> tuple[Lea
     of the normal range count too (see _flush_sensitive)."""
     if case.spec.kind not in ELEMENTWISE_KINDS or case.spec.op == "jnp.ravel":
         return None
-    masks = [_flush_sensitive(np.asarray(a)) for a in case.args if is_operand(a)]
+    masks = _flush_masks(case)
     if not masks:
         return None
     try:
@@ -879,6 +888,25 @@ def _flush_sensitive(a: np.ndarray) -> np.ndarray:
         return np.zeros(a.shape, bool)
     info = ml_dtypes.finfo(a.dtype)
     return _subnormal(a, float(info.tiny) * 2.0 ** (info.nmant + 1))
+
+
+DIVIDING_OPS = frozenset({"lax.div", "jnp.divide", "jnp.true_divide"})
+
+
+def _flush_masks(case: Case) -> list[np.ndarray]:
+    """Per operand, where XLA's flushing of subnormals to zero can change the op's answer:
+    subnormal and near-subnormal inputs (_flush_sensitive), and a divisor so large that its
+    reciprocal, which XLA's CPU code may multiply by, is subnormal in the float type computed
+    in (float32 for the 16-bit floats)."""
+    operands = [np.asarray(a) for a in case.args if is_operand(a)]
+    masks = [_flush_sensitive(a) for a in operands]
+    if case.spec.op in DIVIDING_OPS and len(operands) == 2:
+        y = operands[1]
+        if y.dtype.kind == "f" or y.dtype == ml_dtypes.bfloat16:
+            wide = np.float64 if y.dtype == np.float64 else np.float32
+            with np.errstate(all="ignore"):
+                masks[1] = masks[1] | (np.abs(y.astype(wide)) >= 1 / np.finfo(wide).tiny)
+    return masks
 
 
 def _has_subnormals(case: Case) -> bool:
