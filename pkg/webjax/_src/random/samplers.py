@@ -186,9 +186,16 @@ def _fma32(a: Any, b: Any, c: Any) -> Any:
     return lax.select(lax.is_finite(fused), fused, s)  # inf/nan: the plain result
 
 
+def _is_number(v: Any, x: float) -> bool:
+    """Whether `v` is the Python number `x` (not an array: a traced bound is data)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == x
+
+
 def _uniform_impl(data: Any, shape: tuple[int, ...], dt: DType, minval: Any, maxval: Any) -> Any:
-    lo, hi = _to(minval, dt, shape), _to(maxval, dt, shape)
     floats = _uniform01(data, shape, dt)
+    if _is_number(minval, 0) and _is_number(maxval, 1):
+        return floats  # u * 1 + 0 is u, exactly (XLA folds the constant bounds away too)
+    lo, hi = _to(minval, dt, shape), _to(maxval, dt, shape)
     span = lax.sub(hi, lo)
     if dt is dtypes.float32:
         scaled = _fma32(floats, span, lo)
