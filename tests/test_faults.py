@@ -138,3 +138,20 @@ def test_keyboard_interrupt_inside_a_jitted_program(device: Any, interrupt_at: A
     np.testing.assert_allclose(float(f(xs)), _expected(x), rtol=1e-5)
     del out
     assert _live(device) == before
+
+
+def test_a_buffer_interrupted_while_being_made_frees_quietly(
+    device: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The REPL's Stop can land inside LazyBuffer.__init__, before `handle` is set: collecting
+    the half-made buffer raises nothing (it printed "Exception ignored ... no attribute
+    'handle'" in Chromium's REPL) and frees nothing."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr("sys.unraisablehook", unraisable.append)
+    before = _live(device)
+    half = lazy.LazyBuffer.__new__(lazy.LazyBuffer)
+    half.device = device  # __init__ interrupted after its first statement
+    del half
+    gc.collect()
+    assert unraisable == []
+    assert _live(device) == before

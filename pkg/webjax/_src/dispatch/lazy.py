@@ -65,7 +65,9 @@ class LazyBuffer:
         return self.handle is not None
 
     def __del__(self) -> None:
-        handle = self.handle
+        # (a KeyboardInterrupt, the REPL's Stop, may land inside __init__ before `handle` is
+        # set: the half-made buffer holds nothing to free)
+        handle = getattr(self, "handle", None)
         if handle is not None:
             self.handle = None
             live_buffers[self.device.platform] -= 1
